@@ -1,0 +1,37 @@
+# bootstrap — make targets. `make help` lists them.
+SHELL := /bin/bash
+GO ?= go
+BIN := bin/bootstrap
+PKGS := ./...
+export GOFLAGS := -buildvcs=false
+
+.PHONY: help build test e2e demo bench lint deps clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+
+build: ## build bin/bootstrap
+	$(GO) build -o $(BIN) ./cmd/bootstrap
+
+deps: ## install the system packages the tests and the lab use (Debian; idempotent)
+	scripts/install-deps.sh
+
+test: deps ## unit and integration tests against real local peers (under 10 minutes)
+	$(GO) vet $(PKGS)
+	$(GO) test -count=1 -timeout 15m $(PKGS)
+
+e2e: deps build ## whole-pipeline tests driving the built binary in the local lab
+	$(GO) test -count=1 -tags e2e -timeout 60m ./e2e/...
+
+demo: deps build ## the whole pipeline against the embedded lab on loopback
+	$(GO) run ./e2e/lab -- demo --bin $(abspath $(BIN))
+
+bench: deps build ## benchmarks (go test -bench) and the mirror comparison under bench/
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+lint: ## gofmt and go vet
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet $(PKGS)
+
+clean: ## remove build outputs
+	rm -rf bin

@@ -1,0 +1,118 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/bootstrap-dev/bootstrap/internal/site"
+)
+
+// Stage is one step of the pipeline. Stages are small values; the runner owns order, the journal,
+// fingerprints and resume.
+type Stage interface {
+	// Name is a stable lower-case word: a CLI argument and a journal key.
+	Name() string
+	// Summary is one line for help output.
+	Summary() string
+	// Inputs returns what the stage depends on; the runner hashes its JSON into the stage's input
+	// fingerprint. A change of fingerprint makes the stage (and every later one) run again.
+	// It must not hold secret values (hash files by content if needed, never embed secrets).
+	Inputs(env *Env) (any, error)
+	// Run does the work. Finished steps are recorded with env.Steps and skipped on resume.
+	// The returned output is stored in the journal (JSON) and visible to later stages.
+	Run(ctx context.Context, env *Env) (any, error)
+}
+
+// Verifier is implemented by stages that can check, read-only, that the world still matches a
+// previous success. The runner calls it before skipping a finished stage.
+type Verifier interface {
+	Verify(ctx context.Context, env *Env) error
+}
+
+// Planner is implemented by stages that can say what they would do without changing anything.
+type Planner interface {
+	Plan(ctx context.Context, env *Env) ([]string, error)
+}
+
+// Env is everything a stage sees. Only the runner creates it.
+type Env struct {
+	Site    *site.Site
+	WorkDir string // absolute path of the work dir (.bootstrap/)
+	// Nodes, when non-empty, limits node-level stages to these node names (replay --node).
+	Nodes []string
+	// Replay is true when the stage runs because the user asked for it by name.
+	Replay bool
+	// Outputs are the journaled outputs of earlier stages, by stage name.
+	Outputs map[string]json.RawMessage
+	Steps   Steps
+	Events  Sink
+	Log     *slog.Logger
+}
+
+// Output decodes an earlier stage's output into v; it reports false when that stage has none.
+func (e *Env) Output(stage string, v any) (bool, error) {
+	raw, ok := e.Outputs[stage]
+	if !ok || len(raw) == 0 {
+		return false, nil
+	}
+	return true, json.Unmarshal(raw, v)
+}
+
+// WantNode reports whether a node-level stage should act on the named node.
+func (e *Env) WantNode(name string) bool {
+	if len(e.Nodes) == 0 {
+		return true
+	}
+	for _, n := range e.Nodes {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Steps records finished steps inside a stage so a resumed run skips them.
+// Implementations are safe for concurrent use.
+type Steps interface {
+	// Done reports whether the step was journaled as done in the current attempt of this stage
+	// (with the same input fingerprint) and, if so, decodes its recorded data into out (may be nil).
+	Done(key string, out any) bool
+	// Record journals the step as done, with data (no secrets). It returns after the entry is on disk.
+	Record(key string, data any) error
+}
+
+// EventKind says what an Event reports.
+type EventKind string
+
+// Event kinds.
+const (
+	StageStarted   EventKind = "stage-started"
+	StageSucceeded EventKind = "stage-succeeded"
+	StageFailed    EventKind = "stage-failed"
+	StageSkipped   EventKind = "stage-skipped"
+	StepDone       EventKind = "step-done"
+	Progress       EventKind = "progress" // Current/Total in Unit (bytes, images, nodes)
+	Info           EventKind = "info"
+	Warning        EventKind = "warning"
+)
+
+// Event is one thing that happened, for display. Events are not the journal.
+type Event struct {
+	Time    time.Time `json:"time"`
+	Kind    EventKind `json:"kind"`
+	Stage   string    `json:"stage,omitempty"`
+	Step    string    `json:"step,omitempty"`
+	Node    string    `json:"node,omitempty"`
+	Message string    `json:"message,omitempty"`
+	Current int64     `json:"current,omitempty"`
+	Total   int64     `json:"total,omitempty"`
+	Unit    string    `json:"unit,omitempty"`
+	// Done counts finished items (images, nodes) next to byte progress.
+	Done      int64 `json:"done,omitempty"`
+	DoneTotal int64 `json:"doneTotal,omitempty"`
+}
+
+// Sink receives events. It must be cheap and safe to call from many goroutines.
+type Sink func(Event)

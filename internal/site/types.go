@@ -1,0 +1,230 @@
+package site
+
+// APIVersion and Kind identify a site profile document.
+const (
+	APIVersion = "bootstrap.openshift.io/v1alpha1"
+	Kind       = "Site"
+)
+
+// Site is one site profile: everything a run needs to take bare metal to a GitOps-managed cluster.
+// Paths in it are relative to the profile file's directory until Load resolves them.
+type Site struct {
+	APIVersion string   `yaml:"apiVersion" json:"apiVersion"`
+	Kind       string   `yaml:"kind" json:"kind"`
+	Metadata   Metadata `yaml:"metadata" json:"metadata"`
+	Cluster    Cluster  `yaml:"cluster" json:"cluster"`
+	Registry   Registry `yaml:"registry" json:"registry"`
+	Mirror     Mirror   `yaml:"mirror" json:"mirror"`
+	ISO        ISO      `yaml:"iso" json:"iso"`
+	Nodes      []Node   `yaml:"nodes" json:"nodes"`
+	Day1       Day1     `yaml:"day1" json:"day1"`
+	GitOps     GitOps   `yaml:"gitops" json:"gitops"`
+
+	// File is the absolute path the profile was loaded from (not part of the document).
+	File string `yaml:"-" json:"-"`
+}
+
+// Metadata names the site.
+type Metadata struct {
+	Name        string `yaml:"name" json:"name"`
+	Description string `yaml:"description,omitempty" json:"description,omitempty"`
+}
+
+// Cluster is the OpenShift cluster to install.
+type Cluster struct {
+	Name        string     `yaml:"name" json:"name"`
+	BaseDomain  string     `yaml:"baseDomain" json:"baseDomain"`
+	Release     Release    `yaml:"release" json:"release"`
+	Networking  Networking `yaml:"networking" json:"networking"`
+	APIVIPs     []string   `yaml:"apiVIPs,omitempty" json:"apiVIPs,omitempty"`
+	IngressVIPs []string   `yaml:"ingressVIPs,omitempty" json:"ingressVIPs,omitempty"`
+	// RendezvousIP is the static address of the control-plane node that runs the assisted service.
+	RendezvousIP string `yaml:"rendezvousIP" json:"rendezvousIP"`
+	// NTPSources are host names or addresses the nodes (and preflight) use for time.
+	NTPSources []string `yaml:"ntpSources,omitempty" json:"ntpSources,omitempty"`
+	// DNSServers, when set, are queried by preflight instead of the jump host's resolver.
+	DNSServers []string `yaml:"dnsServers,omitempty" json:"dnsServers,omitempty"`
+	// SSHKeyFile is the public key written into install-config; the private key beside it
+	// (same path without .pub) is used by gather.
+	SSHKeyFile string    `yaml:"sshKeyFile" json:"sshKeyFile"`
+	Installer  Installer `yaml:"installer,omitempty" json:"installer,omitempty"`
+}
+
+// Release selects the OpenShift release payload.
+type Release struct {
+	Version string `yaml:"version" json:"version"`
+	// Image is the source release image (by tag or digest); the mirror stage resolves it.
+	Image        string `yaml:"image,omitempty" json:"image,omitempty"`
+	Architecture string `yaml:"architecture,omitempty" json:"architecture,omitempty"` // amd64 (default) or arm64
+}
+
+// Networking is install-config's networking section.
+type Networking struct {
+	NetworkType    string           `yaml:"networkType,omitempty" json:"networkType,omitempty"` // OVNKubernetes
+	MachineNetwork []string         `yaml:"machineNetwork" json:"machineNetwork"`
+	ClusterNetwork []ClusterNetwork `yaml:"clusterNetwork,omitempty" json:"clusterNetwork,omitempty"`
+	ServiceNetwork []string         `yaml:"serviceNetwork,omitempty" json:"serviceNetwork,omitempty"`
+}
+
+// ClusterNetwork is one pod network block.
+type ClusterNetwork struct {
+	CIDR       string `yaml:"cidr" json:"cidr"`
+	HostPrefix int    `yaml:"hostPrefix" json:"hostPrefix"`
+}
+
+// Installer says where openshift-install comes from and how long to wait for it.
+type Installer struct {
+	// Path to openshift-install; empty means PATH, then extraction from the mirrored release.
+	Path string `yaml:"path,omitempty" json:"path,omitempty"`
+	// BootstrapTimeout and InstallTimeout are Go durations ("90m").
+	BootstrapTimeout string `yaml:"bootstrapTimeout,omitempty" json:"bootstrapTimeout,omitempty"`
+	InstallTimeout   string `yaml:"installTimeout,omitempty" json:"installTimeout,omitempty"`
+}
+
+// Registry is the local mirror registry (Quay on site).
+type Registry struct {
+	Host      string `yaml:"host" json:"host"` // host[:port]
+	Namespace string `yaml:"namespace,omitempty" json:"namespace,omitempty"`
+	CAFile    string `yaml:"caFile,omitempty" json:"caFile,omitempty"`
+	// AuthFile is a container auth file (auths JSON); it is a secret and only its path is recorded.
+	AuthFile string `yaml:"authFile,omitempty" json:"authFile,omitempty"`
+	// Insecure skips TLS verification (and allows plain HTTP). Loudly reported.
+	Insecure bool `yaml:"insecure,omitempty" json:"insecure,omitempty"`
+}
+
+// Mirror is what to copy into the registry and from where.
+type Mirror struct {
+	// ImageSetConfig is an oc-mirror v2 ImageSetConfiguration file.
+	ImageSetConfig string       `yaml:"imageSetConfig" json:"imageSetConfig"`
+	Source         MirrorSource `yaml:"source,omitempty" json:"source,omitempty"`
+	// Platforms to keep from multi-arch indexes ("linux/amd64"); default: the cluster's architecture.
+	Platforms []string `yaml:"platforms,omitempty" json:"platforms,omitempty"`
+	Parallel  int      `yaml:"parallel,omitempty" json:"parallel,omitempty"`
+	// SignatureStore is the URL the release signatures are fetched from, if any.
+	SignatureStore string `yaml:"signatureStore,omitempty" json:"signatureStore,omitempty"`
+}
+
+// MirrorSource is either a registry (connected or proxied) or an archive directory (sneakernet).
+type MirrorSource struct {
+	// Registry overrides the host of every source reference ("host:port"); empty keeps the references as written.
+	Registry   string `yaml:"registry,omitempty" json:"registry,omitempty"`
+	ArchiveDir string `yaml:"archiveDir,omitempty" json:"archiveDir,omitempty"`
+	AuthFile   string `yaml:"authFile,omitempty" json:"authFile,omitempty"`
+	CAFile     string `yaml:"caFile,omitempty" json:"caFile,omitempty"`
+	Insecure   bool   `yaml:"insecure,omitempty" json:"insecure,omitempty"`
+}
+
+// ISO is how the agent ISO is built and served.
+type ISO struct {
+	// ServeAddress is the listen address of the ISO server ("0.0.0.0:8080").
+	ServeAddress string `yaml:"serveAddress" json:"serveAddress"`
+	// BaseURL is the URL the BMCs fetch from; default http://<serveAddress>.
+	BaseURL string `yaml:"baseURL,omitempty" json:"baseURL,omitempty"`
+	TLSCert string `yaml:"tlsCert,omitempty" json:"tlsCert,omitempty"`
+	TLSKey  string `yaml:"tlsKey,omitempty" json:"tlsKey,omitempty"`
+	// PerNode builds a per-node ISO view for nodes whose iso section is set.
+	PerNode bool `yaml:"perNode,omitempty" json:"perNode,omitempty"`
+}
+
+// Role of a node.
+const (
+	RoleMaster = "master"
+	RoleWorker = "worker"
+)
+
+// Node is one server.
+type Node struct {
+	Name       string      `yaml:"name" json:"name"`
+	Role       string      `yaml:"role" json:"role"` // master or worker
+	BMC        BMC         `yaml:"bmc" json:"bmc"`
+	BootMAC    string      `yaml:"bootMAC" json:"bootMAC"`
+	Interfaces []Interface `yaml:"interfaces" json:"interfaces"`
+	// RootDevice is a stable device name under /dev/disk/by-path or /dev/disk/by-id.
+	RootDevice string `yaml:"rootDevice" json:"rootDevice"`
+	// NetworkConfig is an nmstate document, passed through to agent-config.
+	NetworkConfig map[string]any `yaml:"networkConfig,omitempty" json:"networkConfig,omitempty"`
+	// GPU marks accelerator nodes (day-1 module blacklists apply to them by default).
+	GPU bool `yaml:"gpu,omitempty" json:"gpu,omitempty"`
+	// ISO holds per-node ISO customizations (with iso.perNode).
+	ISO NodeISO `yaml:"iso,omitempty" json:"iso,omitempty"`
+}
+
+// Interface is a NIC by name and MAC, as agent-config wants it.
+type Interface struct {
+	Name       string `yaml:"name" json:"name"`
+	MACAddress string `yaml:"macAddress" json:"macAddress"`
+}
+
+// BMC is how to reach a node's baseboard management controller over Redfish.
+type BMC struct {
+	// Address is the Redfish endpoint ("https://10.0.0.11" or "https://host:port").
+	Address  string    `yaml:"address" json:"address"`
+	Vendor   string    `yaml:"vendor,omitempty" json:"vendor,omitempty"` // dell (default), generic
+	Username string    `yaml:"username" json:"username"`
+	Password SecretRef `yaml:"password" json:"password"`
+	CAFile   string    `yaml:"caFile,omitempty" json:"caFile,omitempty"`
+	Insecure bool      `yaml:"insecure,omitempty" json:"insecure,omitempty"`
+}
+
+// NodeISO customizes one node's view of the agent ISO.
+type NodeISO struct {
+	KernelArgs   []string `yaml:"kernelArgs,omitempty" json:"kernelArgs,omitempty"`
+	IgnitionFile string   `yaml:"ignitionFile,omitempty" json:"ignitionFile,omitempty"`
+}
+
+// SecretRef points at a secret; exactly one of File or Env is set. The value is never stored.
+type SecretRef struct {
+	File string `yaml:"file,omitempty" json:"file,omitempty"`
+	Env  string `yaml:"env,omitempty" json:"env,omitempty"`
+}
+
+// Day1 is configuration applied at install time through extra manifests.
+type Day1 struct {
+	// TrustBundles are PEM files added to additionalTrustBundle and the cluster's CA trust.
+	TrustBundles []string `yaml:"trustBundles,omitempty" json:"trustBundles,omitempty"`
+	// DisableDefaultSources turns off the default OperatorHub sources (default true).
+	DisableDefaultSources *bool `yaml:"disableDefaultSources,omitempty" json:"disableDefaultSources,omitempty"`
+	// ModuleBlacklist lists kernel modules to blacklist and where (default: irdma on GPU workers).
+	ModuleBlacklist []ModuleBlacklist `yaml:"moduleBlacklist,omitempty" json:"moduleBlacklist,omitempty"`
+	// ExtraManifestsDir holds the user's own manifests, copied into openshift/.
+	ExtraManifestsDir string `yaml:"extraManifestsDir,omitempty" json:"extraManifestsDir,omitempty"`
+}
+
+// ModuleBlacklist keeps kernel modules from loading on the nodes of some pools.
+type ModuleBlacklist struct {
+	Modules []string `yaml:"modules" json:"modules"`
+	// Pools are MachineConfigPool names: "worker", "master".
+	Pools  []string `yaml:"pools" json:"pools"`
+	Reason string   `yaml:"reason,omitempty" json:"reason,omitempty"`
+}
+
+// GitOps is the Argo CD handoff.
+type GitOps struct {
+	// Channel of openshift-gitops-operator ("latest", "gitops-1.16").
+	Channel             string         `yaml:"channel,omitempty" json:"channel,omitempty"`
+	InstallPlanApproval string         `yaml:"installPlanApproval,omitempty" json:"installPlanApproval,omitempty"` // Automatic or Manual
+	RepoURL             string         `yaml:"repoURL" json:"repoURL"`
+	Revision            string         `yaml:"revision,omitempty" json:"revision,omitempty"`
+	Path                string         `yaml:"path,omitempty" json:"path,omitempty"`
+	Credentials         GitCredentials `yaml:"credentials,omitempty" json:"credentials,omitempty"`
+	CAFile              string         `yaml:"caFile,omitempty" json:"caFile,omitempty"`
+	RootApp             RootApp        `yaml:"rootApp,omitempty" json:"rootApp,omitempty"`
+	// ApplicationSets are files with ApplicationSet manifests applied after the root app.
+	ApplicationSets []string `yaml:"applicationSets,omitempty" json:"applicationSets,omitempty"`
+	Timeout         string   `yaml:"timeout,omitempty" json:"timeout,omitempty"`
+}
+
+// GitCredentials are HTTPS (username + password/token) or SSH (private key + known_hosts).
+type GitCredentials struct {
+	Username       string    `yaml:"username,omitempty" json:"username,omitempty"`
+	Password       SecretRef `yaml:"password,omitempty" json:"password,omitempty"`
+	SSHKeyFile     string    `yaml:"sshKeyFile,omitempty" json:"sshKeyFile,omitempty"`
+	KnownHostsFile string    `yaml:"knownHostsFile,omitempty" json:"knownHostsFile,omitempty"`
+}
+
+// RootApp is the app-of-apps Application.
+type RootApp struct {
+	Name      string `yaml:"name,omitempty" json:"name,omitempty"`
+	Namespace string `yaml:"namespace,omitempty" json:"namespace,omitempty"` // openshift-gitops
+	Project   string `yaml:"project,omitempty" json:"project,omitempty"`
+}
