@@ -61,6 +61,9 @@ Exit code 2 when any check fails; warnings do not fail.`,
 			if err != nil {
 				return fmt.Errorf("preflight: write results: %w", err)
 			}
+			if err := cmd.Context().Err(); err != nil { // interrupted: not a verdict on the site
+				return fmt.Errorf("preflight: %w", err)
+			}
 			return rep.Err()
 		},
 	}

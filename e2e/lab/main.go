@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -126,7 +127,7 @@ func demo(ctx context.Context, dir string, offset time.Duration, bin string, std
 // step runs the binary with args and returns its exit code. On Ctrl-C the child (in our process
 // group, so it got the signal too) is given time to record its state before it is killed.
 func step(ctx context.Context, bin string, stdout, stderr io.Writer, args ...string) int {
-	fmt.Fprintf(stdout, "\n$ %s %v\n", bin, args)
+	fmt.Fprintf(stdout, "\n$ %s %s\n", bin, strings.Join(args, " "))
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }

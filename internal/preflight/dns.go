@@ -35,7 +35,8 @@ func dnsTargets(s *site.Site, o Options) []resolverTarget {
 	if len(s.Cluster.DNSServers) == 0 {
 		r := o.Resolver
 		return []resolverTarget{{label: "system resolver", lookup: func(ctx context.Context, fqdn string) ([]netip.Addr, error) {
-			addrs, err := r.LookupNetIP(ctx, "ip", fqdn)
+			// Rooted, so that the search list cannot turn a missing record into a pass.
+			addrs, err := r.LookupNetIP(ctx, "ip", dns.Fqdn(fqdn))
 			var de *net.DNSError
 			if errors.As(err, &de) && de.IsNotFound {
 				return nil, errNotFound

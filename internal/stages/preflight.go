@@ -77,6 +77,9 @@ func (p Preflight) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil { // interrupted: not a verdict on the site
+		return nil, fmt.Errorf("preflight: %w", err)
+	}
 	if err := writeReport(env.WorkDir, rep); err != nil {
 		return nil, err
 	}
@@ -88,6 +91,9 @@ func (p Preflight) Verify(ctx context.Context, env *pipeline.Env) error {
 	rep, err := p.check(ctx, env)
 	if err != nil {
 		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("preflight: %w", err)
 	}
 	return rep.Err()
 }

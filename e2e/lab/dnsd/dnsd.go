@@ -78,7 +78,8 @@ func (s *Server) Close(ctx context.Context) error {
 	return err2
 }
 
-// lookup finds name, then the wildcard one label up.
+// lookup finds name, then the nearest wildcard above it (RFC 4592: "*.apps.x" also covers
+// "a.b.apps.x").
 func (s *Server) lookup(name string) ([]netip.Addr, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -86,12 +87,16 @@ func (s *Server) lookup(name string) ([]netip.Addr, bool) {
 	if a, ok := s.zone[name]; ok {
 		return a, true
 	}
-	if i := strings.IndexByte(name, '.'); i >= 0 {
-		if a, ok := s.zone["*"+name[i:]]; ok {
+	for rest := name; ; {
+		i := strings.IndexByte(rest, '.')
+		if i < 0 || i == len(rest)-1 {
+			return nil, false
+		}
+		rest = rest[i+1:]
+		if a, ok := s.zone["*."+rest]; ok {
 			return a, true
 		}
 	}
-	return nil, false
 }
 
 // ServeDNS implements dns.Handler.
