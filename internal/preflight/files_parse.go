@@ -72,9 +72,16 @@ func checkAuth(r fileRef) Result {
 	var af authFile
 	if err := json.Unmarshal(b, &af); err != nil {
 		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			line := 1 + bytes.Count(b[:min(int(se.Offset), len(b))], []byte("\n"))
-			err = fmt.Errorf("line %d: %s", line, se.Error())
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			// The syntax error's own text quotes a character of the file: it could be part of a
+			// secret, so only the position is reported.
+			err = fmt.Errorf("syntax error at %s", position(b, se.Offset))
+		case errors.As(err, &te):
+			err = fmt.Errorf("%s at %s should be %s", te.Field, position(b, te.Offset), te.Type)
+		default:
+			err = errors.New("unreadable")
 		}
 		return Failf(fmt.Sprintf("Fix the JSON in %s (podman login --authfile %s HOST writes a valid one).", r.path, r.path),
 			"%s: %s is not valid JSON: %v", r.field, r.path, err)
@@ -102,6 +109,15 @@ func checkAuth(r fileRef) Result {
 			"%s: no entry for %s (entries: %s); access will be anonymous", r.field, r.host, strings.Join(hosts, ", "))
 	}
 	return Passf("%s: credentials for %s (values not shown)", r.path, strings.Join(hosts, ", "))
+}
+
+// position turns a byte offset into "line L, column C".
+func position(b []byte, off int64) string {
+	off = min(max(off, 0), int64(len(b)))
+	before := b[:off]
+	line := 1 + bytes.Count(before, []byte("\n"))
+	col := int64(len(before)) - int64(bytes.LastIndexByte(before, '\n'))
+	return fmt.Sprintf("line %d, column %d", line, col)
 }
 
 func authHas(af authFile, host string) bool {

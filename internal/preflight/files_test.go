@@ -103,7 +103,10 @@ func TestFiles(t *testing.T) {
 		}, "file cluster.sshKeyFile", Fail, "does not match its type"},
 		{"auth not JSON", func(s *site.Site) {
 			s.Registry.AuthFile = write(t, dir, "auth-bad.json", "{\n  \"auths\": {\n    \"x\": {\"auth\": \""+canary+"\",}\n}}", 0o600)
-		}, "file registry.authFile", Fail, "line 3"},
+		}, "file registry.authFile", Fail, "line 3, column"},
+		{"auth wrong shape", func(s *site.Site) {
+			s.Registry.AuthFile = write(t, dir, "auth-shape.json", `{"auths": ["`+canary+`"]}`, 0o600)
+		}, "file registry.authFile", Fail, "auths at line 1"},
 		{"auth without the registry", func(s *site.Site) {
 			s.Registry.AuthFile = write(t, dir, "auth-other.json", authJSON("other.example:5000"), 0o600)
 		}, "file registry.authFile", Warn, "no entry for quay.lab:8443"},

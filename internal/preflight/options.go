@@ -83,6 +83,7 @@ func Checks(s *site.Site, o Options) []Check {
 	o = o.withDefaults()
 	var out []Check
 	out = append(out, diskChecks(o)...)
+	out = append(out, serveChecks(s)...)
 	out = append(out, fileChecks(s, o)...)
 	out = append(out, dnsChecks(s, o)...)
 	out = append(out, ntpChecks(s, o)...)

@@ -79,6 +79,10 @@ func checkVIP(ctx context.Context, addr, role string, o Options) Result {
 	if o.ClusterInstalled {
 		return Passf("%s: cluster already installed, the %s VIP is expected to answer; not probed", ip, role)
 	}
+	remedy := fmt.Sprintf("Pick a free address in the machine network for the %s VIP, or find and stop what holds %s (a previous cluster, a load balancer).", role, ip)
+	if name, ok := localInterface(ip); ok {
+		return Failf(remedy, "%s is in use: the jump host itself holds it (interface %s)", ip, name)
+	}
 	ports := o.VIPPorts
 	got := probePorts(ctx, ip, ports, o)
 	var accepted, refused, wildcard []string
@@ -94,7 +98,6 @@ func checkVIP(ctx context.Context, addr, role string, o Options) Result {
 			refused = append(refused, strconv.Itoa(p))
 		}
 	}
-	remedy := fmt.Sprintf("Pick a free address in the machine network for the %s VIP, or find and stop what holds %s (a previous cluster, a load balancer).", role, ip)
 	if len(accepted) > 0 {
 		return Failf(remedy, "%s is in use: accepted TCP on port %s", ip, strings.Join(accepted, ", "))
 	}
@@ -140,6 +143,28 @@ func probe(ctx context.Context, ip netip.Addr, port int, o Options) probeOutcome
 		return probeRefused
 	}
 	return probeSilent
+}
+
+// localInterface reports whether one of the jump host's interfaces holds ip exactly.
+func localInterface(ip netip.Addr) (string, bool) {
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return "", false
+	}
+	for _, i := range ifs {
+		addrs, err := i.Addrs()
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok {
+				if p, ok := netip.AddrFromSlice(n.IP); ok && p.Unmap() == ip {
+					return i.Name, true
+				}
+			}
+		}
+	}
+	return "", false
 }
 
 // arpComplete reports whether the kernel's ARP table (/proc/net/arp format) has a complete entry

@@ -62,6 +62,16 @@ func TestVIPWildcardListenerNotCounted(t *testing.T) {
 	}
 }
 
+func TestVIPHeldByJumpHost(t *testing.T) {
+	s := testSite()
+	s.Cluster.APIVIPs, s.Cluster.IngressVIPs = []string{"127.0.0.1"}, nil // lo holds it
+	got := runChecks(t, vipChecks(s, Options{VIPPorts: []int{1}}.withDefaults()))
+	r := wantStatus(t, got, "vip 127.0.0.1 (api) free", Fail)
+	if !strings.Contains(r.Message, "jump host itself") {
+		t.Errorf("message %q", r.Message)
+	}
+}
+
 func TestVIPBadAddress(t *testing.T) {
 	s := testSite()
 	s.Cluster.APIVIPs, s.Cluster.IngressVIPs = []string{"10.0.0.300"}, nil

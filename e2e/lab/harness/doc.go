@@ -11,6 +11,6 @@
 // labs on one machine do not collide and one lab dir keeps its addresses across runs (ports
 // too, remembered in lab-state.json). Nothing outside 127.0.0.0/8 is ever used.
 //
-//	.5 API VIP   .7 ingress VIP   .21-.23 control plane   .31-.32 GPU workers
+//	.1 jump host (ISO server)   .5 API VIP   .7 ingress VIP   .21-.23 control plane   .31-.32 GPU workers
 //	.53 DNS      .123 NTP         .60-.69 registries       .100+ BMCs (later issues)
 package harness

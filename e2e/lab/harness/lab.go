@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/bootstrap-dev/bootstrap/internal/site"
@@ -114,6 +116,27 @@ func (l *Lab) RememberPort(key string, port int) {
 	l.state.Ports[key] = port
 }
 
+// FreePort returns a port free now on lab host .host for a server that starts later (the ISO
+// server of the boot stage): the one remembered under key when it is still free, else a new
+// one, remembered.
+func (l *Lab) FreePort(key string, host byte) (int, error) {
+	ip := l.IP(host).String()
+	if p := l.Port(key); p > 0 {
+		if ln, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(p))); err == nil {
+			ln.Close()
+			return p, nil
+		}
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		return 0, fmt.Errorf("lab: free port on %s: %w", ip, err)
+	}
+	defer ln.Close()
+	p := ln.Addr().(*net.TCPAddr).Port
+	l.RememberPort(key, p)
+	return p, nil
+}
+
 // Up starts every component, builds the profile and writes it. On error everything started is
 // stopped again.
 func (l *Lab) Up(ctx context.Context) (err error) {
@@ -122,7 +145,11 @@ func (l *Lab) Up(ctx context.Context) (err error) {
 			err = errors.Join(err, l.Down(context.WithoutCancel(ctx)))
 		}
 	}()
-	l.Site = baseSite(l)
+	isoPort, err := l.FreePort("iso", 1)
+	if err != nil {
+		return err
+	}
+	l.Site = baseSite(l, isoPort)
 	for _, c := range l.components {
 		if err := c.Start(ctx, l); err != nil {
 			return fmt.Errorf("lab: start %s: %w", c.Name(), err)

@@ -2,6 +2,8 @@ package harness
 
 import (
 	"fmt"
+	"net"
+	"strconv"
 
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
@@ -30,7 +32,7 @@ var labNodes = []labNode{
 
 // baseSite is the lab's profile before components contribute: the cluster and its nodes, shaped
 // like a Dell GPU site (3 control-plane nodes, 2 GPU workers, by-path root disks).
-func baseSite(l *Lab) *site.Site {
+func baseSite(l *Lab, isoPort int) *site.Site {
 	s := &site.Site{
 		APIVersion: site.APIVersion,
 		Kind:       site.Kind,
@@ -49,7 +51,7 @@ func baseSite(l *Lab) *site.Site {
 			IngressVIPs:  []string{l.IP(7).String()},
 			RendezvousIP: l.IP(21).String(),
 		},
-		ISO: site.ISO{ServeAddress: l.IP(1).String() + ":0"},
+		ISO: site.ISO{ServeAddress: net.JoinHostPort(l.IP(1).String(), strconv.Itoa(isoPort))},
 	}
 	for i, n := range labNodes {
 		mac := fmt.Sprintf("52:54:00:00:%02x:%02x", n.host, 1)
