@@ -16,7 +16,7 @@ func diskChecks(o Options) []Check {
 		return nil
 	}
 	dir := o.WorkDir
-	return []Check{Func("disk "+dir, CategoryJumpHost, func(ctx context.Context) Result {
+	return []Check{Func("disk work dir", CategoryJumpHost, func(ctx context.Context) Result {
 		return checkDisk(dir, o.MinFreeBytes)
 	})}
 }

@@ -1,6 +1,7 @@
 package preflight
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +27,8 @@ func TestNTP(t *testing.T) {
 		t.Errorf("good: %q", r.Message)
 	}
 	r = wantStatus(t, got, "ntp "+skewed.Addr(), Fail)
-	if !strings.Contains(r.Message, "1m30s ahead of") || !strings.Contains(r.Remedy, "clock") {
+	// The offset is measured: under load it is off by up to half the round trip.
+	if !regexp.MustCompile(`1m(29|30)(\.\d+)?s ahead of`).MatchString(r.Message) || !strings.Contains(r.Remedy, "clock") {
 		t.Errorf("skewed: message %q remedy %q should give the offset and how to fix the clock", r.Message, r.Remedy)
 	}
 	r = wantStatus(t, got, "ntp "+unsynced.Addr(), Fail)
