@@ -33,14 +33,9 @@ type Server struct {
 func Start(addr string, zone Zone) (*Server, error) {
 	s := &Server{}
 	s.Set(zone)
-	pc, err := net.ListenPacket("udp", addr)
+	pc, l, err := listenBoth(addr)
 	if err != nil {
-		return nil, fmt.Errorf("dnsd: listen udp %s: %w", addr, err)
-	}
-	l, err := net.Listen("tcp", pc.LocalAddr().String())
-	if err != nil {
-		pc.Close()
-		return nil, fmt.Errorf("dnsd: listen tcp %s: %w", pc.LocalAddr(), err)
+		return nil, err
 	}
 	s.addr = pc.LocalAddr().String()
 	started := make(chan struct{}, 2)
@@ -52,6 +47,31 @@ func Start(addr string, zone Zone) (*Server, error) {
 	<-started
 	<-started
 	return s, nil
+}
+
+// listenBoth opens UDP and TCP on one port. With port 0 the UDP port the kernel picks may be
+// taken for TCP; a few attempts find one free for both.
+func listenBoth(addr string) (net.PacketConn, net.Listener, error) {
+	_, port, _ := net.SplitHostPort(addr)
+	var err error
+	for range 5 {
+		var pc net.PacketConn
+		pc, err = net.ListenPacket("udp", addr)
+		if err != nil {
+			return nil, nil, fmt.Errorf("dnsd: listen udp %s: %w", addr, err)
+		}
+		var l net.Listener
+		l, err = net.Listen("tcp", pc.LocalAddr().String())
+		if err == nil {
+			return pc, l, nil
+		}
+		pc.Close()
+		err = fmt.Errorf("dnsd: listen tcp %s: %w", pc.LocalAddr(), err)
+		if port != "0" {
+			break
+		}
+	}
+	return nil, nil, err
 }
 
 // Addr is the "host:port" the server answers on (UDP and TCP).
