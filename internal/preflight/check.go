@@ -23,7 +23,7 @@ const (
 	CategoryGit      Category = "git"
 )
 
-// categoryRank orders categories for display; unknown categories sort last, by name.
+// categoryRank orders categories for display; unknown categories sort last, in the order given.
 func categoryRank(c Category) int {
 	switch c {
 	case CategoryJumpHost:

@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
-func diskChecks(o Options) []Check {
+func diskChecks(_ *site.Site, o Options) []Check {
 	if o.WorkDir == "" {
 		return nil
 	}

@@ -8,10 +8,10 @@ import (
 
 func TestDisk(t *testing.T) {
 	dir := t.TempDir()
-	got := runChecks(t, diskChecks(Options{WorkDir: dir, MinFreeBytes: 1}.withDefaults()))
+	got := runChecks(t, diskChecks(testSite(), Options{WorkDir: dir, MinFreeBytes: 1}.withDefaults()))
 	wantStatus(t, got, "disk work dir", Pass)
 
-	got = runChecks(t, diskChecks(Options{WorkDir: dir, MinFreeBytes: 1 << 60}.withDefaults()))
+	got = runChecks(t, diskChecks(testSite(), Options{WorkDir: dir, MinFreeBytes: 1 << 60}.withDefaults()))
 	r := wantStatus(t, got, "disk work dir", Fail)
 	if !strings.Contains(r.Message, "1.0 EiB needed") {
 		t.Errorf("message %q should state the need", r.Message)
@@ -19,7 +19,7 @@ func TestDisk(t *testing.T) {
 
 	// A work dir that does not exist yet is measured at its nearest existing parent.
 	later := filepath.Join(dir, "a", "b", ".bootstrap")
-	got = runChecks(t, diskChecks(Options{WorkDir: later, MinFreeBytes: 1}.withDefaults()))
+	got = runChecks(t, diskChecks(testSite(), Options{WorkDir: later, MinFreeBytes: 1}.withDefaults()))
 	r = wantStatus(t, got, "disk work dir", Pass)
 	if !strings.Contains(r.Message, " at "+dir+",") {
 		t.Errorf("message %q should name %s", r.Message, dir)

@@ -12,7 +12,7 @@
 //	func registryChecks(s *site.Site, o Options) []Check
 //
 // that returns one Check per thing worth reporting (use Func for a check that is just a
-// function), and append it in Checks. Each Run honours ctx (the runner gives every check its own
+// function), and add it to the list in groups (options.go). Each Run honours ctx (the runner gives every check its own
 // deadline), returns Pass, Warn or Fail with a Message saying what was seen, and on Warn or Fail
 // a Remedy saying what the field engineer should do. Never put a secret value in a Result.
 package preflight

@@ -12,7 +12,7 @@ import (
 
 // serveChecks checks that the jump host can listen where the boot stage will serve the agent
 // ISO to the BMCs. Listening and closing at once changes nothing.
-func serveChecks(s *site.Site) []Check {
+func serveChecks(s *site.Site, _ Options) []Check {
 	addr := s.ISO.ServeAddress
 	if addr == "" {
 		return nil

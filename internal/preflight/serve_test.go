@@ -25,7 +25,7 @@ func TestServeAddress(t *testing.T) {
 	} {
 		s := testSite()
 		s.ISO.ServeAddress = tc.addr
-		got := runChecks(t, serveChecks(s))
+		got := runChecks(t, serveChecks(s, Options{}))
 		r := wantStatus(t, got, "iso serve address "+tc.addr, tc.want)
 		if !strings.Contains(r.Message, tc.in) {
 			t.Errorf("%s: message %q does not contain %q", tc.addr, r.Message, tc.in)
