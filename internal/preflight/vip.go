@@ -33,7 +33,8 @@ var loopbackControl = netip.MustParseAddr("127.255.255.254")
 // not used because it needs privileges and is commonly filtered. On loopback every 127.x address
 // is local, resets mean nothing and a listener on 0.0.0.0 accepts on all of them; there only an
 // accept that the control address 127.255.255.254 does not also get counts (the lab and tests
-// rely on this).
+// rely on this). TestVIPOnRealLink shows every signal, and the blind spot, on a real veth link
+// between two network namespaces.
 func vipChecks(s *site.Site, o Options) []Check {
 	type vip struct {
 		addr string
