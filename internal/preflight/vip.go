@@ -27,11 +27,13 @@ var loopbackControl = netip.MustParseAddr("127.255.255.254")
 //   - a TCP connection accepted on one of the probed ports: a host is there and serving;
 //   - a complete entry for the address in the kernel's ARP table after the probes (IPv4, same
 //     subnet as the jump host): a host answered ARP even if it drops every packet;
+//   - an ICMP echo reply from the address (needs a raw or ping socket: root, CAP_NET_RAW or
+//     net.ipv4.ping_group_range; without one the message says ICMP was not probed);
 //   - a TCP reset: a host (or a firewall rejecting for it) is there.
 //
-// Silence proves nothing: a host off-subnet that drops everything is invisible, and ICMP echo is
-// not used because it needs privileges and is commonly filtered. On loopback every 127.x address
-// is local, resets mean nothing and a listener on 0.0.0.0 accepts on all of them; there only an
+// Silence proves nothing: a host off-subnet that drops everything is invisible. On loopback
+// every 127.x address is local, ICMP is always answered, resets mean nothing and a listener on
+// 0.0.0.0 accepts on all of them; there only an
 // accept that the control address 127.255.255.254 does not also get counts (the lab and tests
 // rely on this). TestVIPOnRealLink shows every signal, and the blind spot, on a real veth link
 // between two network namespaces.
@@ -85,7 +87,14 @@ func checkVIP(ctx context.Context, addr, role string, o Options) Result {
 		return Failf(remedy, "%s is in use: the jump host itself holds it (interface %s)", ip, name)
 	}
 	ports := o.VIPPorts
+	pinged := make(chan pingResult, 1)
+	if ip.IsLoopback() {
+		pinged <- pingUnavailable // every loopback address answers: meaningless
+	} else {
+		go func() { pinged <- ping(ctx, ip, o.ProbeTimeout) }()
+	}
 	got := probePorts(ctx, ip, ports, o)
+	icmpRes := <-pinged
 	var accepted, refused, wildcard []string
 	for i, p := range ports {
 		switch got[i] {
@@ -107,12 +116,22 @@ func checkVIP(ctx context.Context, addr, role string, o Options) Result {
 			return Failf(remedy, "%s is in use: it answered ARP with %s", ip, mac)
 		}
 	}
+	if icmpRes == pingAnswered {
+		return Failf(remedy, "%s is in use: it answered ICMP echo", ip)
+	}
 	ports2 := joinInts(ports)
 	if len(refused) > 0 && !ip.IsLoopback() {
 		return Warnf("Make sure no host owns "+ip.String()+"; if a firewall rejects for it, this warning is expected.",
 			"%s reset TCP on port %s: a host or a rejecting firewall is there", ip, strings.Join(refused, ", "))
 	}
 	msg := fmt.Sprintf("%s: nothing accepted TCP on %s", ip, ports2)
+	switch {
+	case ip.IsLoopback():
+	case icmpRes == pingSilent:
+		msg += ", no ICMP echo reply"
+	default:
+		msg += "; ICMP not probed (needs root, CAP_NET_RAW or net.ipv4.ping_group_range)"
+	}
 	if len(wildcard) > 0 {
 		msg += fmt.Sprintf(" (port %s answers on every loopback address: a wildcard listener, not counted)", strings.Join(wildcard, ", "))
 	}

@@ -19,7 +19,8 @@ import (
 // This test builds one in two network namespaces it creates (nothing changes in the host's
 // namespace): the jump host in "a" (10.250.0.1/24) and a site host in "b" joined by a veth pair.
 // Host b holds 10.250.0.2 (no service), 10.250.0.4 (a TCP service) and, off-link behind a route,
-// 10.251.0.5. The probe runs in "a", as a child process, exactly as on a jump host.
+// 10.251.0.5. Host "c", on a second link, holds 10.252.0.5 off-link and ignores ICMP echo. The
+// probe runs in "a", as a child process, exactly as on a jump host.
 //
 // Needs root and iproute2 (ip netns); elsewhere it is skipped, saying why.
 func TestVIPOnRealLink(t *testing.T) {
@@ -33,14 +34,14 @@ func TestVIPOnRealLink(t *testing.T) {
 		t.Skip("needs iproute2's ip")
 	}
 	id := fmt.Sprintf("%d", os.Getpid()%100000)
-	a, b := "pfa"+id, "pfb"+id
+	a, b, c := "pfa"+id, "pfb"+id, "pfc"+id
 	ip := func(args ...string) {
 		t.Helper()
 		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
 			t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
 		}
 	}
-	for _, ns := range []string{a, b} {
+	for _, ns := range []string{a, b, c} {
 		if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
 			t.Skipf("cannot create a network namespace here: %v: %s", err, out)
 		}
@@ -51,10 +52,18 @@ func TestVIPOnRealLink(t *testing.T) {
 	ip("-n", b, "addr", "add", "10.250.0.2/24", "dev", "vb")
 	ip("-n", b, "addr", "add", "10.250.0.4/24", "dev", "vb")
 	ip("-n", b, "addr", "add", "10.251.0.5/32", "dev", "lo")
-	for _, l := range [][2]string{{a, "va"}, {a, "lo"}, {b, "vb"}, {b, "lo"}} {
+	ip("-n", a, "link", "add", "va2", "type", "veth", "peer", "name", "vc", "netns", c)
+	ip("-n", a, "addr", "add", "10.250.1.1/24", "dev", "va2")
+	ip("-n", c, "addr", "add", "10.250.1.2/24", "dev", "vc")
+	ip("-n", c, "addr", "add", "10.252.0.5/32", "dev", "lo")
+	for _, l := range [][2]string{{a, "va"}, {a, "va2"}, {a, "lo"}, {b, "vb"}, {b, "lo"}, {c, "vc"}, {c, "lo"}} {
 		ip("-n", l[0], "link", "set", l[1], "up")
 	}
 	ip("-n", a, "route", "add", "10.251.0.0/24", "via", "10.250.0.2")
+	ip("-n", a, "route", "add", "10.252.0.0/24", "via", "10.250.1.2")
+	if out, err := exec.Command("ip", "netns", "exec", c, "sysctl", "-qw", "net.ipv4.icmp_echo_ignore_all=1").CombinedOutput(); err != nil {
+		t.Fatalf("sysctl in %s: %v: %s", c, err, out)
+	}
 
 	const port = "7777"
 	srv := exec.Command("ip", "netns", "exec", b, os.Args[0], "-test.run=^TestNetnsHelper$")
@@ -88,9 +97,10 @@ func TestVIPOnRealLink(t *testing.T) {
 	}{
 		{"10.250.0.4", Fail, "accepted TCP on port " + port}, // a service answers
 		{"10.250.0.2", Fail, "answered ARP"},                 // a host that serves nothing still answers ARP
-		{"10.251.0.5", Warn, "reset TCP"},                    // off-link: only its TCP reset shows it
-		{"10.250.0.3", Pass, "nothing accepted"},             // nobody there
-		{"10.251.0.6", Pass, "nothing accepted"},             // off-link and silent: invisible (the documented limit)
+		{"10.251.0.5", Fail, "answered ICMP echo"},           // off-link: no ARP, but it answers ping
+		{"10.252.0.5", Warn, "reset TCP"},                    // off-link, ignores ping: only its TCP reset shows it
+		{"10.250.0.3", Pass, "no ICMP echo reply"},           // nobody there
+		{"10.251.0.6", Pass, "no ICMP echo reply"},           // off-link and silent: invisible (the documented limit)
 	} {
 		r, ok := got[tc.vip]
 		if !ok {
@@ -124,7 +134,7 @@ func TestNetnsHelper(t *testing.T) {
 	case "probe":
 		var port int
 		fmt.Sscan(os.Getenv("PREFLIGHT_NETNS_PORT"), &port)
-		vips := []string{"10.250.0.4", "10.250.0.2", "10.251.0.5", "10.250.0.3", "10.251.0.6"}
+		vips := []string{"10.250.0.4", "10.250.0.2", "10.251.0.5", "10.252.0.5", "10.250.0.3", "10.251.0.6"}
 		s := &site.Site{Cluster: site.Cluster{APIVIPs: vips}}
 		o := Options{VIPPorts: []int{port}, ProbeTimeout: 500 * time.Millisecond}.withDefaults()
 		out := map[string]Result{}
