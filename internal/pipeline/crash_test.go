@@ -42,9 +42,9 @@ func TestMain(m *testing.M) {
 // as done shows up there.
 type workStage struct{ side string }
 
-func (workStage) Name() string                                { return "work" }
-func (workStage) Summary() string                             { return "1,000 journaled steps" }
-func (workStage) Inputs(*pipeline.Env) (any, error)           { return map[string]int{"steps": crashSteps}, nil }
+func (workStage) Name() string                      { return "work" }
+func (workStage) Summary() string                   { return "1,000 journaled steps" }
+func (workStage) Inputs(*pipeline.Env) (any, error) { return map[string]int{"steps": crashSteps}, nil }
 func (w workStage) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	side, err := os.OpenFile(w.side, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
