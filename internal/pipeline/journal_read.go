@@ -95,9 +95,13 @@ func (s scanned) verify(path string) error {
 	prev := ""
 	for i, l := range s.lines {
 		want := int64(i + 1)
+		if l.entry.Seq > want {
+			return &ChainError{Path: path, Line: i + 1, Seq: want,
+				Reason: fmt.Sprintf("entry seq %d is missing (line %d has seq %d): it was removed", want, i+1, l.entry.Seq)}
+		}
 		if l.entry.Seq != want {
 			return &ChainError{Path: path, Line: i + 1, Seq: l.entry.Seq,
-				Reason: fmt.Sprintf("seq %d where %d was expected: an entry was removed or inserted", l.entry.Seq, want)}
+				Reason: fmt.Sprintf("seq %d where %d was expected: an entry was inserted, or its seq edited", l.entry.Seq, want)}
 		}
 		if l.entry.Prev != prev {
 			return &ChainError{Path: path, Line: i, Seq: want - 1,
