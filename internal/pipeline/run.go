@@ -66,6 +66,12 @@ func (r *Runner) Replay(ctx context.Context, stage string, nodes []string) (err 
 		return err
 	}
 	defer func() { s.finish(err) }()
+	status := Fold(s.j.Entries())
+	for _, earlier := range r.Stages[:i] {
+		if st := status.Stage(earlier.Name()); st.State != StateSucceeded {
+			s.warn(earlier.Name(), fmt.Sprintf("stage %s is %s: %s may miss its output", earlier.Name(), st.State, stage))
+		}
+	}
 	return s.stage(ctx, i, true, nodes)
 }
 

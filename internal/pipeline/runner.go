@@ -93,11 +93,15 @@ func (r *Runner) emit(e Event) {
 	r.Sink(e)
 }
 
-// stageSink is the sink a stage sees: it fills in the stage name and time.
+// stageSink is the sink a stage sees: it fills in the stage name and time, and scrubs messages
+// like journaled text.
 func (r *Runner) stageSink(stage string) Sink {
 	return func(e Event) {
 		if e.Stage == "" {
 			e.Stage = stage
+		}
+		if e.Message != "" {
+			e.Message = r.scrubText(e.Message)
 		}
 		r.emit(e)
 	}

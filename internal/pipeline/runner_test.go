@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -23,6 +24,7 @@ type scripted struct {
 	fail   error
 	steps  []string // step keys it records, in order
 	failAt string   // fail (with fail) just before this step
+	hook   func(*pipeline.Env)
 
 	mu       sync.Mutex
 	runs     int
@@ -39,6 +41,9 @@ func (s *scripted) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	s.runs++
 	s.env = env
 	s.mu.Unlock()
+	if s.hook != nil {
+		s.hook(env)
+	}
 	for _, k := range s.steps {
 		if k == s.failAt && s.fail != nil {
 			return nil, s.fail
@@ -262,28 +267,41 @@ func TestInterrupt(t *testing.T) {
 }
 
 // TestSecretsScrubbed checks the second line of defence: URL credentials in error text never
-// reach the journal or events, and Scrub applies to data and outputs.
+// reach the journal or events, and SecretScrubber removes known values (JSON-escaped or not)
+// from outputs, step data, error texts and stage events.
 func TestSecretsScrubbed(t *testing.T) {
-	const canary = "hunter2-CANARY"
+	const canary = `hunter2-"CANARY"\x`
+	const urlPass = "s3cr3t-pass"
 	f := newFixture(t)
-	f.r.Scrub = func(b []byte) []byte { return []byte(strings.ReplaceAll(string(b), canary, "REDACTED")) }
+	f.r.Scrub = pipeline.SecretScrubber([]string{canary, "ab"})
 	f.a.output = "token " + canary
-	f.b.fail = fmt.Errorf("GET https://admin:%s@registry.example:5000/v2/: 401", canary)
+	f.b.steps = []string{"login " + canary}
+	f.b.fail = fmt.Errorf("GET https://admin:%s@registry.example:5000/v2/: 401; token=%s", urlPass, canary)
+	var mu sync.Mutex
+	var events []pipeline.Event
+	f.r.Sink = func(e pipeline.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }
+	f.a.hook = func(env *pipeline.Env) { env.Events(pipeline.Event{Kind: pipeline.Info, Message: "using " + canary}) }
 	err := f.r.Run(context.Background(), pipeline.RunOptions{})
 	if err == nil {
 		t.Fatal("want failure")
 	}
-	raw, _ := json.Marshal(mustRead(t, pipeline.JournalPath(f.r.WorkDir)))
-	if strings.Contains(string(raw), canary) {
-		t.Fatalf("canary in the journal: %s", raw)
-	}
-	for _, e := range f.events {
-		if strings.Contains(e.Message, canary) {
-			t.Fatalf("canary in event %+v", e)
+	data, _ := os.ReadFile(pipeline.JournalPath(f.r.WorkDir))
+	for _, secret := range []string{canary, "hunter2", urlPass} {
+		if strings.Contains(string(data), secret) {
+			t.Fatalf("%q in the journal:\n%s", secret, data)
+		}
+		for _, e := range events {
+			if strings.Contains(e.Message, secret) || strings.Contains(e.Step, secret) {
+				t.Fatalf("%q in event %+v", secret, e)
+			}
+		}
+		st, _ := f.r.Status()
+		if raw, _ := json.Marshal(st); strings.Contains(string(raw), secret) {
+			t.Fatalf("%q in status", secret)
 		}
 	}
-	if !strings.Contains(string(raw), "https://REDACTED@registry.example:5000") {
-		t.Errorf("credentials not replaced in %s", raw)
+	if !strings.Contains(string(data), "https://REDACTED@registry.example:5000") || !strings.Contains(string(data), "token REDACTED") {
+		t.Errorf("secrets not replaced in %s", data)
 	}
 }
 

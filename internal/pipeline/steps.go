@@ -59,7 +59,14 @@ func (b *stepBook) Record(key string, data any) error {
 	if err != nil {
 		return fmt.Errorf("record step %s/%s: %w", b.stage, key, err)
 	}
-	if _, err := b.j.Append(Entry{Kind: EntryStepDone, Run: b.run, Stage: b.stage, Step: key,
+	// A key that holds a secret is journaled scrubbed: safe, but that step cannot be resumed.
+	jkey := key
+	if b.scrub != nil {
+		if q, err := json.Marshal(key); err == nil {
+			_ = json.Unmarshal(b.scrub(q), &jkey)
+		}
+	}
+	if _, err := b.j.Append(Entry{Kind: EntryStepDone, Run: b.run, Stage: b.stage, Step: jkey,
 		Attempt: b.attempt, Fingerprint: b.fingerprint, Data: raw}); err != nil {
 		return err
 	}
@@ -67,7 +74,7 @@ func (b *stepBook) Record(key string, data any) error {
 	b.done[key] = raw
 	n := len(b.done)
 	b.mu.Unlock()
-	b.emit(Event{Kind: StepDone, Stage: b.stage, Step: key, Node: stepNode(key), Done: int64(n)})
+	b.emit(Event{Kind: StepDone, Stage: b.stage, Step: jkey, Node: stepNode(jkey), Done: int64(n)})
 	return nil
 }
 
