@@ -85,8 +85,10 @@ func yamlErrorLine(err error) int {
 	return 0
 }
 
+var yamlLinePrefixRE = regexp.MustCompile(`^line \d+: `)
+
 func yamlErrorText(err error) string {
-	return strings.TrimPrefix(err.Error(), "yaml: ")
+	return yamlLinePrefixRE.ReplaceAllString(strings.TrimPrefix(err.Error(), "yaml: "), "")
 }
 
 func (d *decoder) add(line, col int, path, msg, remedy string) {

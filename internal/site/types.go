@@ -21,7 +21,7 @@ type Site struct {
 	Mirror     Mirror   `yaml:"mirror" json:"mirror"`
 	ISO        ISO      `yaml:"iso" json:"iso"`
 	Nodes      []Node   `yaml:"nodes" json:"nodes"`
-	Day1       Day1     `yaml:"day1" json:"day1"`
+	Day1       Day1     `yaml:"day1,omitempty" json:"day1,omitempty"`
 	GitOps     GitOps   `yaml:"gitops" json:"gitops"`
 
 	// File is the absolute path the profile was loaded from (not part of the document).

@@ -106,7 +106,10 @@ func (c *checker) required(v reflect.Value, path string) {
 				continue
 			}
 			fv, fpath := v.Field(i), joinPath(path, name)
-			if !strings.Contains(opts, "omitempty") && isEmpty(fv) {
+			// A section left out of the document counts as missing even when defaults filled
+			// part of it (gitops without repoURL is reported as "gitops", not "gitops.repoURL").
+			absent := fv.Kind() == reflect.Struct && c.s.pos != nil && !c.written(fpath)
+			if !strings.Contains(opts, "omitempty") && (isEmpty(fv) || absent) {
 				hint := requiredHints[indexRE.ReplaceAllString(fpath, "[*]")]
 				if hint == "" {
 					hint = fmt.Sprintf("add `%s:` here", name)
@@ -117,6 +120,12 @@ func (c *checker) required(v reflect.Value, path string) {
 			c.required(fv, fpath)
 		}
 	}
+}
+
+// written reports whether the document holds a value at path.
+func (c *checker) written(path string) bool {
+	_, ok := c.s.pos[path]
+	return ok
 }
 
 func isEmpty(v reflect.Value) bool {
