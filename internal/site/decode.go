@@ -181,41 +181,70 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	}
 }
 
-// decodeFree decodes a pass-through document (nmstate networkConfig) with the yaml library,
-// recording positions inside it so validation can point into it too.
+// decodeFree decodes a pass-through document (nmstate networkConfig) into plain values
+// (map[string]any, []any, string, int, float64, bool, nil), strictly like the rest: duplicate
+// keys are errors, aliases count against the node budget, and every position is recorded so
+// validation can point inside it.
 func (d *decoder) decodeFree(n *yaml.Node, v reflect.Value, path string) {
 	if v.Kind() == reflect.Map && n.Kind != yaml.MappingNode {
 		d.addAt(n, path, "expected a mapping, found "+kindName(n), "write `key: value` lines indented under it")
 		return
 	}
-	d.record(n, path, 0)
-	if d.aborted {
+	val := d.decodeAny(n, path, 0)
+	if d.aborted || val == nil {
 		return
 	}
-	if err := n.Decode(v.Addr().Interface()); err != nil {
-		d.addAt(n, path, "cannot decode: "+yamlErrorText(err), "fix the YAML at that line")
+	rv := reflect.ValueOf(val)
+	if !rv.Type().AssignableTo(v.Type()) {
+		d.addAt(n, path, "expected a mapping, found "+kindName(n), "write `key: value` lines indented under it")
+		return
 	}
+	v.Set(rv)
 }
 
-// record stores the position of every key and item under n without decoding it. Aliases are not
-// followed (the yaml library bounds their expansion when it decodes).
-func (d *decoder) record(n *yaml.Node, path string, depth int) {
+// maxDepth bounds nesting inside pass-through documents.
+const maxDepth = 64
+
+func (d *decoder) decodeAny(n *yaml.Node, path string, depth int) any {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		if !d.visit(n) {
+			return nil
+		}
+		n = n.Alias
+	}
 	if !d.visit(n) {
-		return
+		return nil
 	}
 	if _, seen := d.pos[path]; !seen {
 		d.pos[path] = Position{File: d.file, Line: n.Line, Column: n.Column}
 	}
+	if depth > maxDepth {
+		d.addAt(n, path, fmt.Sprintf("nested more than %d levels deep", maxDepth), "flatten the document")
+		d.aborted = true
+		return nil
+	}
 	switch n.Kind {
 	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			d.record(n.Content[i+1], joinPath(path, n.Content[i].Value), depth+1)
+		m := map[string]any{}
+		for _, p := range d.pairs(n, path, 0) {
+			m[p.key.Value] = d.decodeAny(p.value, joinPath(path, p.key.Value), depth+1)
 		}
+		return m
 	case yaml.SequenceNode:
+		list := make([]any, len(n.Content))
 		for i, item := range n.Content {
-			d.record(item, fmt.Sprintf("%s[%d]", path, i), depth+1)
+			list[i] = d.decodeAny(item, fmt.Sprintf("%s[%d]", path, i), depth+1)
 		}
+		return list
+	case yaml.ScalarNode:
+		var v any
+		if err := n.Decode(&v); err != nil {
+			d.addAt(n, path, "cannot decode: "+yamlErrorText(err), "fix the value at that line")
+			return nil
+		}
+		return v
 	}
+	return nil
 }
 
 type pair struct{ key, value *yaml.Node }
@@ -308,9 +337,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 		fpath := joinPath(path, name)
 		idx, ok := fields[name]
 		if !ok && path == "" && strings.HasPrefix(name, "x-") {
-			// Top-level "x-" fields are extensions, ignored: a place for anchors to merge from.
-			d.record(p.value, fpath, 0)
-			continue
+			continue // top-level "x-" fields are extensions, ignored: a place for anchors to merge from
 		}
 		if !ok {
 			d.addAt(p.key, fpath, fmt.Sprintf("unknown field %q", name), unknownFieldRemedy(name, fields))
