@@ -17,9 +17,9 @@ import (
 const PreflightResultsFile = "preflight.json"
 
 // Preflight is the read-only first stage: it runs every check the site profile calls for and
-// fails when any check fails (the error is a *preflight.FailedError; the CLI exits 2). It changes
-// nothing, so it runs on every run: it reports AlwaysRun, and Verify re-runs the checks for a
-// runner that only knows Verify.
+// fails when any check fails (the error is a *preflight.FailedError; the CLI exits 2). The world
+// is checked on every run: after a success, the runner calls Verify, which runs the checks
+// again; when they pass the stage is skipped, when any fails the stage runs and fails.
 type Preflight struct {
 	// Options are the base check options; WorkDir, ClusterInstalled and (through DiskNeed)
 	// MinFreeBytes are filled in from the environment.
@@ -31,10 +31,19 @@ type Preflight struct {
 	DiskNeed func(ctx context.Context, env *pipeline.Env) (int64, error)
 }
 
-// PreflightOutput is the journaled output of the preflight stage.
+// PreflightOutput is the journaled output of the preflight stage. It holds only what changes
+// with the profile: the runner marks later stages stale when a stage's output changes, and the
+// measured details (offsets, free bytes, durations) change on every run. The full report is
+// journaled as the stage's "results" step and written to ResultsFile.
 type PreflightOutput struct {
-	Report preflight.Report `json:"report"`
+	// Checks names every check that ran, in report order.
+	Checks []string `json:"checks"`
+	// ResultsFile is the last full report, relative to the work dir.
+	ResultsFile string `json:"resultsFile"`
 }
+
+// PreflightResultsStep is the step key under which the full report is journaled.
+const PreflightResultsStep = "results"
 
 // preflightInputs is what the stage's checks depend on; it holds no secret values. The stage
 // runs every time anyway; the fingerprint only tells the journal what was checked.
@@ -56,10 +65,6 @@ func (Preflight) Summary() string {
 	return "read-only checks of the jump host, DNS, VIPs, NTP and referenced files"
 }
 
-// AlwaysRun tells the runner to run this stage even after a success with unchanged inputs. Its
-// output is not an input of later stages, so running it again must not make them stale.
-func (Preflight) AlwaysRun() bool { return true }
-
 // Inputs implements pipeline.Stage.
 func (Preflight) Inputs(env *pipeline.Env) (any, error) {
 	c := env.Site.Cluster
@@ -80,10 +85,19 @@ func (p Preflight) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	if err := ctx.Err(); err != nil { // interrupted: not a verdict on the site
 		return nil, fmt.Errorf("preflight: %w", err)
 	}
+	if env.Steps != nil {
+		if err := env.Steps.Record(PreflightResultsStep, rep); err != nil {
+			return nil, fmt.Errorf("preflight: journal results: %w", err)
+		}
+	}
 	if err := writeReport(env.WorkDir, rep); err != nil {
 		return nil, err
 	}
-	return PreflightOutput{Report: rep}, rep.Err()
+	out := PreflightOutput{ResultsFile: PreflightResultsFile}
+	for _, c := range rep.Checks {
+		out.Checks = append(out.Checks, c.Name)
+	}
+	return out, rep.Err()
 }
 
 // Verify implements pipeline.Verifier: the world still passes preflight.
