@@ -137,7 +137,7 @@ func (p Preflight) check(ctx context.Context, env *pipeline.Env) (preflight.Repo
 		if c.Status != preflight.Pass {
 			kind = pipeline.Warning
 		}
-		msg := c.Status.String() + " " + c.Message
+		msg := c.Status.String() + " " + c.Name + ": " + c.Message
 		if c.Remedy != "" && c.Status != preflight.Pass {
 			msg += " → " + c.Remedy
 		}
