@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/preflight"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
@@ -29,6 +30,7 @@ func newPreflightCmd(d preflightDeps) *cobra.Command {
 		minFree int64
 		offset  time.Duration
 		timeout time.Duration
+		ports   []int
 	)
 	cmd := &cobra.Command{
 		Use:   "preflight",
@@ -38,7 +40,8 @@ free disk at the work dir, DNS records for api, api-int, *.apps and the nodes (a
 cluster.dnsServers when set), that the VIPs are not already taken, that every NTP source answers
 and the local clock agrees with it, and that every file the profile names exists and parses.
 
-Exit code 2 when any check fails; warnings do not fail.`,
+Once the journal records a successful install, the VIPs belong to the cluster and are not
+probed. Exit code 2 when any check fails; warnings do not fail.`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true, // a failed check is not a usage error
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -50,7 +53,8 @@ Exit code 2 when any check fails; warnings do not fail.`,
 			if err != nil {
 				return err
 			}
-			opts := preflight.Options{WorkDir: dir, MinFreeBytes: minFree << 30, MaxClockOffset: offset}
+			opts := preflight.Options{WorkDir: dir, MinFreeBytes: minFree << 30, MaxClockOffset: offset,
+				VIPPorts: ports, ClusterInstalled: installed(dir)}
 			rep := preflight.Runner{Timeout: timeout}.Run(cmd.Context(), preflight.Checks(s, opts))
 			out := cmd.OutOrStdout()
 			if asJSON || (d.JSON != nil && d.JSON(cmd)) {
@@ -72,5 +76,17 @@ Exit code 2 when any check fails; warnings do not fail.`,
 	f.Int64Var(&minFree, "min-free-gib", preflight.DefaultMinFreeBytes>>30, "free space the work dir needs, in GiB")
 	f.DurationVar(&offset, "max-clock-offset", preflight.DefaultMaxClockOffset, "tolerated offset between the local clock and each NTP source")
 	f.DurationVar(&timeout, "timeout", preflight.DefaultTimeout, "time limit of each check")
+	f.IntSliceVar(&ports, "vip-ports", preflight.DefaultVIPPorts(), "TCP ports probed on each VIP to see whether something already holds it")
 	return cmd
+}
+
+// installed reports whether the journal in dir records a successful install stage, as the
+// preflight stage learns from its environment. An unreadable journal counts as not installed:
+// the VIP check then errs on the side of reporting an address in use.
+func installed(dir string) bool {
+	entries, _, err := pipeline.ReadJournal(pipeline.JournalPath(dir))
+	if err != nil {
+		return false
+	}
+	return !pipeline.Fold(entries).Stage("install").Succeeded.IsZero()
 }
