@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/miekg/dns"
 
@@ -165,16 +166,26 @@ func dnsChecks(s *site.Site, o Options) []Check {
 	return out
 }
 
-// run queries every target; the worst verdict wins and every target's answer is reported.
+// run queries every target at once (one slow server must not hide the others' answers); the
+// worst verdict wins and every target's answer is reported, in profile order.
 func (n nameCheck) run(ctx context.Context, targets []resolverTarget) Result {
 	fqdn := n.fqdn()
-	var worst Result
-	var msgs []string
+	results := make([]Result, len(targets))
+	var wg sync.WaitGroup
 	for i, t := range targets {
-		got, err := t.lookup(ctx, fqdn)
-		r := n.judge(fqdn, got, err)
-		r.Message += " (" + t.label + ")"
-		msgs = append(msgs, r.Message)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, err := t.lookup(ctx, fqdn)
+			results[i] = n.judge(fqdn, got, err)
+			results[i].Message += " (" + t.label + ")"
+		}()
+	}
+	wg.Wait()
+	var worst Result
+	msgs := make([]string, len(results))
+	for i, r := range results {
+		msgs[i] = r.Message
 		if i == 0 || r.Status > worst.Status {
 			worst = r
 		}
