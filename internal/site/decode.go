@@ -16,7 +16,7 @@ import (
 
 // maxNodes bounds the YAML nodes one decode visits, aliases expanded: a "billion laughs"
 // document is refused instead of eating the jump host's memory.
-const maxNodes = 200_000
+const maxNodes = 100_000
 
 // decoder walks a yaml.Node tree into the Go types strictly, recording the position of every
 // value it meets and collecting every problem instead of stopping at the first.
@@ -34,7 +34,12 @@ type decoder struct {
 func Parse(data []byte, file string) (*Site, error) {
 	d := &decoder{file: file, pos: map[string]Position{}}
 	s := &Site{src: file, pos: d.pos}
-	root, err := parseYAML(data)
+	root, second, err := parseYAML(data)
+	if second > 0 {
+		d.add(second, 1, "", "a profile holds one YAML document; a second one starts here",
+			"remove the second document, or split it into its own file")
+		return s, d.probs.Err()
+	}
 	if err != nil {
 		d.add(yamlErrorLine(err), 0, "", "the file is not valid YAML: "+yamlErrorText(err),
 			"fix the YAML syntax at that line (indentation, a missing ':' or an unclosed quote)")
@@ -49,9 +54,10 @@ func Parse(data []byte, file string) (*Site, error) {
 	return s, d.probs.Err()
 }
 
-// parseYAML parses exactly one document. The yaml library's own panics (none known in v3.0.1,
-// but it is third-party code fed untrusted bytes) become errors rather than crashing a run.
-func parseYAML(data []byte) (doc *yaml.Node, err error) {
+// parseYAML parses exactly one document; second is the line of a second document, if any. The
+// yaml library's own panics (none known in v3.0.1, but it is third-party code fed untrusted
+// bytes) become errors rather than crashing a run.
+func parseYAML(data []byte) (doc *yaml.Node, second int, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			doc, err = nil, fmt.Errorf("yaml parser failed: %v", r)
@@ -61,17 +67,17 @@ func parseYAML(data []byte) (doc *yaml.Node, err error) {
 	var n yaml.Node
 	if err := dec.Decode(&n); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, nil
+			return nil, 0, nil
 		}
-		return nil, err
+		return nil, 0, err
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
-		return nil, fmt.Errorf("line %d: a profile holds one YAML document; found a second '---' document", extra.Line)
+		return nil, max(extra.Line, 1), nil
 	} else if !errors.Is(err, io.EOF) {
-		return nil, err
+		return nil, 0, err
 	}
-	return &n, nil
+	return &n, 0, nil
 }
 
 var yamlLineRE = regexp.MustCompile(`line (\d+)`)
