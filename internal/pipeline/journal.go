@@ -34,7 +34,7 @@ type Journal struct {
 // may be appended to an untrustworthy history.
 func OpenJournal(path string) (j *Journal, warnings []string, err error) {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := makeDir(dir); err != nil {
 		return nil, nil, fmt.Errorf("open journal: %w", err)
 	}
 	_, statErr := os.Stat(path)
