@@ -13,7 +13,8 @@
 // start time and command. A second run gets *LockedError naming the holder. A lock is taken over
 // automatically only when it is provably stale on this host (the pid is dead or reused, or the
 // host rebooted since); a lock from another host, or an unreadable one, is explained and left
-// for a person to remove.
+// for a person to remove. lock.guard (flock) serializes the check-and-takeover, and the journal
+// itself is flocked while open for writing, so even a deleted lock file cannot let two writers in.
 //
 // The runner applies the resume rule: a stage is skipped only when its last attempt succeeded,
 // its input fingerprint (SHA-256 of the JSON of Stage.Inputs) is unchanged and its Verify still

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -39,9 +40,17 @@ func OpenJournal(path string) (j *Journal, warnings []string, err error) {
 	}
 	_, statErr := os.Stat(path)
 	created := errors.Is(statErr, fs.ErrNotExist)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	// O_APPEND: every write lands at the end even if something else ever wrote the file.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open journal: %w", err)
+	}
+	// A second safety net behind the lock file (which a person may delete by mistake): only one
+	// process appends at a time. The kernel drops the flock when the process dies.
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("open journal %s: another process has it open for writing (%w); "+
+			"is another bootstrap running on this work dir?", path, err)
 	}
 	if created {
 		if err := syncDir(dir); err != nil {
@@ -69,10 +78,6 @@ func OpenJournal(path string) (j *Journal, warnings []string, err error) {
 			f.Close()
 			return nil, nil, fmt.Errorf("open journal %s: drop torn line: %w", path, err)
 		}
-	}
-	if _, err := f.Seek(s.goodLen, 0); err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("open journal %s: %w", path, err)
 	}
 	j = &Journal{path: path, f: f, now: time.Now}
 	j.entries = make([]Entry, len(s.lines))
