@@ -22,4 +22,10 @@
 // finished stage stale. Inside a stage, Steps skips steps journaled in the same attempt with the
 // same fingerprint: an interrupted or failed attempt resumes; a fresh attempt (new inputs,
 // stale, replay, or re-run after success) starts from nothing.
+//
+// For stage authors: key node-level steps with NodeStep(node, action) so status groups them by
+// node; return errors that have a `Remedy() string` method (anywhere in the wrap chain) to have
+// the remedy journaled and shown by status; Record from as many goroutines as you like (each
+// Record returns after its line is fsynced); keep step data and outputs to references, digests,
+// hashes and counts (an entry is at most MaxEntryBytes).
 package pipeline

@@ -49,8 +49,9 @@ func OpenJournal(path string) (j *Journal, warnings []string, err error) {
 	// process appends at a time. The kernel drops the flock when the process dies.
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
-		return nil, nil, fmt.Errorf("open journal %s: another process has it open for writing (%w); "+
-			"is another bootstrap running on this work dir?", path, err)
+		info, _, _ := ReadLock(dir)
+		return nil, nil, &LockedError{Path: path, Holder: info,
+			Reason: fmt.Sprintf("another process has the journal open for writing (%v)", err)}
 	}
 	if created {
 		if err := syncDir(dir); err != nil {

@@ -182,8 +182,9 @@ func TestJournalSingleWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := pipeline.OpenJournal(path); err == nil || !strings.Contains(err.Error(), "another process") {
-		t.Fatalf("second writer: %v", err)
+	var le *pipeline.LockedError
+	if _, _, err := pipeline.OpenJournal(path); !errors.As(err, &le) || !strings.Contains(err.Error(), "another process") {
+		t.Fatalf("second writer: %v, want *LockedError", err)
 	}
 	j.Close()
 	j2, _, err := pipeline.OpenJournal(path)

@@ -47,8 +47,12 @@ func (e *LockedError) Error() string {
 		return fmt.Sprintf("work dir is locked by %s, which may be stale: %s; if no bootstrap runs there, "+
 			"remove %s and run again", e.holder(), e.Reason, e.Path)
 	}
-	return fmt.Sprintf("work dir is locked by another run: %s; wait for it to finish or stop it "+
-		"(lock file %s)", e.holder(), e.Path)
+	why := ""
+	if e.Reason != "" {
+		why = " (" + e.Reason + ")"
+	}
+	return fmt.Sprintf("work dir is locked by another run: %s%s; wait for it to finish or stop it "+
+		"(%s)", e.holder(), why, e.Path)
 }
 
 func (e *LockedError) holder() string {
