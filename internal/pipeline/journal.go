@@ -116,6 +116,22 @@ func syncDir(dir string) error {
 // Path returns the journal file's path.
 func (j *Journal) Path() string { return j.path }
 
+// fold folds the entries without copying them.
+func (j *Journal) fold() Status {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return Fold(j.entries)
+}
+
+// each calls fn for every entry, oldest first, under the journal's lock (fn must not append).
+func (j *Journal) each(fn func(*Entry)) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for i := range j.entries {
+		fn(&j.entries[i])
+	}
+}
+
 // Entries returns a copy of every entry, oldest first.
 func (j *Journal) Entries() []Entry {
 	j.mu.Lock()
