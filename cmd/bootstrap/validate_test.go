@@ -20,7 +20,7 @@ func testRoot(t *testing.T, sub *cobra.Command, args ...string) (stdout string, 
 	t.Helper()
 	root := &cobra.Command{Use: "bootstrap", SilenceUsage: true, SilenceErrors: true}
 	root.PersistentFlags().StringP("file", "f", "", "the site profile")
-	root.PersistentFlags().String("output", "text", "text or json")
+	root.PersistentFlags().StringP("output", "o", "text", "text or json")
 	root.AddCommand(sub)
 	var out, errb bytes.Buffer
 	root.SetOut(&out)
@@ -154,5 +154,43 @@ func TestValidateJSONAndAllowMissing(t *testing.T) {
 	out, err = testRoot(t, newValidateCmd(), "validate", "-f", "files.yaml", "--allow-missing-files")
 	if !site.IsInvalid(err) || !strings.Contains(out, "warning: registry.caFile") || !strings.Contains(out, "chmod 600") {
 		t.Fatalf("allow-missing-files: err=%v\n%s", err, out)
+	}
+}
+
+// TestWiredIntoRoot runs the commands under the real NewRootCmd, as the root wires them: the
+// global -f/--file and -o/--output must not clash with the commands' own flags, and an invalid
+// profile must come out as exit code 3.
+func TestWiredIntoRoot(t *testing.T) {
+	t.Setenv("TEST_GIT_TOKEN", "x")
+	root, _ := siteTestdata(t)
+	t.Chdir(filepath.Join(root, "invalid"))
+	run := func(args ...string) (string, int) {
+		var out, errb bytes.Buffer
+		r := NewRootCmd(&out, &errb)
+		for _, c := range []*cobra.Command{newValidateCmd(), newInitCmd()} {
+			if found, _, _ := r.Find([]string{c.Name()}); found == r {
+				r.AddCommand(c)
+			}
+		}
+		r.SetArgs(args)
+		err := r.Execute()
+		if err != nil && !silent(err) {
+			errb.WriteString("error: " + err.Error() + "\n")
+		}
+		code := exitCode(err)
+		if site.IsInvalid(err) {
+			code = exitInvalid // the mapping the root makes (domainExitCode)
+		}
+		return out.String() + errb.String(), code
+	}
+	if out, code := run("validate", "-f", "header.yaml", "-o", "json"); code != exitInvalid || !strings.Contains(out, `"valid": false`) {
+		t.Fatalf("validate -f -o json: code %d\n%s", code, out)
+	}
+	if out, code := run("-f", "../valid/site.yaml", "validate"); code != exitOK || !strings.Contains(out, "valid") {
+		t.Fatalf("global -f: code %d\n%s", code, out)
+	}
+	dst := filepath.Join(t.TempDir(), "site.yaml")
+	if out, code := run("init", "--profile", "lab", "-f", dst); code != exitOK {
+		t.Fatalf("init: code %d\n%s", code, out)
 	}
 }
