@@ -32,7 +32,9 @@ func TestMain(m *testing.M) {
 	case "crash":
 		os.Exit(crashChild(os.Getenv(childDirEnv)))
 	case "hold":
-		os.Exit(holdChild(os.Getenv(childDirEnv)))
+		os.Exit(holdChild(os.Getenv(childDirEnv), false))
+	case "sigint":
+		os.Exit(holdChild(os.Getenv(childDirEnv), true))
 	}
 	os.Exit(m.Run())
 }
