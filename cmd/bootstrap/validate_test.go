@@ -157,40 +157,39 @@ func TestValidateJSONAndAllowMissing(t *testing.T) {
 	}
 }
 
-// TestWiredIntoRoot runs the commands under the real NewRootCmd, as the root wires them: the
-// global -f/--file and -o/--output must not clash with the commands' own flags, and an invalid
-// profile must come out as exit code 3.
-func TestWiredIntoRoot(t *testing.T) {
+// TestExecuteExitCodes drives the real entry point (Execute, as main calls it): validate on
+// each invalid profile prints the golden text and exits 3; a valid one exits 0; init works
+// under the root's global -f/--file and -o/--output flags.
+func TestExecuteExitCodes(t *testing.T) {
 	t.Setenv("TEST_GIT_TOKEN", "x")
-	root, _ := siteTestdata(t)
+	os.Unsetenv("UNSET_GIT_TOKEN")
+	root, src := siteTestdata(t)
 	t.Chdir(filepath.Join(root, "invalid"))
-	run := func(args ...string) (string, int) {
+	run := func(args ...string) (string, string, int) {
 		var out, errb bytes.Buffer
-		r := NewRootCmd(&out, &errb)
-		for _, c := range []*cobra.Command{newValidateCmd(), newInitCmd()} {
-			if found, _, _ := r.Find([]string{c.Name()}); found == r {
-				r.AddCommand(c)
-			}
-		}
-		r.SetArgs(args)
-		err := r.Execute()
-		if err != nil && !silent(err) {
-			errb.WriteString("error: " + err.Error() + "\n")
-		}
-		code := exitCode(err)
-		if site.IsInvalid(err) {
-			code = exitInvalid // the mapping the root makes (domainExitCode)
-		}
-		return out.String() + errb.String(), code
+		code := Execute(args, strings.NewReader(""), &out, &errb)
+		return out.String(), errb.String(), code
 	}
-	if out, code := run("validate", "-f", "header.yaml", "-o", "json"); code != exitInvalid || !strings.Contains(out, `"valid": false`) {
-		t.Fatalf("validate -f -o json: code %d\n%s", code, out)
+	files, _ := filepath.Glob(filepath.Join(src, "invalid", "*.yaml"))
+	for _, f := range files {
+		name := filepath.Base(f)
+		out, stderr, code := run("validate", "-f", name)
+		want, _ := os.ReadFile(strings.TrimSuffix(f, ".yaml") + ".golden")
+		if code != exitInvalid || strings.ReplaceAll(out, root, "$DIR") != string(want) {
+			t.Errorf("%s: exit %d (want 3), stdout differs from golden: %v\n%s%s", name, code, out != string(want), out, stderr)
+		}
 	}
-	if out, code := run("-f", "../valid/site.yaml", "validate"); code != exitOK || !strings.Contains(out, "valid") {
-		t.Fatalf("global -f: code %d\n%s", code, out)
+	if out, _, code := run("validate", "-f", "header.yaml", "-o", "json"); code != exitInvalid || !strings.Contains(out, `"valid": false`) {
+		t.Errorf("validate -o json: exit %d\n%s", code, out)
+	}
+	if out, stderr, code := run("-f", "../valid/site.yaml", "validate"); code != exitOK || out != "../valid/site.yaml: valid\n" {
+		t.Errorf("global -f: exit %d\n%s%s", code, out, stderr)
 	}
 	dst := filepath.Join(t.TempDir(), "site.yaml")
-	if out, code := run("init", "--profile", "lab", "-f", dst); code != exitOK {
-		t.Fatalf("init: code %d\n%s", code, out)
+	if out, stderr, code := run("init", "--profile", "lab", "-f", dst); code != exitOK {
+		t.Errorf("init: exit %d\n%s%s", code, out, stderr)
+	}
+	if _, _, code := run("init", "--profile", "lab", "-f", dst); code != exitFailure {
+		t.Errorf("init over an existing file: exit %d, want 1", code)
 	}
 }

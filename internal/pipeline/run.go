@@ -87,7 +87,7 @@ func (s *session) env(i int, st Status, replay bool, nodes []string) *Env {
 	}
 	name := r.Stages[i].Name()
 	return &Env{Site: r.Site, WorkDir: r.WorkDir, Nodes: nodes, Replay: replay, Outputs: outputs,
-		Events: r.stageSink(name), Log: r.log().With("stage", name)}
+		Steps: readOnlySteps{}, Events: r.stageSink(name), Log: r.log().With("stage", name)}
 }
 
 // stage decides whether stage i runs, and runs it.
@@ -212,7 +212,7 @@ func (s *session) markLater(i int, st Status, reason string) error {
 // failed journals a stage failure and returns the *StageError. After Ctrl-C ctx is cancelled;
 // the journal write takes no context, so cancellation cannot stop the record of it.
 func (s *session) failed(ctx context.Context, name string, attempt int, fp string, cause error) error {
-	remedy := remedyOf(cause)
+	remedy := s.r.scrubText(remedyOf(cause))
 	text := s.r.scrubText(cause.Error())
 	if ctx.Err() != nil {
 		text = interruptedPrefix + ": " + text

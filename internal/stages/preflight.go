@@ -26,8 +26,8 @@ type Preflight struct {
 	Options preflight.Options
 	// Runner runs the checks (timeout, parallelism); its Progress is set by the stage.
 	Runner preflight.Runner
-	// DiskNeed, when set, says how many bytes the run will write to the work dir (the mirror
-	// plan's total); it overrides Options.MinFreeBytes.
+	// DiskNeed, when set, says how many bytes the run will still write to the work dir (the
+	// mirror plan's remaining total plus the ISOs); it overrides Options.MinFreeBytes.
 	DiskNeed func(ctx context.Context, env *pipeline.Env) (int64, error)
 }
 
@@ -109,7 +109,7 @@ func (p Preflight) check(ctx context.Context, env *pipeline.Env) (preflight.Repo
 		if err != nil {
 			return preflight.Report{}, fmt.Errorf("preflight: disk need: %w", err)
 		}
-		o.MinFreeBytes = need
+		o.MinFreeBytes = max(need, 1) // 0 would mean "use the default"
 	}
 	checks := preflight.Checks(env.Site, o)
 	total := int64(len(checks))

@@ -118,3 +118,21 @@ func TestPreflightStageVIPAfterInstall(t *testing.T) {
 		t.Fatalf("after install: %v", err)
 	}
 }
+
+// The mirror plan's byte total, when known, is what the disk check asks for.
+func TestPreflightStageDiskNeed(t *testing.T) {
+	env := &pipeline.Env{Site: &site.Site{}, WorkDir: t.TempDir()}
+	st := Preflight{DiskNeed: func(context.Context, *pipeline.Env) (int64, error) { return 1 << 60, nil }}
+	out, err := st.Run(context.Background(), env)
+	var fe *preflight.FailedError
+	if !errors.As(err, &fe) || len(fe.Checks) != 1 || fe.Checks[0] != "disk work dir" {
+		t.Fatalf("Run: %v, want the disk check failing", err)
+	}
+	if out == nil || !strings.Contains(out.(PreflightOutput).Report.Checks[0].Message, "1.0 EiB needed") {
+		t.Errorf("output %+v", out)
+	}
+	st.DiskNeed = func(context.Context, *pipeline.Env) (int64, error) { return 0, errors.New("no plan") }
+	if _, err := st.Run(context.Background(), env); err == nil || !strings.Contains(err.Error(), "no plan") {
+		t.Errorf("Run with a broken DiskNeed: %v", err)
+	}
+}
