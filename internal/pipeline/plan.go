@@ -85,6 +85,7 @@ type readOnlySteps struct{}
 
 // Done reports nothing done.
 func (readOnlySteps) Done(string, any) bool { return false }
+
 // Record refuses: only Run may record.
 func (readOnlySteps) Record(key string, _ any) error {
 	return fmt.Errorf("record step %s: only Run may record steps", key)

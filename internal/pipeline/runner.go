@@ -46,6 +46,7 @@ type StageError struct {
 
 // Error is "stage NAME: cause".
 func (e *StageError) Error() string { return fmt.Sprintf("stage %s: %v", e.Stage, e.Err) }
+
 // Unwrap returns the stage's error.
 func (e *StageError) Unwrap() error { return e.Err }
 
