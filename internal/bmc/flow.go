@@ -95,7 +95,9 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 		return fail(StepMedia, fmt.Errorf("ISO URL is %d characters; iDRAC9 accepts at most %d", len(url), MaxMediaURL))
 	}
 	step := func(s string) { cfg.progress(Progress{Node: t.Node, Step: s}) }
-	finished := func(s string, skipped bool) { cfg.progress(Progress{Node: t.Node, Step: s, Done: true, Skipped: skipped}) }
+	finished := func(s string, skipped bool) {
+		cfg.progress(Progress{Node: t.Node, Step: s, Done: true, Skipped: skipped})
+	}
 
 	step(StepConnect)
 	c, err := Connect(ctx, t, func(c *config) error { *c = cfg; return nil })

@@ -93,9 +93,9 @@ func (b *BMC) systemJSON() map[string]any {
 		"Name": "System", "Manufacturer": "Dell Inc.", "Model": b.opts.Model, "BiosVersion": "1.9.2",
 		"SKU": "SIMTAG" + itoa(len(b.opts.MACs)), "PowerState": b.power, "SystemType": "Physical",
 		"Boot": map[string]any{
-			"BootSourceOverrideTarget":  b.boot.Target,
-			"BootSourceOverrideEnabled": b.boot.Enabled,
-			"BootSourceOverrideMode":    b.boot.Mode,
+			"BootSourceOverrideTarget":                         b.boot.Target,
+			"BootSourceOverrideEnabled":                        b.boot.Enabled,
+			"BootSourceOverrideMode":                           b.boot.Mode,
 			"BootSourceOverrideTarget@Redfish.AllowableValues": []string{"None", "Pxe", "Floppy", "Cd", "Hdd", "BiosSetup", "Utilities", "UefiTarget", "SDCard", "UefiHttp"},
 		},
 		"EthernetInterfaces": link(sysPath + "/EthernetInterfaces"),

@@ -208,7 +208,9 @@ func (b *BMC) Close() {
 	b.srv.Close()
 }
 
-func (b *BMC) systemLayout() bool { return versionLess("6.00.00.00", b.opts.Firmware) || b.opts.Firmware == "6.00.00.00" }
+func (b *BMC) systemLayout() bool {
+	return versionLess("6.00.00.00", b.opts.Firmware) || b.opts.Firmware == "6.00.00.00"
+}
 
 // oldBoot: firmware before 4.40 accepts the standard Cd override but boots the disk.
 func (b *BMC) oldBoot() bool { return versionLess(b.opts.Firmware, "4.40.00.00") }
