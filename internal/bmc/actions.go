@@ -142,11 +142,26 @@ func (c *Client) power(ctx context.Context, action string) error {
 	if action == "On" {
 		state = "on"
 	}
-	// Not retried: a power action that timed out may have been applied. The caller journals the
-	// intent first, so a resumed run reads back before acting again.
-	_, err := c.bc.SetPowerState(ctx, state)
-	return fromBMCLib("power "+action, err)
+	// Retried only when the BMC answered with an error (it did not apply the action); a timeout
+	// or a reset connection may have been applied, so it is not retried: the caller journals the
+	// intent first, and a resumed run reads back before acting again.
+	return retry(ctx, c.cfg, func() error {
+		_, err := c.bc.SetPowerState(ctx, state)
+		err = fromBMCLib("power "+action, err)
+		var re *RedfishError
+		if err == nil || errors.As(err, &re) {
+			return err
+		}
+		return permanent{err}
+	})
 }
+
+// permanent hides an error's Temporary method from retry.
+type permanent struct{ error }
+
+func (p permanent) Unwrap() error { return p.error }
+
+func (p permanent) Temporary() bool { return false }
 
 // watchPowerTookEffect decides, by read-back for up to the resume grace, whether a power action
 // whose intent was journaled reached the BMC: the one-time boot consumed, or power moved from Off.
