@@ -164,8 +164,9 @@ func (p permanent) Unwrap() error { return p.error }
 func (p permanent) Temporary() bool { return false }
 
 // watchPowerTookEffect decides, by read-back for up to the resume grace, whether a power action
-// whose intent was journaled reached the BMC: the one-time boot consumed, or power moved from Off.
-func (c *Client) watchPowerTookEffect(ctx context.Context, pr powerRecord, method string) (bool, error) {
+// whose intent was journaled reached the BMC: power moved from Off, or the one-time boot that
+// was armed (its step journaled before the intent) has been consumed by a boot.
+func (c *Client) watchPowerTookEffect(ctx context.Context, pr powerRecord, method string, armedBefore bool) (bool, error) {
 	st, err := c.Inspect(ctx)
 	if err != nil {
 		return false, err
@@ -175,10 +176,10 @@ func (c *Client) watchPowerTookEffect(ctx context.Context, pr powerRecord, metho
 		if pr.From == "Off" && st.Power != "Off" {
 			return true, nil
 		}
-		if !bootArmed(st, method) {
+		if armedBefore && !bootArmed(st, method) {
 			return true, nil // the one-time boot was consumed by a boot
 		}
-		if time.Now().After(deadline) {
+		if !armedBefore || time.Now().After(deadline) {
 			return false, nil
 		}
 		select {

@@ -22,24 +22,16 @@ func BootAll(ctx context.Context, targets []Target, urlFor func(node string) str
 	}
 	res := Result{Nodes: make([]NodeResult, len(targets))}
 	errs := make([]error, len(targets))
-	sem := make(chan struct{}, cfg.concurrency)
-	var wg sync.WaitGroup
-	for i, t := range targets {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				res.Nodes[i] = NodeResult{Node: t.Node, Error: ctx.Err().Error()}
-				errs[i] = &Error{Node: t.Node, Op: StepConnect, Err: ctx.Err()}
-				return
-			}
-			defer func() { <-sem }()
-			res.Nodes[i], errs[i] = bootNode(ctx, t, urlFor(t.Node), j, cfg)
-		}()
-	}
-	wg.Wait()
+	// Workers take nodes in profile order, so who goes first is deterministic and explainable.
+	forEach(len(targets), cfg.concurrency, func(i int) {
+		t := targets[i]
+		if err := ctx.Err(); err != nil {
+			res.Nodes[i] = NodeResult{Node: t.Node, Error: err.Error()}
+			errs[i] = &Error{Node: t.Node, Op: StepConnect, Err: err}
+			return
+		}
+		res.Nodes[i], errs[i] = bootNode(ctx, t, urlFor(t.Node), j, cfg)
+	})
 	for i, e := range errs {
 		if e != nil {
 			res.Failed = append(res.Failed, targets[i].Node)
@@ -47,4 +39,24 @@ func BootAll(ctx context.Context, targets []Target, urlFor func(node string) str
 	}
 	sort.Strings(res.Failed)
 	return res, errors.Join(errs...)
+}
+
+// forEach calls f(0..n-1) on at most workers goroutines, handing out indexes in order.
+func forEach(n, workers int, f func(i int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(workers, n); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }

@@ -125,7 +125,8 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 	if !powered && j.Done(StepKey(t.Node, StepPowerIntent), &pr) {
 		// A crash fell between sending the power action and journaling it: read back before acting.
 		res.Resumed = true
-		took, err := c.watchPowerTookEffect(ctx, pr, res.Method)
+		armed := j.Done(StepKey(t.Node, StepBootOverride), nil)
+		took, err := c.watchPowerTookEffect(ctx, pr, res.Method, armed)
 		if err != nil {
 			return fail(StepPower, err)
 		}

@@ -192,3 +192,64 @@ func TestBootNodePermanentFailures(t *testing.T) {
 		})
 	}
 }
+
+// crashJournal fails to record one key once, as if the process died right after the action.
+type crashJournal struct {
+	*memJournal
+	failKey string
+	failed  bool
+}
+
+func (j *crashJournal) Record(key string, data any) error {
+	if key == j.failKey && !j.failed {
+		j.failed = true
+		return errors.New("killed")
+	}
+	return j.memJournal.Record(key, data)
+}
+
+// TestBootNodeResumeAfterPowerIntent: the power action reached the BMC but its record did not
+// reach the journal. The resumed run reads back (one-time boot consumed) and does not act again.
+func TestBootNodeResumeAfterPowerIntent(t *testing.T) {
+	iso := bmctest.NewISOServer()
+	defer iso.Close()
+	url := iso.URL() + "/agent.x86_64.iso"
+	for _, fw := range []string{"3.30.30.30", "6.10.30.00"} {
+		t.Run(fw, func(t *testing.T) {
+			sim, target := simNode(t, "n1", bmctest.Options{Firmware: fw, Power: "On"})
+			j := &crashJournal{memJournal: newMemJournal(), failKey: bmc.StepKey("n1", bmc.StepPower)}
+			if _, err := bmc.BootNode(context.Background(), target, url, j, fast()...); err == nil {
+				t.Fatal("expected the simulated crash")
+			}
+			if !j.Done(bmc.StepKey("n1", bmc.StepPowerIntent), nil) || j.Done(bmc.StepKey("n1", bmc.StepPower), nil) {
+				t.Fatal("journal should hold the intent only")
+			}
+			res, err := bmc.BootNode(context.Background(), target, url, j, fast()...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(50 * time.Millisecond)
+			if st := sim.Stats(); st.PowerActions != 1 || st.BootedFrom != url || !res.Resumed {
+				t.Errorf("power actions %d, booted from %q, resumed %t; want 1, the ISO, true", st.PowerActions, st.BootedFrom, res.Resumed)
+			}
+		})
+	}
+}
+
+// TestBootNodeIntentNeverSent: the intent was journaled but the action never reached the BMC
+// (crash before sending). After the resume grace the resumed run powers the node once.
+func TestBootNodeIntentNeverSent(t *testing.T) {
+	iso := bmctest.NewISOServer()
+	defer iso.Close()
+	url := iso.URL() + "/agent.x86_64.iso"
+	sim, target := simNode(t, "n1", bmctest.Options{})
+	j := newMemJournal()
+	_ = j.Record(bmc.StepKey("n1", bmc.StepPowerIntent), map[string]string{"action": "On", "from": "Off", "method": bmc.MethodStandard})
+	// The override was armed before the crash, so the read-back sees it still pending.
+	if _, err := bmc.BootNode(context.Background(), target, url, j, fast()...); err != nil {
+		t.Fatal(err)
+	}
+	if st := sim.Stats(); st.PowerActions != 1 || st.BootedFrom != url {
+		t.Errorf("power actions %d, booted from %q", st.PowerActions, st.BootedFrom)
+	}
+}

@@ -58,6 +58,9 @@ func simNode(t testing.TB, name string, o bmctest.Options) (*bmctest.BMC, bmc.Ta
 	if o.MACs == nil {
 		o.MACs = []string{testMAC, "b0:7b:25:de:1a:02"}
 	}
+	if o.Cert == nil {
+		o.Cert = sharedCert(t)
+	}
 	sim := bmctest.New(o)
 	t.Cleanup(sim.Close)
 	ca := filepath.Join(t.TempDir(), "ca.pem")
@@ -69,3 +72,18 @@ func simNode(t testing.TB, name string, o bmctest.Options) (*bmctest.BMC, bmc.Ta
 		Password: func() (string, error) { return "calvin", nil },
 	}
 }
+
+// sharedCert is one certificate for all simulators of a test, so one CA file trusts the fleet.
+func sharedCert(t testing.TB) *bmctest.Cert {
+	certOnce.Do(func() { certVal, certErr = bmctest.NewCert() })
+	if certErr != nil {
+		t.Fatal(certErr)
+	}
+	return certVal
+}
+
+var (
+	certOnce sync.Once
+	certVal  *bmctest.Cert
+	certErr  error
+)

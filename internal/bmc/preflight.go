@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 )
 
 // Status of a preflight finding.
@@ -78,18 +77,7 @@ func PreflightAll(ctx context.Context, nodes []PreflightNode, opts ...Option) ([
 		return nil, err
 	}
 	out := make([][]Finding, len(nodes))
-	sem := make(chan struct{}, cfg.concurrency)
-	var wg sync.WaitGroup
-	for i, n := range nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			out[i] = preflight(ctx, n, cfg)
-		}()
-	}
-	wg.Wait()
+	forEach(len(nodes), cfg.concurrency, func(i int) { out[i] = preflight(ctx, nodes[i], cfg) })
 	return slices.Concat(out...), nil
 }
 

@@ -2,7 +2,8 @@ package bmctest
 
 import (
 	"crypto/tls"
-	"encoding/pem"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -25,6 +26,8 @@ type Options struct {
 	SessionLimit int           // default 8, as iDRAC9
 	// StaleMedia, when set, is an image left inserted in the removable-disk slot and the CD slot.
 	StaleMedia string
+	// Cert is the TLS certificate; nil: a fresh one per simulator.
+	Cert *Cert
 	// Fetch is the client the iDRAC uses to read inserted media; default: no proxy, 10s timeout.
 	Fetch *http.Client
 }
@@ -149,7 +152,16 @@ func New(o Options) *BMC {
 	}
 	b.stats.Power = b.power
 	b.srv = httptest.NewUnstartedServer(http.HandlerFunc(b.serve))
-	b.srv.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
+	if o.Cert == nil {
+		c, err := NewCert()
+		if err != nil {
+			panic("bmctest: " + err.Error()) // crypto/rand failing: nothing a test can do
+		}
+		o.Cert = c
+		b.opts.Cert = c
+	}
+	b.srv.TLS = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{o.Cert.TLS}}
+	b.srv.Config.ErrorLog = log.New(io.Discard, "", 0) // clients killed mid-handshake are expected
 	b.srv.StartTLS()
 	return b
 }
@@ -157,10 +169,8 @@ func New(o Options) *BMC {
 // URL is the BMC's address (https://127.0.0.1:port).
 func (b *BMC) URL() string { return b.srv.URL }
 
-// CAPEM is the PEM certificate to trust for this BMC (the same for every simulator).
-func (b *BMC) CAPEM() []byte {
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: b.srv.Certificate().Raw})
-}
+// CAPEM is the PEM certificate to trust for this BMC.
+func (b *BMC) CAPEM() []byte { return b.opts.Cert.CAPEM }
 
 // WriteCA writes CAPEM to path.
 func (b *BMC) WriteCA(path string) error { return os.WriteFile(path, b.CAPEM(), 0o644) }
