@@ -22,7 +22,9 @@ func (c *Client) ensureMedia(ctx context.Context, st *State, url string, j Journ
 		return errors.New("no virtual-media slot takes CD/DVD images")
 	}
 	for _, m := range st.Media {
-		if m.Inserted {
+		// The CD slot is ejected by bmclib v2.3.5's SetVirtualMedia itself ("eject before insert"),
+		// which saves a round of reads; other slots holding stale media are ejected here.
+		if m.Inserted && !m.TakesCD() {
 			if err := c.eject(ctx, m); err != nil {
 				return fmt.Errorf("eject %s (%s): %w", m.ID, m.Image, err)
 			}
@@ -166,11 +168,7 @@ func (p permanent) Temporary() bool { return false }
 // watchPowerTookEffect decides, by read-back for up to the resume grace, whether a power action
 // whose intent was journaled reached the BMC: power moved from Off, or the one-time boot that
 // was armed (its step journaled before the intent) has been consumed by a boot.
-func (c *Client) watchPowerTookEffect(ctx context.Context, pr powerRecord, method string, armedBefore bool) (bool, error) {
-	st, err := c.Inspect(ctx)
-	if err != nil {
-		return false, err
-	}
+func (c *Client) watchPowerTookEffect(ctx context.Context, st State, pr powerRecord, method string, armedBefore bool) (bool, error) {
 	deadline := time.Now().Add(c.cfg.resumeGrace)
 	for {
 		if pr.From == "Off" && st.Power != "Off" {
@@ -193,21 +191,14 @@ func (c *Client) watchPowerTookEffect(ctx context.Context, pr powerRecord, metho
 	}
 }
 
-// waitBooted polls until the system is On, the one-time boot consumed and the ISO still inserted.
-func (c *Client) waitBooted(ctx context.Context, url, method string) error {
-	st, err := c.Inspect(ctx)
-	if err != nil {
+// waitBooted polls until the system is On and the one-time boot consumed, then checks the ISO
+// is still inserted.
+func (c *Client) waitBooted(ctx context.Context, st *State, url, method string) error {
+	if err := c.readBoot(ctx, st, method); err != nil {
 		return err
 	}
 	deadline := time.Now().Add(c.cfg.confirmTimeout)
-	for {
-		slot, _ := st.CDSlot()
-		if st.Power == "On" && !bootArmed(st, method) {
-			if !slot.Inserted || slot.Image != url {
-				return fmt.Errorf("the node booted but the virtual CD shows Inserted=%t Image=%q", slot.Inserted, slot.Image)
-			}
-			return nil
-		}
+	for st.Power != "On" || bootArmed(*st, method) {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("after %s: power %s, boot override %s/%s still pending", c.cfg.confirmTimeout, st.Power, st.Boot.Target, st.Boot.Enabled)
 		}
@@ -216,8 +207,17 @@ func (c *Client) waitBooted(ctx context.Context, url, method string) error {
 			return ctx.Err()
 		case <-time.After(c.cfg.poll):
 		}
-		if err := c.readBoot(ctx, &st, method); err != nil {
+		if err := c.readBoot(ctx, st, method); err != nil {
 			return err
 		}
 	}
+	media, err := c.readMedia(ctx, st.mediaPath)
+	if err != nil {
+		return err
+	}
+	st.Media = media
+	if slot, _ := st.CDSlot(); !slot.Inserted || slot.Image != url {
+		return fmt.Errorf("the node booted but the virtual CD shows Inserted=%t Image=%q", slot.Inserted, slot.Image)
+	}
+	return nil
 }

@@ -109,7 +109,7 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 	finished(StepConnect, false)
 
 	step(StepInspect)
-	st, err := c.Inspect(ctx)
+	st, err := c.inspect(ctx, false)
 	if err != nil {
 		return fail(StepInspect, err)
 	}
@@ -126,7 +126,7 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 		// A crash fell between sending the power action and journaling it: read back before acting.
 		res.Resumed = true
 		armed := j.Done(StepKey(t.Node, StepBootOverride), nil)
-		took, err := c.watchPowerTookEffect(ctx, pr, res.Method, armed)
+		took, err := c.watchPowerTookEffect(ctx, st, pr, res.Method, armed)
 		if err != nil {
 			return fail(StepPower, err)
 		}
@@ -167,7 +167,7 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 	}
 
 	step(StepConfirm)
-	if err := c.waitBooted(ctx, url, res.Method); err != nil {
+	if err := c.waitBooted(ctx, &st, url, res.Method); err != nil {
 		return fail(StepConfirm, err)
 	}
 	res.Seconds = time.Since(start).Seconds()

@@ -113,7 +113,10 @@ type virtualMedia struct {
 }
 
 // Inspect reads model, firmware, power, boot override, virtual media and NICs. It changes nothing.
-func (c *Client) Inspect(ctx context.Context) (State, error) {
+func (c *Client) Inspect(ctx context.Context) (State, error) { return c.inspect(ctx, true) }
+
+// inspect reads the state; the NICs only when asked (the boot flow does not need them).
+func (c *Client) inspect(ctx context.Context, nics bool) (State, error) {
 	var st State
 	st.RedfishVersion = c.root.RedfishVersion
 	get := func(path string, out any) error {
@@ -158,7 +161,7 @@ func (c *Client) Inspect(ctx context.Context) (State, error) {
 		}
 		st.Media, st.Layout, st.mediaPath = media, LayoutSystem, sys.VirtualMedia.ID
 	}
-	if sys.EthernetInterfaces.ID != "" {
+	if nics && sys.EthernetInterfaces.ID != "" {
 		var nics collection
 		if err := get(sys.EthernetInterfaces.ID, &nics); err != nil {
 			return st, err
