@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -62,7 +63,7 @@ func Connect(ctx context.Context, t Target, opts ...Option) (*Client, error) {
 	}
 	if err := c.openBMCLib(ctx, t); err != nil {
 		c.raw.hc.CloseIdleConnections()
-		return nil, &Error{Node: t.Node, Op: "connect", Err: err, Remedy: remedyFor("connect", err)}
+		return nil, newError(t.Node, "connect", err)
 	}
 	return c, nil
 }
@@ -70,7 +71,7 @@ func Connect(ctx context.Context, t Target, opts ...Option) (*Client, error) {
 // dial builds the raw client and checks reachability and credentials, read-only.
 func dial(ctx context.Context, t Target, cfg config) (*Client, error) {
 	fail := func(err error) (*Client, error) {
-		return nil, &Error{Node: t.Node, Op: "connect", Err: err, Remedy: remedyFor("connect", err)}
+		return nil, newError(t.Node, "connect", err)
 	}
 	base, err := baseURL(t.Address)
 	if err != nil {
@@ -79,6 +80,10 @@ func dial(ctx context.Context, t Target, cfg config) (*Client, error) {
 	hc, err := newHTTPClient(t.CAFile, t.Insecure, cfg.callTimeout)
 	if err != nil {
 		return fail(err)
+	}
+	if os.Getenv("DEBUG_BMCLIB") == "true" {
+		// bmclib v2.3.5 then has gofish dump every request, credentials included, to stdout.
+		return fail(errors.New("DEBUG_BMCLIB=true would print BMC credentials; unset it"))
 	}
 	if t.Password == nil {
 		return fail(errors.New("no password source for this BMC"))

@@ -107,6 +107,11 @@ func temporary(err error) bool {
 	return errors.Is(err, ErrSessionLimit)
 }
 
+// newError builds a node's *Error with the remedy for it, naming the node in replay hints.
+func newError(node, op string, err error) *Error {
+	return &Error{Node: node, Op: op, Err: err, Remedy: strings.ReplaceAll(remedyFor(op, err), "--node NAME", "--node "+node)}
+}
+
 // remedyFor proposes a remedy for an error on the given step.
 func remedyFor(op string, err error) string {
 	var re *RedfishError

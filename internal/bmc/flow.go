@@ -85,7 +85,7 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 	fail := func(op string, err error) (NodeResult, error) {
 		var be *Error
 		if !errors.As(err, &be) {
-			err = &Error{Node: t.Node, Op: op, Err: err, Remedy: remedyFor(op, err)}
+			err = newError(t.Node, op, err)
 		}
 		res.Error = err.Error()
 		res.Seconds = time.Since(start).Seconds()

@@ -2,6 +2,7 @@ package bmc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -20,7 +21,7 @@ func VerifyBooted(ctx context.Context, t Target, url string, opts ...Option) err
 	defer c.raw.hc.CloseIdleConnections()
 	st, err := c.Inspect(ctx)
 	if err != nil {
-		return &Error{Node: t.Node, Op: StepInspect, Err: err, Remedy: remedyFor(StepInspect, err)}
+		return newError(t.Node, StepInspect, err)
 	}
 	slot, ok := st.CDSlot()
 	if !ok || !slot.Inserted || slot.Image != url {
@@ -32,4 +33,17 @@ func VerifyBooted(ctx context.Context, t Target, url string, opts ...Option) err
 			Remedy: "the server was powered off since the boot: replay: bootstrap replay boot --node " + t.Node}
 	}
 	return nil
+}
+
+// VerifyAll runs VerifyBooted on every target, WithConcurrency at a time, and joins the errors.
+func VerifyAll(ctx context.Context, targets []Target, urlFor func(node string) string, opts ...Option) error {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return err
+	}
+	errs := make([]error, len(targets))
+	forEach(len(targets), cfg.concurrency, func(i int) {
+		errs[i] = VerifyBooted(ctx, targets[i], urlFor(targets[i].Node), opts...)
+	})
+	return errors.Join(errs...)
 }

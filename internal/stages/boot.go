@@ -136,11 +136,7 @@ func (b Boot) Verify(ctx context.Context, env *pipeline.Env) error {
 		return err
 	}
 	targets, _ := bootTargets(env)
-	var errs []error
-	for _, t := range targets {
-		errs = append(errs, bmc.VerifyBooted(ctx, t, urlFor(t.Node), b.Options...))
-	}
-	return errors.Join(errs...)
+	return bmc.VerifyAll(ctx, targets, urlFor, b.Options...)
 }
 
 // Plan implements pipeline.Planner.
