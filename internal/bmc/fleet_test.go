@@ -227,8 +227,8 @@ func TestBootAllKillResume(t *testing.T) {
 		defer j.f.Close()
 		got := map[string]bool{}
 		for k := range j.m {
-			if node, ok := strings.CutSuffix(k, "/"+bmc.StepPower); ok {
-				got[node] = true
+			if rest, ok := strings.CutSuffix(k, "/"+bmc.StepPower); ok {
+				got[strings.TrimPrefix(rest, "node:")] = true
 			}
 		}
 		return got

@@ -26,8 +26,9 @@ type Journal interface {
 	Record(key string, data any) error
 }
 
-// StepKey is the journal key of a node's step.
-func StepKey(node, step string) string { return node + "/" + step }
+// StepKey is the journal key of a node's step: "node:<node>/<step>", the same shape as
+// pipeline.NodeStep, so `bootstrap status` groups the steps by node.
+func StepKey(node, step string) string { return "node:" + node + "/" + step }
 
 // Boot-override methods.
 const (

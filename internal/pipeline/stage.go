@@ -92,6 +92,7 @@ const (
 	StageSucceeded EventKind = "stage-succeeded"
 	StageFailed    EventKind = "stage-failed"
 	StageSkipped   EventKind = "stage-skipped"
+	StageStale     EventKind = "stage-stale" // a finished stage must run again (an earlier one changed)
 	StepDone       EventKind = "step-done"
 	Progress       EventKind = "progress" // Current/Total in Unit (bytes, images, nodes)
 	Info           EventKind = "info"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -78,7 +77,7 @@ func (Boot) Inputs(env *pipeline.Env) (any, error) {
 	var in bootInputs
 	for _, n := range env.Site.Nodes {
 		ni := bootNodeInput{Name: n.Name, Address: n.BMC.Address, Username: n.BMC.Username,
-			Password: bootSecretRef(n.BMC.Password), Insecure: n.BMC.Insecure, ISOURL: urlFor(n.Name)}
+			Password: n.BMC.Password.String(), Insecure: n.BMC.Insecure, ISOURL: urlFor(n.Name)}
 		if n.BMC.CAFile != "" {
 			b, err := os.ReadFile(n.BMC.CAFile)
 			if err != nil {
@@ -191,40 +190,16 @@ func bootTargets(env *pipeline.Env) ([]bmc.Target, BootOutput) {
 		targets = append(targets, bmc.Target{
 			Node: n.Name, Address: n.BMC.Address, Username: n.BMC.Username,
 			CAFile: n.BMC.CAFile, Insecure: n.BMC.Insecure,
-			Password: func() (string, error) { return bootSecret(ref) },
+			Password: func() (string, error) {
+				b, err := site.ReadSecret(ref)
+				return string(b), err
+			},
 		})
 		if n.BMC.Insecure {
 			out.Insecure = append(out.Insecure, n.Name)
 		}
 	}
 	return targets, out
-}
-
-// bootSecret reads a SecretRef's value at the moment of use. (site.ReadSecret replaces it once
-// the site package's helper is on main.)
-func bootSecret(r site.SecretRef) (string, error) {
-	switch {
-	case r.File != "":
-		b, err := os.ReadFile(r.File)
-		if err != nil {
-			return "", fmt.Errorf("password file: %w", err)
-		}
-		return strings.TrimRight(string(b), "\r\n"), nil
-	case r.Env != "":
-		v, ok := os.LookupEnv(r.Env)
-		if !ok {
-			return "", fmt.Errorf("environment variable %s is not set", r.Env)
-		}
-		return v, nil
-	}
-	return "", errors.New("bmc.password names neither a file nor an environment variable")
-}
-
-func bootSecretRef(r site.SecretRef) string {
-	if r.File != "" {
-		return "file:" + r.File
-	}
-	return "env:" + r.Env
 }
 
 func bootEmit(env *pipeline.Env, e pipeline.Event) {

@@ -189,3 +189,9 @@ func TestBootStageISOOutputAndFailure(t *testing.T) {
 		t.Errorf("plan %q %v", lines, err)
 	}
 }
+
+func TestBootStepKeysMatchPipeline(t *testing.T) {
+	if got, want := bmc.StepKey("w1", bmc.StepPower), pipeline.NodeStep("w1", bmc.StepPower); got != want {
+		t.Errorf("bmc.StepKey = %q, pipeline.NodeStep = %q", got, want)
+	}
+}
