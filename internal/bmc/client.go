@@ -77,6 +77,9 @@ func dial(ctx context.Context, t Target, cfg config) (*Client, error) {
 	if err != nil {
 		return fail(err)
 	}
+	if strings.HasPrefix(base, "http://") && !t.Insecure {
+		return fail(fmt.Errorf("bmc.address %s is plain HTTP: the credentials would cross the network in clear; use https (or bmc.insecure: true on an isolated lab)", t.Address))
+	}
 	hc, err := newHTTPClient(t.CAFile, t.Insecure, cfg.callTimeout)
 	if err != nil {
 		return fail(err)
