@@ -3,11 +3,16 @@ module github.com/bootstrap-dev/bootstrap
 go 1.26.8
 
 require (
+	github.com/beevik/ntp v1.4.3
 	github.com/bmc-toolbox/bmclib/v2 v2.3.5
+	github.com/miekg/dns v1.1.73
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/cobra v1.10.2
 	github.com/stmcginnis/gofish v0.20.0
-	golang.org/x/term v0.44.0
+	golang.org/x/crypto v0.58.0
+	golang.org/x/net v0.60.0
+	golang.org/x/sys v0.49.0
+	golang.org/x/term v0.47.0
 	gopkg.in/yaml.v3 v3.0.1
 )
 
@@ -31,8 +36,6 @@ require (
 	github.com/spf13/pflag v1.0.10 // indirect
 	go.opentelemetry.io/otel v1.29.0 // indirect
 	go.opentelemetry.io/otel/trace v1.29.0 // indirect
-	golang.org/x/net v0.33.0 // indirect
-	golang.org/x/sys v0.46.0 // indirect
-	golang.org/x/text v0.21.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 )

@@ -38,7 +38,6 @@ func (r *Runner) Plan(ctx context.Context) ([]StagePlan, error) {
 		p := StagePlan{Stage: name, Summary: stg.Summary(), Action: PlanRun}
 		prev := status.Stage(name)
 		env := (&session{r: r}).env(i, status, false, nil)
-		env.Steps = readOnlySteps{}
 		inputs, err := stg.Inputs(env)
 		if err == nil {
 			p.Fingerprint, err = Fingerprint(inputs)
@@ -80,12 +79,13 @@ func (r *Runner) Plan(ctx context.Context) ([]StagePlan, error) {
 	return plans, nil
 }
 
-// readOnlySteps is the Steps a stage sees during Plan: nothing is done, nothing is recorded.
+// readOnlySteps is the Steps a stage sees outside Run (Inputs, Verify, Plan): nothing is done,
+// nothing may be recorded.
 type readOnlySteps struct{}
 
 func (readOnlySteps) Done(string, any) bool { return false }
 func (readOnlySteps) Record(key string, _ any) error {
-	return fmt.Errorf("record step %s: not allowed while planning", key)
+	return fmt.Errorf("record step %s: only Run may record steps", key)
 }
 
 // Status folds the journal for `bootstrap status`: stages in the runner's order (unknown ones

@@ -36,8 +36,9 @@ func (r *Runner) Run(ctx context.Context, opts RunOptions) (err error) {
 		return err
 	}
 	defer func() { s.finish(err) }()
+	status := s.j.fold()
 	for i := range first {
-		if st := Fold(s.j.Entries()).Stage(r.Stages[i].Name()); st.State != StateSucceeded {
+		if st := status.Stage(r.Stages[i].Name()); st.State != StateSucceeded {
 			s.warn(r.Stages[i].Name(), fmt.Sprintf("stage %s is %s and outside --from %s: later stages "+
 				"may miss its output", r.Stages[i].Name(), st.State, opts.From))
 		}
@@ -66,7 +67,7 @@ func (r *Runner) Replay(ctx context.Context, stage string, nodes []string) (err 
 		return err
 	}
 	defer func() { s.finish(err) }()
-	status := Fold(s.j.Entries())
+	status := s.j.fold()
 	for _, earlier := range r.Stages[:i] {
 		if st := status.Stage(earlier.Name()); st.State != StateSucceeded {
 			s.warn(earlier.Name(), fmt.Sprintf("stage %s is %s: %s may miss its output", earlier.Name(), st.State, stage))
@@ -86,14 +87,14 @@ func (s *session) env(i int, st Status, replay bool, nodes []string) *Env {
 	}
 	name := r.Stages[i].Name()
 	return &Env{Site: r.Site, WorkDir: r.WorkDir, Nodes: nodes, Replay: replay, Outputs: outputs,
-		Events: r.stageSink(name), Log: r.log().With("stage", name)}
+		Steps: readOnlySteps{}, Events: r.stageSink(name), Log: r.log().With("stage", name)}
 }
 
 // stage decides whether stage i runs, and runs it.
 func (s *session) stage(ctx context.Context, i int, replay bool, nodes []string) error {
 	r, stg := s.r, s.r.Stages[i]
 	name := stg.Name()
-	status := Fold(s.j.Entries())
+	status := s.j.fold()
 	prev := status.Stage(name)
 	env := s.env(i, status, replay, nodes)
 	inputs, err := stg.Inputs(env)
@@ -169,7 +170,7 @@ func (s *session) stage(ctx context.Context, i int, replay bool, nodes []string)
 		return s.failed(ctx, name, attempt, fp, fmt.Errorf("output: %w", err))
 	}
 	if !bytes.Equal(raw, prev.Output) && prev.OutputFingerprint != "" {
-		if err := s.markLater(i, Fold(s.j.Entries()), fmt.Sprintf("%s output changed", name)); err != nil {
+		if err := s.markLater(i, s.j.fold(), fmt.Sprintf("%s output changed", name)); err != nil {
 			return err
 		}
 	}
@@ -211,7 +212,7 @@ func (s *session) markLater(i int, st Status, reason string) error {
 // failed journals a stage failure and returns the *StageError. After Ctrl-C ctx is cancelled;
 // the journal write takes no context, so cancellation cannot stop the record of it.
 func (s *session) failed(ctx context.Context, name string, attempt int, fp string, cause error) error {
-	remedy := remedyOf(cause)
+	remedy := s.r.scrubText(remedyOf(cause))
 	text := s.r.scrubText(cause.Error())
 	if ctx.Err() != nil {
 		text = interruptedPrefix + ": " + text
