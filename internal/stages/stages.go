@@ -6,5 +6,6 @@ import "github.com/bootstrap-dev/bootstrap/internal/pipeline"
 func All() []pipeline.Stage {
 	return []pipeline.Stage{
 		Preflight{},
+		Boot{},
 	}
 }
