@@ -1,5 +1,3 @@
-// Package profiles holds the example site profiles and the JSON Schema of the profile format,
-// embedded so `bootstrap init --profile NAME` can write one anywhere.
 package profiles
 
 import (

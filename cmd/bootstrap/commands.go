@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bootstrap-dev/bootstrap/internal/preflight"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -13,6 +14,11 @@ func addCommands(root *cobra.Command, g *globals) {
 	root.AddCommand(
 		newInitCmd(),
 		newValidateCmd(),
+		newPreflightCmd(preflightDeps{
+			LoadSite: func(*cobra.Command) (*site.Site, error) { return g.loadSite() },
+			WorkDir:  func(*cobra.Command, *site.Site) (string, error) { return g.workDir() },
+			JSON:     func(*cobra.Command) bool { return g.json() },
+		}),
 		newPlanCmd(g),
 		newRunCmd(g),
 		newReplayCmd(g),
@@ -28,6 +34,10 @@ func domainExitCode(err error) (int, bool) {
 		return exitLocked, true
 	case site.IsInvalid(err):
 		return exitInvalid, true
+	}
+	var pf *preflight.FailedError
+	if errors.As(err, &pf) {
+		return exitPreflight, true
 	}
 	var ue usageError
 	if errors.As(err, &ue) {

@@ -20,7 +20,7 @@ func testRoot(t *testing.T, sub *cobra.Command, args ...string) (stdout string, 
 	t.Helper()
 	root := &cobra.Command{Use: "bootstrap", SilenceUsage: true, SilenceErrors: true}
 	root.PersistentFlags().StringP("file", "f", "", "the site profile")
-	root.PersistentFlags().String("output", "text", "text or json")
+	root.PersistentFlags().StringP("output", "o", "text", "text or json")
 	root.AddCommand(sub)
 	var out, errb bytes.Buffer
 	root.SetOut(&out)
@@ -154,5 +154,42 @@ func TestValidateJSONAndAllowMissing(t *testing.T) {
 	out, err = testRoot(t, newValidateCmd(), "validate", "-f", "files.yaml", "--allow-missing-files")
 	if !site.IsInvalid(err) || !strings.Contains(out, "warning: registry.caFile") || !strings.Contains(out, "chmod 600") {
 		t.Fatalf("allow-missing-files: err=%v\n%s", err, out)
+	}
+}
+
+// TestExecuteExitCodes drives the real entry point (Execute, as main calls it): validate on
+// each invalid profile prints the golden text and exits 3; a valid one exits 0; init works
+// under the root's global -f/--file and -o/--output flags.
+func TestExecuteExitCodes(t *testing.T) {
+	t.Setenv("TEST_GIT_TOKEN", "x")
+	os.Unsetenv("UNSET_GIT_TOKEN")
+	root, src := siteTestdata(t)
+	t.Chdir(filepath.Join(root, "invalid"))
+	run := func(args ...string) (string, string, int) {
+		var out, errb bytes.Buffer
+		code := Execute(args, strings.NewReader(""), &out, &errb)
+		return out.String(), errb.String(), code
+	}
+	files, _ := filepath.Glob(filepath.Join(src, "invalid", "*.yaml"))
+	for _, f := range files {
+		name := filepath.Base(f)
+		out, stderr, code := run("validate", "-f", name)
+		want, _ := os.ReadFile(strings.TrimSuffix(f, ".yaml") + ".golden")
+		if code != exitInvalid || strings.ReplaceAll(out, root, "$DIR") != string(want) {
+			t.Errorf("%s: exit %d (want 3), stdout differs from golden: %v\n%s%s", name, code, out != string(want), out, stderr)
+		}
+	}
+	if out, _, code := run("validate", "-f", "header.yaml", "-o", "json"); code != exitInvalid || !strings.Contains(out, `"valid": false`) {
+		t.Errorf("validate -o json: exit %d\n%s", code, out)
+	}
+	if out, stderr, code := run("-f", "../valid/site.yaml", "validate"); code != exitOK || out != "../valid/site.yaml: valid\n" {
+		t.Errorf("global -f: exit %d\n%s%s", code, out, stderr)
+	}
+	dst := filepath.Join(t.TempDir(), "site.yaml")
+	if out, stderr, code := run("init", "--profile", "lab", "-f", dst); code != exitOK {
+		t.Errorf("init: exit %d\n%s%s", code, out, stderr)
+	}
+	if _, _, code := run("init", "--profile", "lab", "-f", dst); code != exitFailure {
+		t.Errorf("init over an existing file: exit %d, want 1", code)
 	}
 }

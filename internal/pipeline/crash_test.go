@@ -32,7 +32,9 @@ func TestMain(m *testing.M) {
 	case "crash":
 		os.Exit(crashChild(os.Getenv(childDirEnv)))
 	case "hold":
-		os.Exit(holdChild(os.Getenv(childDirEnv)))
+		os.Exit(holdChild(os.Getenv(childDirEnv), false))
+	case "sigint":
+		os.Exit(holdChild(os.Getenv(childDirEnv), true))
 	}
 	os.Exit(m.Run())
 }
@@ -201,18 +203,18 @@ func TestCrashResume(t *testing.T) {
 		torn += tt
 	}
 	t.Logf("%d SIGKILLs, %d torn tails, kill moments within %v; %v",
-		kills, torn, full.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+		kills, torn, (full / 2).Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 }
 
-// crashSeed runs one seed in a fresh work dir: 3 to 6 runs killed at a random moment within
-// full (a whole run's duration), then a run that must finish. It returns the kills and the torn
+// crashSeed runs one seed in a fresh work dir: 5 to 8 runs killed at a random moment within
+// half of full (a whole run's duration), then a run that must finish. It returns the kills and the torn
 // tails it caused.
 func crashSeed(t *testing.T, seed uint64, full time.Duration) (kills, torn int) {
 	dir := t.TempDir()
 	journal := filepath.Join(dir, "work", pipeline.JournalFile)
 	side := filepath.Join(dir, "side.log")
 	rng := rand.New(rand.NewPCG(seed, 0xb007))
-	target := 3 + rng.IntN(4)
+	target := 5 + rng.IntN(4)
 	var off int64
 	check := func(done map[string]bool, what string) {
 		keys, next := sideSince(t, side, off)
@@ -235,7 +237,7 @@ func crashSeed(t *testing.T, seed uint64, full time.Duration) (kills, torn int) 
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		delay := time.Duration(rng.Int64N(int64(full)))
+		delay := time.Duration(rng.Int64N(int64(full / 2)))
 		if kills >= target {
 			delay = time.Hour // this run must finish on its own
 		}

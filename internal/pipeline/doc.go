@@ -13,12 +13,20 @@
 // start time and command. A second run gets *LockedError naming the holder. A lock is taken over
 // automatically only when it is provably stale on this host (the pid is dead or reused, or the
 // host rebooted since); a lock from another host, or an unreadable one, is explained and left
-// for a person to remove.
+// for a person to remove. lock.guard (flock) serializes the check-and-takeover, and the journal
+// itself is flocked while open for writing, so even a deleted lock file cannot let two writers in.
 //
 // The runner applies the resume rule: a stage is skipped only when its last attempt succeeded,
 // its input fingerprint (SHA-256 of the JSON of Stage.Inputs) is unchanged and its Verify still
 // holds. A stage that runs with new inputs, or ends with a different output, marks every later
-// finished stage stale. Inside a stage, Steps skips steps journaled in the same attempt with the
-// same fingerprint: an interrupted or failed attempt resumes; a fresh attempt (new inputs,
-// stale, replay, or re-run after success) starts from nothing.
+// finished stage stale; an AlwaysRunner (preflight) runs on every pass and never does. Inside a
+// stage, Steps skips steps journaled in the same attempt with the same fingerprint: an
+// interrupted or failed attempt resumes; a fresh attempt (new inputs, stale, replay, or re-run
+// after success) starts from nothing.
+//
+// For stage authors: key node-level steps with NodeStep(node, action) so status groups them by
+// node; return errors that have a `Remedy() string` method (anywhere in the wrap chain) to have
+// the remedy journaled and shown by status; Record from as many goroutines as you like (each
+// Record returns after its line is fsynced); keep step data and outputs to references, digests,
+// hashes and counts (an entry is at most MaxEntryBytes).
 package pipeline

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -34,14 +35,23 @@ type Journal struct {
 // may be appended to an untrustworthy history.
 func OpenJournal(path string) (j *Journal, warnings []string, err error) {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := makeDir(dir); err != nil {
 		return nil, nil, fmt.Errorf("open journal: %w", err)
 	}
 	_, statErr := os.Stat(path)
 	created := errors.Is(statErr, fs.ErrNotExist)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	// O_APPEND: every write lands at the end even if something else ever wrote the file.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open journal: %w", err)
+	}
+	// A second safety net behind the lock file (which a person may delete by mistake): only one
+	// process appends at a time. The kernel drops the flock when the process dies.
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		info, _, _ := ReadLock(dir)
+		return nil, nil, &LockedError{Path: path, Holder: info,
+			Reason: fmt.Sprintf("another process has the journal open for writing (%v)", err)}
 	}
 	if created {
 		if err := syncDir(dir); err != nil {
@@ -69,10 +79,6 @@ func OpenJournal(path string) (j *Journal, warnings []string, err error) {
 			f.Close()
 			return nil, nil, fmt.Errorf("open journal %s: drop torn line: %w", path, err)
 		}
-	}
-	if _, err := f.Seek(s.goodLen, 0); err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("open journal %s: %w", path, err)
 	}
 	j = &Journal{path: path, f: f, now: time.Now}
 	j.entries = make([]Entry, len(s.lines))
@@ -109,6 +115,22 @@ func syncDir(dir string) error {
 
 // Path returns the journal file's path.
 func (j *Journal) Path() string { return j.path }
+
+// fold folds the entries without copying them.
+func (j *Journal) fold() Status {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return Fold(j.entries)
+}
+
+// each calls fn for every entry, oldest first, under the journal's lock (fn must not append).
+func (j *Journal) each(fn func(*Entry)) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for i := range j.entries {
+		fn(&j.entries[i])
+	}
+}
 
 // Entries returns a copy of every entry, oldest first.
 func (j *Journal) Entries() []Entry {

@@ -174,3 +174,22 @@ func TestFold(t *testing.T) {
 		t.Errorf("after MarkKilled: %+v", b)
 	}
 }
+
+// TestJournalSingleWriter: even with the lock file gone, a second writer cannot open the journal.
+func TestJournalSingleWriter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), pipeline.JournalFile)
+	j, _, err := pipeline.OpenJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var le *pipeline.LockedError
+	if _, _, err := pipeline.OpenJournal(path); !errors.As(err, &le) || !strings.Contains(err.Error(), "another process") {
+		t.Fatalf("second writer: %v, want *LockedError", err)
+	}
+	j.Close()
+	j2, _, err := pipeline.OpenJournal(path)
+	if err != nil {
+		t.Fatalf("after close: %v", err)
+	}
+	j2.Close()
+}

@@ -24,6 +24,7 @@ type LockInfo struct {
 	ProcStart string `json:"procStart,omitempty"`
 }
 
+// String names the holder for people: pid, host, start time and command.
 func (i LockInfo) String() string {
 	s := fmt.Sprintf("pid %d on %s since %s", i.PID, i.Host, i.Started.Local().Format(time.RFC3339))
 	if i.Command != "" {
@@ -42,13 +43,18 @@ type LockedError struct {
 	Reason string
 }
 
+// Error names the holder and says how to proceed.
 func (e *LockedError) Error() string {
 	if e.Stale {
 		return fmt.Sprintf("work dir is locked by %s, which may be stale: %s; if no bootstrap runs there, "+
 			"remove %s and run again", e.holder(), e.Reason, e.Path)
 	}
-	return fmt.Sprintf("work dir is locked by another run: %s; wait for it to finish or stop it "+
-		"(lock file %s)", e.holder(), e.Path)
+	why := ""
+	if e.Reason != "" {
+		why = " (" + e.Reason + ")"
+	}
+	return fmt.Sprintf("work dir is locked by another run: %s%s; wait for it to finish or stop it "+
+		"(%s)", e.holder(), why, e.Path)
 }
 
 func (e *LockedError) holder() string {
@@ -76,7 +82,7 @@ func (l *Lock) Info() LockInfo { return l.info }
 // so; the check and the takeover happen under an flock on workDir/lock.guard, so two runs that
 // find the same stale lock never both win.
 func AcquireLock(workDir, command string) (*Lock, error) {
-	if err := os.MkdirAll(workDir, 0o700); err != nil {
+	if err := makeDir(workDir); err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
 	path := filepath.Join(workDir, LockFile)
@@ -207,4 +213,16 @@ func LockAlive(info LockInfo) bool {
 	host, _ := os.Hostname()
 	stale, _ := provablyStale(info, nil, LockInfo{Host: host, BootID: bootID()})
 	return !stale
+}
+
+// makeDir creates dir (0700: it holds the journal) and, when it was missing, fsyncs its parent so
+// the new directory survives power loss.
+func makeDir(dir string) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(dir))
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,21 +17,61 @@ import (
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 )
 
-// holdChild runs a pipeline whose only stage blocks, holding the lock until the parent kills it.
-func holdChild(dir string) int {
+// holdChild runs a pipeline whose only stage blocks, holding the lock until the parent kills it
+// or, with interrupt, until SIGINT (as cmd/ wires Ctrl-C) cancels the run.
+func holdChild(dir string, interrupt bool) int {
+	ctx := context.Background()
+	if interrupt {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt)
+		defer stop()
+	}
 	r := &pipeline.Runner{WorkDir: dir, Command: "bootstrap run -f hold.yaml", Stages: []pipeline.Stage{
 		&funcStage{name: "hold", run: func(ctx context.Context, _ *pipeline.Env) (any, error) {
 			select {
 			case <-ctx.Done():
+				return nil, ctx.Err()
 			case <-time.After(time.Minute):
+				return nil, nil
 			}
-			return nil, nil
 		}},
 	}}
-	if err := r.Run(context.Background(), pipeline.RunOptions{}); err != nil {
+	if err := r.Run(ctx, pipeline.RunOptions{}); err != nil {
 		return 1
 	}
 	return 0
+}
+
+// TestCtrlC interrupts a real run with SIGINT: the stage is journaled as interrupted with a
+// remedy, the run records its end, and the lock is released.
+func TestCtrlC(t *testing.T) {
+	dir := t.TempDir()
+	cmd := childCmd(t, "sigint", dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill() //nolint:errcheck // cleanup of a child that may be gone
+	waitFor(t, func() bool {
+		return pipeline.Fold(mustRead(t, pipeline.JournalPath(dir))).Stage("hold").State == pipeline.StateRunning
+	})
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err == nil {
+		t.Fatal("interrupted run exited 0")
+	}
+	r := &pipeline.Runner{WorkDir: dir, Stages: []pipeline.Stage{&funcStage{name: "hold"}}}
+	st, err := r.Status()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := st.Stage("hold")
+	if h.State != pipeline.StateInterrupted || !strings.HasPrefix(h.Error, "interrupted") || h.Remedy == "" {
+		t.Errorf("after Ctrl-C: %+v", h)
+	}
+	if st.LastRun == nil || !st.LastRun.Ended || st.Lock != nil || st.Chain != "" {
+		t.Errorf("run %+v, lock %+v, chain %q: want ended, unlocked, verified", st.LastRun, st.Lock, st.Chain)
+	}
 }
 
 // TestConcurrentRunLocked starts a real run in a child process and a second one here: the second

@@ -38,15 +38,17 @@ func (r *Runner) Plan(ctx context.Context) ([]StagePlan, error) {
 		p := StagePlan{Stage: name, Summary: stg.Summary(), Action: PlanRun}
 		prev := status.Stage(name)
 		env := (&session{r: r}).env(i, status, false, nil)
-		env.Steps = readOnlySteps{}
 		inputs, err := stg.Inputs(env)
 		if err == nil {
 			p.Fingerprint, err = Fingerprint(inputs)
 		}
+		always := alwaysRuns(stg)
 		switch {
 		case err != nil:
 			p.Error = r.scrubText(err.Error())
 			p.Reason = "inputs cannot be computed yet"
+		case always:
+			p.Reason = "runs on every pass (read-only)"
 		case prev.State == StatePending:
 			p.Reason = "never run"
 		case prev.State != StateSucceeded:
@@ -65,7 +67,7 @@ func (r *Runner) Plan(ctx context.Context) ([]StagePlan, error) {
 				}
 			}
 		}
-		if p.Action == PlanRun && upstream == "" && (prev.OutputFingerprint == "" || prev.OutputFingerprint != p.Fingerprint) {
+		if p.Action == PlanRun && !always && upstream == "" && (prev.OutputFingerprint == "" || prev.OutputFingerprint != p.Fingerprint) {
 			upstream = fmt.Sprintf("stale: %s runs with new inputs", name)
 		}
 		if pl, ok := stg.(Planner); ok && p.Action == PlanRun && err == nil {
@@ -80,12 +82,16 @@ func (r *Runner) Plan(ctx context.Context) ([]StagePlan, error) {
 	return plans, nil
 }
 
-// readOnlySteps is the Steps a stage sees during Plan: nothing is done, nothing is recorded.
+// readOnlySteps is the Steps a stage sees outside Run (Inputs, Verify, Plan): nothing is done,
+// nothing may be recorded.
 type readOnlySteps struct{}
 
+// Done reports nothing done.
 func (readOnlySteps) Done(string, any) bool { return false }
+
+// Record refuses: only Run may record.
 func (readOnlySteps) Record(key string, _ any) error {
-	return fmt.Errorf("record step %s: not allowed while planning", key)
+	return fmt.Errorf("record step %s: only Run may record steps", key)
 }
 
 // Status folds the journal for `bootstrap status`: stages in the runner's order (unknown ones

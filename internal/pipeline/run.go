@@ -14,7 +14,8 @@ import (
 // when its last attempt succeeded, its input fingerprint is unchanged and its Verify (if any)
 // still holds; otherwise it runs. When a stage runs with changed inputs (or for the first time),
 // or finishes with an output different from its last success, every later finished stage is
-// journaled stale and runs too. Run returns *LockedError when another run holds the work dir,
+// journaled stale and runs too. An AlwaysRunner stage runs every time and never makes others
+// stale. Run returns *LockedError when another run holds the work dir,
 // *ChainError when the journal's history is broken, *StageError when a stage fails.
 func (r *Runner) Run(ctx context.Context, opts RunOptions) (err error) {
 	first, last := 0, len(r.Stages)-1
@@ -36,8 +37,9 @@ func (r *Runner) Run(ctx context.Context, opts RunOptions) (err error) {
 		return err
 	}
 	defer func() { s.finish(err) }()
+	status := s.j.fold()
 	for i := range first {
-		if st := Fold(s.j.Entries()).Stage(r.Stages[i].Name()); st.State != StateSucceeded {
+		if st := status.Stage(r.Stages[i].Name()); st.State != StateSucceeded {
 			s.warn(r.Stages[i].Name(), fmt.Sprintf("stage %s is %s and outside --from %s: later stages "+
 				"may miss its output", r.Stages[i].Name(), st.State, opts.From))
 		}
@@ -66,7 +68,7 @@ func (r *Runner) Replay(ctx context.Context, stage string, nodes []string) (err 
 		return err
 	}
 	defer func() { s.finish(err) }()
-	status := Fold(s.j.Entries())
+	status := s.j.fold()
 	for _, earlier := range r.Stages[:i] {
 		if st := status.Stage(earlier.Name()); st.State != StateSucceeded {
 			s.warn(earlier.Name(), fmt.Sprintf("stage %s is %s: %s may miss its output", earlier.Name(), st.State, stage))
@@ -86,14 +88,14 @@ func (s *session) env(i int, st Status, replay bool, nodes []string) *Env {
 	}
 	name := r.Stages[i].Name()
 	return &Env{Site: r.Site, WorkDir: r.WorkDir, Nodes: nodes, Replay: replay, Outputs: outputs,
-		Events: r.stageSink(name), Log: r.log().With("stage", name)}
+		Steps: readOnlySteps{}, Events: r.stageSink(name), Log: r.log().With("stage", name)}
 }
 
 // stage decides whether stage i runs, and runs it.
 func (s *session) stage(ctx context.Context, i int, replay bool, nodes []string) error {
 	r, stg := s.r, s.r.Stages[i]
 	name := stg.Name()
-	status := Fold(s.j.Entries())
+	status := s.j.fold()
 	prev := status.Stage(name)
 	env := s.env(i, status, replay, nodes)
 	inputs, err := stg.Inputs(env)
@@ -105,10 +107,13 @@ func (s *session) stage(ctx context.Context, i int, replay bool, nodes []string)
 		return s.failed(ctx, name, prev.Attempt, "", fmt.Errorf("inputs: %w", err))
 	}
 
+	always := alwaysRuns(stg)
 	why := ""
 	switch {
 	case replay:
 		why = "replay requested"
+	case always:
+		why = "runs on every pass (read-only)"
 	case prev.State == StatePending:
 		why = "first run"
 	case prev.State != StateSucceeded:
@@ -147,7 +152,7 @@ func (s *session) stage(ctx context.Context, i int, replay bool, nodes []string)
 	} else {
 		why += fmt.Sprintf("; resuming attempt %d with %d steps done", attempt, prev.Steps)
 	}
-	if prev.OutputFingerprint == "" || prev.OutputFingerprint != fp {
+	if !always && (prev.OutputFingerprint == "" || prev.OutputFingerprint != fp) {
 		if err := s.markLater(i, status, fmt.Sprintf("%s runs with new inputs", name)); err != nil {
 			return err
 		}
@@ -168,8 +173,8 @@ func (s *session) stage(ctx context.Context, i int, replay bool, nodes []string)
 	if err != nil {
 		return s.failed(ctx, name, attempt, fp, fmt.Errorf("output: %w", err))
 	}
-	if !bytes.Equal(raw, prev.Output) && prev.OutputFingerprint != "" {
-		if err := s.markLater(i, Fold(s.j.Entries()), fmt.Sprintf("%s output changed", name)); err != nil {
+	if !always && !bytes.Equal(raw, prev.Output) && prev.OutputFingerprint != "" {
+		if err := s.markLater(i, s.j.fold(), fmt.Sprintf("%s output changed", name)); err != nil {
 			return err
 		}
 	}
@@ -179,6 +184,12 @@ func (s *session) stage(ctx context.Context, i int, replay bool, nodes []string)
 	}
 	r.emit(Event{Kind: StageSucceeded, Stage: name, Message: time.Since(start).Round(time.Millisecond).String()})
 	return nil
+}
+
+// alwaysRuns reports whether a stage asks to run on every pass.
+func alwaysRuns(stg Stage) bool {
+	a, ok := stg.(AlwaysRunner)
+	return ok && a.AlwaysRun()
 }
 
 // runStage calls Run, turning a panic into an error so the failure is journaled.
@@ -211,7 +222,7 @@ func (s *session) markLater(i int, st Status, reason string) error {
 // failed journals a stage failure and returns the *StageError. After Ctrl-C ctx is cancelled;
 // the journal write takes no context, so cancellation cannot stop the record of it.
 func (s *session) failed(ctx context.Context, name string, attempt int, fp string, cause error) error {
-	remedy := remedyOf(cause)
+	remedy := s.r.scrubText(remedyOf(cause))
 	text := s.r.scrubText(cause.Error())
 	if ctx.Err() != nil {
 		text = interruptedPrefix + ": " + text

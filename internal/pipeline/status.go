@@ -109,7 +109,8 @@ func Fold(entries []Entry) Status {
 		}
 		return &s.Stages[i]
 	}
-	for _, e := range entries {
+	for i := range entries {
+		e := &entries[i]
 		switch e.Kind {
 		case EntryRunStarted:
 			s.Runs++
@@ -168,7 +169,7 @@ func Fold(entries []Entry) Status {
 	return s
 }
 
-func addStep(st *StageStatus, e Entry) {
+func addStep(st *StageStatus, e *Entry) {
 	st.LastStep = e.Step
 	if !st.steps[e.Step] {
 		st.steps[e.Step] = true
@@ -181,7 +182,10 @@ func addStep(st *StageStatus, e Entry) {
 			st.nodes[n] = ns
 		}
 		ns.Steps++
-		ns.Last, ns.Time = strings.TrimPrefix(e.Step, nodeStepPrefix+n+"/"), e.Time
+		ns.Last, ns.Time = "", e.Time
+		if rest := len(nodeStepPrefix) + len(n) + 1; len(e.Step) > rest {
+			ns.Last = e.Step[rest:]
+		}
 	}
 }
 

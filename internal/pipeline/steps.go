@@ -25,11 +25,11 @@ func newStepBook(j *Journal, run int64, stage string, attempt int, fp string, em
 	scrub func([]byte) []byte) *stepBook {
 	b := &stepBook{j: j, run: run, stage: stage, attempt: attempt, fingerprint: fp, emit: emit,
 		scrub: scrub, done: map[string]json.RawMessage{}}
-	for _, e := range j.Entries() {
+	j.each(func(e *Entry) {
 		if e.Kind == EntryStepDone && e.Stage == stage && e.Attempt == attempt && e.Fingerprint == fp {
 			b.done[e.Step] = e.Data
 		}
-	}
+	})
 	return b
 }
 

@@ -30,6 +30,7 @@ type Report struct {
 	Stages    []pipeline.StageStatus `json:"stages"`
 	Steps     map[string][]Step      `json:"steps"`
 	Files     []File                 `json:"files"`
+	Evidence  Evidence               `json:"evidence"`
 	Warnings  []string               `json:"warnings,omitempty"`
 }
 
@@ -58,7 +59,7 @@ type File struct {
 }
 
 // skipFiles are the run's own bookkeeping, not its products.
-var skipFiles = map[string]bool{pipeline.JournalFile: true, "lock": true, "bootstrap.log": true}
+var skipFiles = map[string]bool{pipeline.JournalFile: true, pipeline.LockFile: true, pipeline.LockFile + ".guard": true, "bootstrap.log": true}
 
 // Build reads the journal through r (for stage order and status) and hashes the work dir's files.
 func Build(r *pipeline.Runner, siteName string) (*Report, error) {
@@ -85,6 +86,7 @@ func Build(r *pipeline.Runner, siteName string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	rep.Evidence = readEvidence(r.WorkDir, entries, rep.Steps)
 	return rep, nil
 }
 

@@ -78,6 +78,19 @@ func TestValidProfile(t *testing.T) {
 	if len(ps) != 0 {
 		t.Fatalf("valid/site.yaml has problems:\n%s", text)
 	}
+	s, err := Load("site.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := s.Nodes[0].StaticAddresses(); len(a) != 1 || a[0].String() != "10.0.0.11" {
+		t.Errorf("StaticAddresses = %v", a)
+	}
+	if s.ControlPlaneCount() != 3 || s.WorkerCount() != 1 || s.Cluster.Platform != PlatformBaremetal {
+		t.Errorf("counts %d/%d platform %q", s.ControlPlaneCount(), s.WorkerCount(), s.Cluster.Platform)
+	}
+	if bl := s.Day1.ModuleBlacklist; len(bl) != 1 || bl[0].Modules[0] != "irdma" || bl[0].Pools[0] != "worker" {
+		t.Errorf("default blacklist for the GPU worker = %+v", bl)
+	}
 }
 
 // TestInvalidGolden checks each testdata/invalid/*.yaml against its .golden text: every problem

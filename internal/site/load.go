@@ -52,6 +52,9 @@ func (s *Site) At(path string) Position {
 	if file == "" {
 		file = s.File
 	}
+	if file == "" {
+		file = "site profile" // a Site built in Go, not loaded from a file
+	}
 	for p := path; ; p = parentPath(p) {
 		if pos, ok := s.pos[p]; ok {
 			return pos

@@ -146,6 +146,15 @@ func (ps Problems) Warnings() Problems {
 	return out
 }
 
+// String joins the one-line forms, one per line.
+func (ps Problems) String() string {
+	lines := make([]string, len(ps))
+	for i, p := range ps {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
 // Err returns an *Errors holding every problem (warnings too) when at least one is an error, else nil.
 func (ps Problems) Err() error {
 	if !ps.HasErrors() {

@@ -34,7 +34,8 @@ type checker struct {
 	o     options
 	probs Problems
 	// Facts gathered once and shared by the checks.
-	nodeIPs map[string]ipOwner // static address → who has it
+	nodeIPs   map[string]ipOwner // static address → who has it
+	nodeAddrs map[int][]nmAddr   // node index → its static addresses
 }
 
 func (c *checker) add(sev Severity, path, msg, remedy string) {

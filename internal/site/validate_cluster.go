@@ -178,6 +178,18 @@ func (c *checker) networks() {
 			c.err("cluster.ingressVIPs", "platform baremetal needs an ingress VIP", "add `ingressVIPs: [ADDRESS]`: a free address in the machine network that *.apps.<cluster>.<domain> resolves to")
 		}
 	}
+	// The assisted service rejects a host with no address in the machine network
+	// ("belongs-to-machine-cidr"), and the install stalls waiting for it.
+	if len(machine) > 0 {
+		for i, addrs := range c.nodeAddrs {
+			if len(addrs) > 0 && !slices.ContainsFunc(addrs, func(a nmAddr) bool {
+				return slices.ContainsFunc(machine, func(m netip.Prefix) bool { return m.Contains(a.addr) })
+			}) {
+				c.err(addrs[0].path, fmt.Sprintf("none of node %q's static addresses is in the machine network (%s)", c.s.Nodes[i].Name, joinPrefixes(machine)),
+					"give the node an address in cluster.networking.machineNetwork, or add its subnet there")
+			}
+		}
+	}
 	vips := map[netip.Addr]string{}
 	c.vips("cluster.apiVIPs", cl.APIVIPs, machine, vips)
 	c.vips("cluster.ingressVIPs", cl.IngressVIPs, machine, vips)

@@ -29,6 +29,7 @@ var (
 func (c *checker) nodes() {
 	s := c.s
 	c.nodeIPs = map[string]ipOwner{}
+	c.nodeAddrs = map[int][]nmAddr{}
 	names := map[string]string{} // name → path of first use
 	macs := map[string]string{}
 	bmcs := map[string]string{}
@@ -51,7 +52,7 @@ func (c *checker) nodes() {
 		c.bmc(p+".bmc", n.BMC, bmcs)
 		c.interfaces(p, n, macs)
 		c.rootDevice(p+".rootDevice", n.RootDevice)
-		c.networkConfig(p, n)
+		c.networkConfig(i, p, n)
 		for j, a := range n.ISO.KernelArgs {
 			if strings.ContainsAny(a, " \t\n") || a == "" {
 				c.err(fmt.Sprintf("%s.iso.kernelArgs[%d]", p, j), "a kernel argument must be one word", "write each argument as its own list item")
@@ -164,7 +165,7 @@ func (c *checker) rootDevice(p, dev string) {
 }
 
 // networkConfig checks the nmstate document against interfaces[] and records static addresses.
-func (c *checker) networkConfig(p string, n *Node) {
+func (c *checker) networkConfig(idx int, p string, n *Node) {
 	if n.NetworkConfig == nil {
 		return
 	}
@@ -202,6 +203,7 @@ func (c *checker) networkConfig(p string, n *Node) {
 			}
 		}
 		for _, a := range ifc.addrs {
+			c.nodeAddrs[idx] = append(c.nodeAddrs[idx], a)
 			key := a.addr.String()
 			if first, dup := c.nodeIPs[key]; dup {
 				c.err(a.path, fmt.Sprintf("address %s is already used by node %q (%s)", key, first.node, first.path), "give every node its own address")

@@ -17,9 +17,9 @@ import (
 const PreflightResultsFile = "preflight.json"
 
 // Preflight is the read-only first stage: it runs every check the site profile calls for and
-// fails when any check fails (the error is a *preflight.FailedError; the CLI exits 2). The world
-// is checked on every run: after a success, the runner calls Verify, which runs the checks
-// again; when they pass the stage is skipped, when any fails the stage runs and fails.
+// fails when any check fails (the error is a *preflight.FailedError; the CLI exits 2). It changes
+// nothing, so it runs on every pass (AlwaysRun); Verify runs the checks for callers that only
+// ask whether the world still holds.
 type Preflight struct {
 	// Options are the base check options; WorkDir, ClusterInstalled and (through DiskNeed)
 	// MinFreeBytes are filled in from the environment.
@@ -64,6 +64,10 @@ func (Preflight) Name() string { return "preflight" }
 func (Preflight) Summary() string {
 	return "read-only checks of the jump host, DNS, VIPs, NTP and referenced files"
 }
+
+// AlwaysRun implements pipeline.AlwaysRunner: the world is checked on every pass. Its output is
+// not an input of later stages.
+func (Preflight) AlwaysRun() bool { return true }
 
 // Inputs implements pipeline.Stage.
 func (Preflight) Inputs(env *pipeline.Env) (any, error) {

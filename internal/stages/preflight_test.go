@@ -22,8 +22,9 @@ import (
 
 // The interfaces the runner looks for.
 var (
-	_ pipeline.Stage    = Preflight{}
-	_ pipeline.Verifier = Preflight{}
+	_ pipeline.Stage        = Preflight{}
+	_ pipeline.Verifier     = Preflight{}
+	_ pipeline.AlwaysRunner = Preflight{}
 )
 
 func TestPreflightStage(t *testing.T) {
