@@ -78,6 +78,7 @@ type FailedError struct {
 	Checks []string // names of the failed checks, in report order
 }
 
+// Error names the failed checks.
 func (e *FailedError) Error() string {
 	return fmt.Sprintf("preflight: %d check(s) failed: %s", len(e.Checks), strings.Join(e.Checks, ", "))
 }
