@@ -17,7 +17,7 @@ const ConfigsLabel = "operators.operatorframework.io.index.configs.v1"
 // from the last one back and reading stops after the first layer holding catalog files, so the
 // opm base layers below are never downloaded.
 func ReadCatalog(ctx context.Context, image, plat string, o Options) (*Catalog, error) {
-	rc, err := newClient(o)
+	rc, err := newClient(o, hostsOf([]Image{{Source: image}})...)
 	if err != nil {
 		return nil, err
 	}

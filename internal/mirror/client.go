@@ -14,12 +14,14 @@ import (
 	"github.com/regclient/regclient"
 	"github.com/regclient/regclient/config"
 	"github.com/regclient/regclient/scheme/reg"
+	"github.com/regclient/regclient/types/ref"
 )
 
-// newClient builds the regclient used for one operation. The destination, and the source override
-// when set, get explicit host entries; every other source host uses the source endpoint's settings
-// as regclient's default host.
-func newClient(o Options) (*regclient.RegClient, error) {
+// newClient builds the regclient used for one operation. The destination, the source override and
+// the given source hosts get explicit entries (so that --src-tls-verify=false can find out whether
+// each speaks TLS at all); any other source host uses the source endpoint's settings as regclient's
+// default host.
+func newClient(o Options, sourceHosts ...string) (*regclient.RegClient, error) {
 	conc := int64(o.Parallel + 2) // BlobGet holds a slot until closed; leave room for puts and HEADs
 	srcDef := config.Host{TLS: config.TLSEnabled, ReqConcurrent: conc, BlobMax: -1}
 	if o.Source.Insecure {
@@ -44,6 +46,13 @@ func newClient(o Options) (*regclient.RegClient, error) {
 	}
 	if o.Source.Host != "" {
 		srcHosts = append(srcHosts, o.Source.Host)
+	}
+	if o.SourceRegistry == "" {
+		for _, h := range sourceHosts {
+			if !contains(srcHosts, h) {
+				srcHosts = append(srcHosts, h)
+			}
+		}
 	}
 	for _, h := range srcHosts {
 		if h == o.Dest.Host {
@@ -176,4 +185,15 @@ func contains(l []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// hostsOf returns the registries of the images' sources.
+func hostsOf(images []Image) []string {
+	var out []string
+	for _, im := range images {
+		if r, err := ref.New(im.Source); err == nil && !contains(out, r.Registry) {
+			out = append(out, r.Registry)
+		}
+	}
+	return out
 }

@@ -59,7 +59,7 @@ func Copy(ctx context.Context, images []Image, o Options) (*Result, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	rc, err := newClient(o)
+	rc, err := newClient(o, hostsOf(images)...)
 	if err != nil {
 		return nil, err
 	}

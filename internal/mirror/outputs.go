@@ -48,6 +48,21 @@ type Outputs struct {
 // deterministic: the same content gives byte-identical files.
 func WriteOutputs(dir string, c Content) (Outputs, error) {
 	c.APIVersion = ContentAPIVersion
+	c.Images = append([]ImageResult(nil), c.Images...)
+	// An image found already present is not read again (one HEAD), so its size comes from the
+	// content.json of the run that copied it.
+	prev := map[string]int64{}
+	if old, err := ReadContent(filepath.Join(dir, "content.json")); err == nil {
+		for _, im := range old.Images {
+			prev[im.Source+"@"+im.Digest] = im.Size
+		}
+	}
+	for i := range c.Images {
+		c.Images[i].Skipped = false // a property of one run, not of the content
+		if c.Images[i].Size == 0 {
+			c.Images[i].Size = prev[c.Images[i].Source+"@"+c.Images[i].Digest]
+		}
+	}
 	sort.Slice(c.Images, func(i, j int) bool { return c.Images[i].Source < c.Images[j].Source })
 	idms, itms := map[string]string{}, map[string]string{}
 	var mapping strings.Builder

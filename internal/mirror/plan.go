@@ -64,7 +64,7 @@ func Plan(ctx context.Context, images []Image, o Options) (*PlanResult, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	rc, err := newClient(o)
+	rc, err := newClient(o, hostsOf(images)...)
 	if err != nil {
 		return nil, err
 	}

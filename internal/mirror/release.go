@@ -50,7 +50,7 @@ type imageStream struct {
 // to the first and reading stops at the layer holding the file, so the payload's base layers are
 // never downloaded.
 func ReleaseComponents(ctx context.Context, releaseImage, plat string, o Options) ([]ReleaseComponent, error) {
-	rc, err := newClient(o)
+	rc, err := newClient(o, hostsOf([]Image{{Source: releaseImage}})...)
 	if err != nil {
 		return nil, err
 	}
