@@ -63,6 +63,9 @@ func Copy(ctx context.Context, images []Image, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkDest(ctx, rc, o); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	e := &engine{rc: rc, o: o, states: map[string]*blobState{}}
 	images = dedupImages(images)
