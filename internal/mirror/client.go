@@ -81,10 +81,14 @@ func newClient(o Options, sourceHosts ...string) (*regclient.RegClient, error) {
 			hosts = append(hosts, hc)
 		}
 	}
+	backoff := o.BackoffMax
+	if backoff <= 0 {
+		backoff = 5 * time.Second
+	}
 	ropts := []regclient.Opt{
 		regclient.WithConfigHostDefault(srcDef),
 		regclient.WithConfigHost(hosts...),
-		regclient.WithRegOpts(reg.WithRetryLimit(2), reg.WithDelay(200*time.Millisecond, 5*time.Second)),
+		regclient.WithRegOpts(reg.WithRetryLimit(2), reg.WithDelay(min(200*time.Millisecond, backoff), backoff)),
 		regclient.WithUserAgent("bootstrap-mirror"),
 	}
 	if o.Log != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/regclient/regclient"
 	"github.com/regclient/regclient/config"
@@ -86,6 +87,7 @@ func (e *testEnv) opts() Options {
 	o.Parallel = 4
 	o.RetryBase = 10_000_000 // 10ms: keep failing tests short
 	o.RetryMax = 50_000_000
+	o.BackoffMax = 100 * time.Millisecond
 	return o
 }
 

@@ -54,6 +54,9 @@ type Options struct {
 	Retries int
 	// RetryBase is the first backoff delay; each retry doubles it (with jitter) up to RetryMax.
 	RetryBase, RetryMax time.Duration
+	// BackoffMax caps the registry client's per-host backoff: after 5xx or 429 answers every request
+	// to that host waits, doubling up to this (default 5s).
+	BackoffMax time.Duration
 	// ProgressInterval bounds how often Progress is called.
 	ProgressInterval time.Duration
 	Progress         ProgressFunc
@@ -70,6 +73,7 @@ func DefaultOptions(dest Endpoint) Options {
 		Retries:          3,
 		RetryBase:        500 * time.Millisecond,
 		RetryMax:         15 * time.Second,
+		BackoffMax:       5 * time.Second,
 		ProgressInterval: time.Second,
 	}
 }
