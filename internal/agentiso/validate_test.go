@@ -67,7 +67,10 @@ func TestValidateRules(t *testing.T) {
 		{"RHEL 8 ata path on 4.16", "dell-xe7740-h200", func(s *site.Site) {}, Warning, "nodes[3].rootDevice", "xe7740-1", "RHEL 8 by-path form"},
 		{"RHEL 9 ata path on 4.12", "compact-3node", func(s *site.Site) { s.Cluster.Release.Version = "4.12.40" },
 			Warning, "nodes[0].rootDevice", "ctl-1", "boots a RHEL 8 kernel"},
-		{"single node with VIPs", "sno", func(s *site.Site) { s.Cluster.APIVIPs = []string{"192.168.50.5"}; s.Cluster.IngressVIPs = []string{"192.168.50.6"} },
+		{"single node with VIPs", "sno", func(s *site.Site) {
+			s.Cluster.APIVIPs = []string{"192.168.50.5"}
+			s.Cluster.IngressVIPs = []string{"192.168.50.6"}
+		},
 			Error, "cluster.apiVIPs", "", "platform none"},
 		{"two masters", "lab", func(s *site.Site) { s.Nodes[2].Role = site.RoleWorker }, Error, "nodes", "", "2 master nodes"},
 		{"duplicate hostname", "lab", func(s *site.Site) { s.Nodes[4].Name = "worker-0" }, Error, "nodes[4].name", "worker-0", "already used by nodes[3]"},
