@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -32,12 +31,7 @@ func installerDouble(t testing.TB) string {
 			doubleErr = err
 			return
 		}
-		doublePath = filepath.Join(dir, "openshift-install")
-		out, err := exec.Command("go", "build", "-o", doublePath, "./agentisotest/openshift-install-double").CombinedOutput()
-		if err != nil {
-			doubleErr = err
-			t.Logf("%s", out)
-		}
+		doublePath, doubleErr = agentisotest.BuildInstallerDouble(dir)
 	})
 	if doubleErr != nil {
 		t.Fatalf("build test double: %v", doubleErr)

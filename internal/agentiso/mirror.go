@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -158,4 +159,20 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// MirrorReleaseImage maps a release image given by digest to its mirror through the digest
+// sources ("quay.io/openshift-release-dev/ocp-release@sha256:..." → "<mirror>@sha256:...").
+// It returns "" when the image is not by digest or no source matches.
+func MirrorReleaseImage(image string, sources []ImageDigestSource) string {
+	repo, digest, ok := strings.Cut(image, "@")
+	if !ok || !strings.HasPrefix(digest, "sha256:") {
+		return ""
+	}
+	for _, s := range sources {
+		if s.Source == repo && len(s.Mirrors) > 0 {
+			return s.Mirrors[0] + "@" + digest
+		}
+	}
+	return ""
 }

@@ -98,6 +98,10 @@ func (c *countingWriter) ReadFrom(r io.Reader) (int64, error) {
 
 // URL joins the base URL the BMCs use and an image's path, refusing URLs iDRAC would reject.
 func URL(baseURL string, img Image) (string, error) {
+	if baseURL == "" {
+		return "", errors.New("no ISO base URL: iso.serveAddress listens on all interfaces, so set iso.baseURL " +
+			"to the http(s)://address:port the BMCs reach")
+	}
 	u, err := url.Parse(strings.TrimRight(baseURL, "/"))
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return "", fmt.Errorf("iso.baseURL %q: want http(s)://host[:port][/prefix]", baseURL)
