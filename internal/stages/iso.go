@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -16,7 +14,6 @@ import (
 
 	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
-	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
 // ISO is the iso stage: validate what the installer would reject, render install-config.yaml,
@@ -83,12 +80,12 @@ func (s ISO) Inputs(env *pipeline.Env) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	custom, err := customizations(env.Site)
+	custom, err := agentiso.NodeCustomizations(env.Site)
 	if err != nil {
 		return nil, err
 	}
 	in := isoInputs{Files: r.Digests(), Installer: env.Site.Cluster.Installer.Path, Release: env.Site.Cluster.Release.Version,
-		ReleaseImage: releaseImage(env, mirror), BaseURL: baseURL(env.Site), ManifestsOnly: s.ManifestsOnly,
+		ReleaseImage: releaseImage(env, mirror), BaseURL: agentiso.BaseURL(env.Site), ManifestsOnly: s.ManifestsOnly,
 		Customizations: map[string]customizationHash{}}
 	for n, c := range custom {
 		h := customizationHash{KernelArgs: c.KernelArgs}
@@ -176,7 +173,7 @@ func (s ISO) build(ctx context.Context, env *pipeline.Env, r *agentiso.Rendered,
 }
 
 func (s ISO) prepareNodes(env *pipeline.Env, out *ISOOutput) error {
-	custom, err := customizations(env.Site)
+	custom, err := agentiso.NodeCustomizations(env.Site)
 	if err != nil {
 		return err
 	}
@@ -188,7 +185,7 @@ func (s ISO) prepareNodes(env *pipeline.Env, out *ISOOutput) error {
 		return err
 	}
 	defer p.Close()
-	base := baseURL(env.Site)
+	base := agentiso.BaseURL(env.Site)
 	if out.URL, err = agentiso.URL(base, p.Base); err != nil {
 		return err
 	}
@@ -258,7 +255,7 @@ func (s ISO) Plan(_ context.Context, env *pipeline.Env) ([]string, error) {
 	}
 	lines = append(lines, fmt.Sprintf("run openshift-install agent create image in %s with release %s",
 		filepath.Join(env.WorkDir, agentiso.InstallerDir), rel))
-	custom, err := customizations(env.Site)
+	custom, err := agentiso.NodeCustomizations(env.Site)
 	if err != nil {
 		return nil, err
 	}
@@ -297,47 +294,6 @@ func releaseImage(env *pipeline.Env, mirror *agentiso.MirrorOutputs) string {
 		return mo.ReleaseImage
 	}
 	return agentiso.MirrorReleaseImage(env.Site.Cluster.Release.Image, mirror.DigestSources)
-}
-
-// customizations returns the per-node ISO customizations when iso.perNode is on.
-func customizations(s *site.Site) (map[string]agentiso.Customization, error) {
-	out := map[string]agentiso.Customization{}
-	if !s.ISO.PerNode {
-		return out, nil
-	}
-	for i, n := range s.Nodes {
-		c := agentiso.Customization{KernelArgs: n.ISO.KernelArgs}
-		if f := n.ISO.IgnitionFile; f != "" {
-			if !filepath.IsAbs(f) && s.File != "" {
-				f = filepath.Join(filepath.Dir(s.File), f)
-			}
-			data, err := os.ReadFile(f)
-			if err != nil {
-				return nil, fmt.Errorf("nodes[%d].iso.ignitionFile: %w", i, err)
-			}
-			c.Ignition = data
-		}
-		if !c.Empty() {
-			out[n.Name] = c
-		}
-	}
-	return out, nil
-}
-
-// baseURL is iso.baseURL, or the serve address when it is one a BMC can reach.
-func baseURL(s *site.Site) string {
-	if s.ISO.BaseURL != "" {
-		return s.ISO.BaseURL
-	}
-	scheme := "http"
-	if s.ISO.TLSCert != "" {
-		scheme = "https"
-	}
-	host, _, err := net.SplitHostPort(s.ISO.ServeAddress)
-	if err != nil || host == "" || net.ParseIP(host).IsUnspecified() {
-		return "" // agentiso.URL rejects it, saying to set iso.baseURL
-	}
-	return (&url.URL{Scheme: scheme, Host: s.ISO.ServeAddress}).String()
 }
 
 func emit(env *pipeline.Env, e pipeline.Event) {
