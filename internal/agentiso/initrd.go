@@ -3,6 +3,7 @@ package agentiso
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -23,7 +24,7 @@ type initrdFile struct {
 }
 
 // decodeInitrd reads the ignition embed area's contents: an xz-compressed (or plain) newc cpio
-// archive, possibly several concatenated, zero-padded. Only regular files are kept (that is all
+// archive (or gzip-compressed), possibly several concatenated, zero-padded. Only regular files are kept (that is all
 // coreos-installer writes there).
 func decodeInitrd(area []byte) ([]initrdFile, error) {
 	data := bytes.TrimRight(area, "\x00")
@@ -31,7 +32,18 @@ func decodeInitrd(area []byte) ([]initrdFile, error) {
 		return nil, nil
 	}
 	var raw []byte
-	if bytes.HasPrefix(data, []byte("\xfd7zXZ\x00")) {
+	switch {
+	case bytes.HasPrefix(data, []byte("\x1f\x8b")): // gzip (older assisted-image-service and coreos-installer)
+		// not the trimmed data: a gzip trailer may end in zero bytes
+		zr, err := gzip.NewReader(bytes.NewReader(area))
+		if err != nil {
+			return nil, fmt.Errorf("ignition area: %w", err)
+		}
+		zr.Multistream(false) // the zero padding after the member is not another member
+		if raw, err = io.ReadAll(zr); err != nil {
+			return nil, fmt.Errorf("ignition area: gzip: %w", err)
+		}
+	case bytes.HasPrefix(data, []byte("\xfd7zXZ\x00")):
 		zr, err := xz.NewReader(bytes.NewReader(data))
 		if err != nil {
 			return nil, fmt.Errorf("ignition area: %w", err)
@@ -39,7 +51,7 @@ func decodeInitrd(area []byte) ([]initrdFile, error) {
 		if raw, err = io.ReadAll(zr); err != nil {
 			return nil, fmt.Errorf("ignition area: xz: %w", err)
 		}
-	} else {
+	default:
 		raw = data
 	}
 	files := map[string]initrdFile{}
@@ -103,7 +115,13 @@ func encodeInitrd(files []initrdFile) ([]byte, error) {
 		return nil, err
 	}
 	var out bytes.Buffer
-	cfg := xz.WriterConfig{CheckSum: xz.CRC32}
+	// A dictionary no larger than the data: compression is as good, the encoder allocates far less
+	// (8 MiB by default, per node), and the kernel's decompressor needs less memory.
+	dict := 1 << 16
+	for dict < cpio.Len() && dict < 8<<20 {
+		dict <<= 1
+	}
+	cfg := xz.WriterConfig{CheckSum: xz.CRC32, DictCap: dict}
 	zw, err := cfg.NewWriter(&out)
 	if err != nil {
 		return nil, fmt.Errorf("xz: %w", err)

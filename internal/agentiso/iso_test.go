@@ -115,10 +115,12 @@ func TestCustomizeReadBack(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		legacy bool
+		gzip   bool
 		base   []byte
-	}{{"json-info with agent ignition", false, []byte(agentIgnition)}, {"legacy empty area", true, nil}} {
+	}{{"json-info with agent ignition", false, false, []byte(agentIgnition)}, {"gzip agent ignition", false, true, []byte(agentIgnition)},
+		{"legacy empty area", true, false, nil}} {
 		t.Run(c.name, func(t *testing.T) {
-			iso := buildISO(t, agentisotest.LiveISO{Legacy: c.legacy, Ignition: c.base})
+			iso := buildISO(t, agentisotest.LiveISO{Legacy: c.legacy, Gzip: c.gzip, Ignition: c.base})
 			f, l := openLayout(t, iso)
 			patches, err := l.Customize(f, Customization{KernelArgs: kargs, Ignition: fragment})
 			if err != nil {

@@ -29,6 +29,8 @@ type LiveISO struct {
 	Ignition []byte
 	// Legacy writes the system-area headers instead of the JSON info files.
 	Legacy bool
+	// Gzip compresses the embedded ignition with gzip instead of xz.
+	Gzip bool
 	// Label is the volume label.
 	Label string
 }
@@ -62,7 +64,7 @@ func (l LiveISO) Build(out string) error {
 	isolinux := isoPrefix + area + "\n"
 	ign := make([]byte, l.IgnitionSize)
 	if l.Ignition != nil {
-		data, err := compressedCpio("config.ign", l.Ignition)
+		data, err := compressedCpio("config.ign", l.Ignition, l.Gzip)
 		if err != nil {
 			return err
 		}
@@ -163,8 +165,8 @@ func FileExtent(iso, path string) ([2]int64, error) {
 	return [2]int64{lba * 2048, size}, nil
 }
 
-// compressedCpio makes an xz (CRC32) newc cpio archive holding one file, with the real tools.
-func compressedCpio(name string, data []byte) ([]byte, error) {
+// compressedCpio makes an xz (CRC32) or gzip newc cpio archive holding one file, with the real tools.
+func compressedCpio(name string, data []byte, gz bool) ([]byte, error) {
 	dir, err := os.MkdirTemp("", "cpio-")
 	if err != nil {
 		return nil, err
@@ -173,7 +175,11 @@ func compressedCpio(name string, data []byte) ([]byte, error) {
 	if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 		return nil, err
 	}
-	cmd := exec.Command("sh", "-c", "echo "+name+" | cpio --quiet -o -H newc --reproducible | xz -c --check=crc32 --format=xz")
+	compress := "xz -c --check=crc32 --format=xz"
+	if gz {
+		compress = "gzip -c -n"
+	}
+	cmd := exec.Command("sh", "-c", "echo "+name+" | cpio --quiet -o -H newc --reproducible | "+compress)
 	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
