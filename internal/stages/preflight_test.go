@@ -49,7 +49,7 @@ func TestPreflightStage(t *testing.T) {
 		DNSServers: []string{d.Addr()}, NTPSources: []string{n.Addr()}}}
 	var mu sync.Mutex
 	var events []pipeline.Event
-	steps := &memSteps{}
+	steps := newMemSteps()
 	env := &pipeline.Env{Site: s, WorkDir: filepath.Join(t.TempDir(), ".bootstrap"), Steps: steps,
 		Events: func(e pipeline.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }}
 	st := Preflight{Options: preflight.Options{MinFreeBytes: 1, VIPPorts: []int{1}}, Runner: preflight.Runner{Timeout: 5 * time.Second}}
@@ -155,34 +155,4 @@ func TestPreflightStageDiskNeed(t *testing.T) {
 	if _, err := st.Run(context.Background(), env); err == nil || !strings.Contains(err.Error(), "no plan") {
 		t.Errorf("Run with a broken DiskNeed: %v", err)
 	}
-}
-
-// memSteps is an in-memory pipeline.Steps (the journal's own is tested in internal/pipeline).
-type memSteps struct {
-	mu   sync.Mutex
-	data map[string][]byte
-}
-
-func (m *memSteps) Done(key string, out any) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	b, ok := m.data[key]
-	if ok && out != nil {
-		return json.Unmarshal(b, out) == nil
-	}
-	return ok
-}
-
-func (m *memSteps) Record(key string, data any) error {
-	b, err := json.Marshal(data)
-	if err != nil {
-		return err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.data == nil {
-		m.data = map[string][]byte{}
-	}
-	m.data[key] = b
-	return nil
 }
