@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/preflight"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
+	"github.com/bootstrap-dev/bootstrap/internal/stages"
 )
 
 // preflightDeps is what the preflight command takes from the root command, so that it shares
@@ -53,9 +55,19 @@ probed. Exit code 2 when any check fails; warnings do not fail.`,
 			if err != nil {
 				return err
 			}
-			opts := preflight.Options{WorkDir: dir, MinFreeBytes: minFree << 30, MaxClockOffset: offset,
-				VIPPorts: ports, ClusterInstalled: installed(dir)}
-			rep := preflight.Runner{Timeout: timeout}.Run(cmd.Context(), preflight.Checks(s, opts))
+			// The pipeline's own preflight stage, so that the checks other adapters add (More)
+			// and its disk need are the same here; flags the user set win.
+			st := preflightStage()
+			st.Options.MinFreeBytes, st.Options.MaxClockOffset, st.Options.VIPPorts = minFree<<30, offset, ports
+			if cmd.Flags().Changed("min-free-gib") {
+				st.DiskNeed = nil
+			}
+			env := &pipeline.Env{Site: s, WorkDir: dir, Outputs: journalOutputs(dir)}
+			checks, err := st.Checks(cmd.Context(), env)
+			if err != nil {
+				return err
+			}
+			rep := preflight.Runner{Timeout: timeout}.Run(cmd.Context(), checks)
 			out := cmd.OutOrStdout()
 			if asJSON || (d.JSON != nil && d.JSON(cmd)) {
 				err = preflight.WriteJSON(out, rep)
@@ -80,13 +92,29 @@ probed. Exit code 2 when any check fails; warnings do not fail.`,
 	return cmd
 }
 
-// installed reports whether the journal in dir records a successful install stage, as the
-// preflight stage learns from its environment. An unreadable journal counts as not installed:
-// the VIP check then errs on the side of reporting an address in use.
-func installed(dir string) bool {
-	entries, _, err := pipeline.ReadJournal(pipeline.JournalPath(dir))
-	if err != nil {
-		return false
+// preflightStage is the pipeline's preflight stage as stages.All configures it.
+func preflightStage() stages.Preflight {
+	for _, st := range stages.All() {
+		if p, ok := st.(stages.Preflight); ok {
+			return p
+		}
 	}
-	return !pipeline.Fold(entries).Stage("install").Succeeded.IsZero()
+	return stages.Preflight{}
+}
+
+// journalOutputs are the outputs of the stages that succeeded, as the runner hands them to a
+// stage: preflight learns from them that the cluster is installed (its VIPs then answer). An
+// unreadable journal gives none, and the VIP check errs on the side of "in use".
+func journalOutputs(dir string) map[string]json.RawMessage {
+	entries, _, err := pipeline.ReadJournal(pipeline.JournalPath(dir))
+	if err != nil || len(entries) == 0 {
+		return nil
+	}
+	out := map[string]json.RawMessage{}
+	for _, ss := range pipeline.Fold(entries).Stages {
+		if len(ss.Output) > 0 {
+			out[ss.Name] = ss.Output
+		}
+	}
+	return out
 }

@@ -114,8 +114,11 @@ func TestPreflightCmdAfterInstall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []pipeline.EntryKind{pipeline.EntryStageStarted, pipeline.EntryStageSucceeded} {
-		if _, err := j.Append(pipeline.Entry{Kind: k, Run: 1, Stage: "install", Attempt: 1}); err != nil {
+	for _, e := range []pipeline.Entry{
+		{Kind: pipeline.EntryStageStarted, Run: 1, Stage: "install", Attempt: 1},
+		{Kind: pipeline.EntryStageSucceeded, Run: 1, Stage: "install", Attempt: 1, Data: json.RawMessage(`{"installed":true}`)},
+	} {
+		if _, err := j.Append(e); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -29,6 +29,10 @@ type Preflight struct {
 	// DiskNeed, when set, says how many bytes the run will still write to the work dir (the
 	// mirror plan's remaining total plus the ISOs); it overrides Options.MinFreeBytes.
 	DiskNeed func(ctx context.Context, env *pipeline.Env) (int64, error)
+	// More adds checks that need another adapter's view of the profile (the registry's TLS
+	// and credentials as the mirror stage builds them, the BMC targets as the boot stage
+	// builds them). Each returns its checks for env; the runner orders them by category.
+	More []func(env *pipeline.Env) []preflight.Check
 }
 
 // PreflightOutput is the journaled output of the preflight stage. It holds only what changes
@@ -116,7 +120,10 @@ func (p Preflight) Verify(ctx context.Context, env *pipeline.Env) error {
 	return rep.Err()
 }
 
-func (p Preflight) check(ctx context.Context, env *pipeline.Env) (preflight.Report, error) {
+// Checks returns every check for env: the profile's jump-host checks (preflight.Checks with
+// Options completed from env: the work dir, whether install already succeeded, the disk need),
+// then those of More. `bootstrap preflight` runs the same list without running the pipeline.
+func (p Preflight) Checks(ctx context.Context, env *pipeline.Env) ([]preflight.Check, error) {
 	o := p.Options
 	o.WorkDir = env.WorkDir
 	if _, installed := env.Outputs["install"]; installed {
@@ -125,11 +132,22 @@ func (p Preflight) check(ctx context.Context, env *pipeline.Env) (preflight.Repo
 	if p.DiskNeed != nil {
 		need, err := p.DiskNeed(ctx, env)
 		if err != nil {
-			return preflight.Report{}, fmt.Errorf("preflight: disk need: %w", err)
+			return nil, fmt.Errorf("preflight: disk need: %w", err)
 		}
 		o.MinFreeBytes = max(need, 1) // 0 would mean "use the default"
 	}
 	checks := preflight.Checks(env.Site, o)
+	for _, more := range p.More {
+		checks = append(checks, more(env)...)
+	}
+	return checks, nil
+}
+
+func (p Preflight) check(ctx context.Context, env *pipeline.Env) (preflight.Report, error) {
+	checks, err := p.Checks(ctx, env)
+	if err != nil {
+		return preflight.Report{}, err
+	}
 	total := int64(len(checks))
 	var done atomic.Int64
 	r := p.Runner

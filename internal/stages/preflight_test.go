@@ -156,3 +156,24 @@ func TestPreflightStageDiskNeed(t *testing.T) {
 		t.Errorf("Run with a broken DiskNeed: %v", err)
 	}
 }
+
+// Checks that other adapters contribute (More) run with the rest and can fail the stage.
+func TestPreflightStageMore(t *testing.T) {
+	env := &pipeline.Env{Site: &site.Site{}, WorkDir: t.TempDir()}
+	st := Preflight{Options: preflight.Options{MinFreeBytes: 1}, More: []func(*pipeline.Env) []preflight.Check{
+		func(e *pipeline.Env) []preflight.Check {
+			return []preflight.Check{preflight.Func("registry quay.lab", preflight.CategoryRegistry, func(context.Context) preflight.Result {
+				return preflight.Failf("Trust the registry's CA.", "x509: certificate signed by unknown authority")
+			})}
+		},
+	}}
+	checks, err := st.Checks(context.Background(), env)
+	if err != nil || len(checks) != 2 {
+		t.Fatalf("Checks: %v, %d checks", err, len(checks))
+	}
+	_, err = st.Run(context.Background(), env)
+	var fe *preflight.FailedError
+	if !errors.As(err, &fe) || len(fe.Checks) != 1 || fe.Checks[0] != "registry quay.lab" {
+		t.Fatalf("Run: %v, want the registry check failing", err)
+	}
+}
