@@ -70,7 +70,7 @@ func TestLabPassesPreflight(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"dns api.lab.bootstrap.test", "dns *.apps.lab.bootstrap.test", "dns gpu-1.lab.bootstrap.test",
-		"ntp " + l.Site.Cluster.NTPSources[0], "file cluster.sshKeyFile", "file nodes[4].bmc.password.file",
+		"ntp " + l.Site.Cluster.NTPSources[0], "file cluster.sshKeyFile", "file nodes[0].bmc.password.file (+4 more)",
 		"vip " + l.IP(5).String() + " (api) free", "iso serve address " + l.Site.ISO.ServeAddress} {
 		if !strings.Contains(strings.Join(names, "\n"), want) {
 			t.Errorf("no check %q among %v", want, names)
