@@ -33,6 +33,12 @@ const (
 	CheckSessions   = "bmc-sessions"
 )
 
+// PreflightCheckNames lists every check Preflight can report, in the order it reports them.
+func PreflightCheckNames() []string {
+	return []string{CheckISOURL, CheckReachable, CheckTLS, CheckAuth, CheckRedfish, CheckFirmware,
+		CheckMedia, CheckBootTarget, CheckStaleMedia, CheckMAC, CheckSessions}
+}
+
 // Finding is one preflight result for one node.
 type Finding struct {
 	Node    string `json:"node"`
@@ -134,7 +140,8 @@ func preflight(ctx context.Context, n PreflightNode, cfg config) []Finding {
 	desc := fmt.Sprintf("%s %s, BMC firmware %s, power %s", st.Vendor, st.Model, st.Firmware, st.Power)
 	switch {
 	case !st.IsDell():
-		add(CheckFirmware, Warn, desc+": not a Dell iDRAC; the standard Redfish flow will be used untested", "")
+		add(CheckFirmware, Warn, desc+": not a Dell iDRAC; the standard Redfish flow will be used untested",
+			"check bmc.address points at the right server; boot one node first and watch its console")
 	case CompareVersions(st.Firmware, FirmwareFloor) < 0:
 		add(CheckFirmware, Warn, desc+": below the iDRAC9 floor "+FirmwareFloor+" (one-time boot goes through ImportSystemConfiguration)",
 			"update iDRAC9 firmware to "+FirmwareFloor+" or later")
@@ -148,7 +155,8 @@ func preflight(ctx context.Context, n PreflightNode, cfg config) []Finding {
 	}
 	switch {
 	case len(st.Boot.Allowed) == 0:
-		add(CheckBootTarget, Warn, "the BMC does not list its allowed boot targets", "")
+		add(CheckBootTarget, Warn, "the BMC does not list its allowed boot targets",
+			"check in the iDRAC (Configuration > BIOS Settings > Boot Settings) that the boot mode is UEFI")
 	case slices.Contains(st.Boot.Allowed, "Cd"):
 		add(CheckBootTarget, Pass, "Cd is an allowed boot override target", "")
 	default:
@@ -161,7 +169,8 @@ func preflight(ctx context.Context, n PreflightNode, cfg config) []Finding {
 		}
 	}
 	if len(stale) > 0 {
-		add(CheckStaleMedia, Warn, "media attached: "+strings.Join(stale, ", ")+"; the boot stage will eject it", "")
+		add(CheckStaleMedia, Warn, "media attached: "+strings.Join(stale, ", ")+"; the boot stage will eject it",
+			"nothing to do unless someone is using it: close their virtual console session first")
 	} else {
 		add(CheckStaleMedia, Pass, "no stale media attached", "")
 	}
@@ -185,6 +194,7 @@ func macFinding(node string, st State, e Expect) Finding {
 	}
 	if len(want) == 0 {
 		f.Status, f.Message = Warn, "the profile gives no MAC for this node; nothing to compare"
+		f.Remedy = "set bootMAC (and interfaces) for node " + node + " so a swapped cable is caught before anything reboots"
 		return f
 	}
 	have := make([]string, 0, len(st.NICs))
@@ -219,6 +229,7 @@ func (c *Client) sessionFinding(ctx context.Context) Finding {
 	var col collection
 	if err := c.raw.get(ctx, "/redfish/v1/SessionService/Sessions", &col); err != nil {
 		f.Status, f.Message = Warn, "cannot list sessions: "+rootCause(err)
+		f.Remedy = "check the account has the Login privilege on the iDRAC"
 		return f
 	}
 	f.Message = fmt.Sprintf("%d Redfish session(s) open", len(col.Members))

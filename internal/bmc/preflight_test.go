@@ -78,7 +78,7 @@ func TestPreflight(t *testing.T) {
 				if tc.status == bmc.Pass && fs[i].Status == bmc.Fail {
 					t.Errorf("unexpected failure: %+v", fs[i])
 				}
-				if fs[i].Status == bmc.Fail && fs[i].Remedy == "" {
+				if fs[i].Status != bmc.Pass && fs[i].Remedy == "" {
 					t.Errorf("failure without a remedy: %+v", fs[i])
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -26,6 +27,8 @@ type Options struct {
 	SessionLimit int           // default 8, as iDRAC9
 	// StaleMedia, when set, is an image left inserted in the removable-disk slot and the CD slot.
 	StaleMedia string
+	// Listen is the address to listen on ("127.0.0.101:8443"); empty: 127.0.0.1 on a free port.
+	Listen string
 	// Cert is the TLS certificate; nil: a fresh one per simulator.
 	Cert *Cert
 	// Fetch is the client the iDRAC uses to read inserted media; default: no proxy, 10s timeout.
@@ -152,6 +155,14 @@ func New(o Options) *BMC {
 	}
 	b.stats.Power = b.power
 	b.srv = httptest.NewUnstartedServer(http.HandlerFunc(b.serve))
+	if o.Listen != "" {
+		l, err := net.Listen("tcp", o.Listen)
+		if err != nil {
+			panic("bmctest: listen " + o.Listen + ": " + err.Error()) // as httptest does
+		}
+		b.srv.Listener.Close()
+		b.srv.Listener = l
+	}
 	if o.Cert == nil {
 		c, err := NewCert()
 		if err != nil {
