@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -25,6 +26,10 @@ const DefaultISOName = "agent.x86_64.iso"
 type Boot struct {
 	// Options are passed to bmc.BootAll (concurrency, retries, polls); tests shorten the waits.
 	Options []bmc.Option
+	// Serve, when set, makes sure the ISO HTTP server is up before any BMC is given a URL (the
+	// server must outlive this stage: nodes read the ISO until install ends). Nil means the ISO
+	// is served elsewhere (`bootstrap serve`).
+	Serve func(ctx context.Context, env *pipeline.Env) error
 }
 
 // BootOutput is the boot stage's journaled output: what was done to each BMC, for the report.
@@ -97,7 +102,13 @@ func (b Boot) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if b.Serve != nil {
+		if err := b.Serve(ctx, env); err != nil {
+			return nil, fmt.Errorf("boot: start the ISO server: %w", err)
+		}
+	}
 	targets, out := bootTargets(env)
+	checkISOReachable(ctx, env, targets, urlFor)
 	for _, n := range out.Insecure {
 		bootEmit(env, pipeline.Event{Kind: pipeline.Warning, Node: n,
 			Message: "BMC TLS verification is off for node " + n + " (bmc.insecure: true)"})
@@ -152,6 +163,35 @@ func (Boot) Plan(_ context.Context, env *pipeline.Env) ([]string, error) {
 		}
 	}
 	return lines, nil
+}
+
+// checkISOReachable asks each distinct ISO URL for its headers from the jump host and warns when
+// it does not answer: every BMC would then fail with RAC0904 after a slow timeout.
+func checkISOReachable(ctx context.Context, env *pipeline.Env, targets []bmc.Target, urlFor func(string) string) {
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil}}
+	seen := map[string]bool{}
+	for _, t := range targets {
+		u := urlFor(t.Node)
+		if seen[u] {
+			continue
+		}
+		seen[u] = true
+		req, err := http.NewRequestWithContext(ctx, http.MethodHead, u, nil)
+		if err != nil {
+			bootEmit(env, pipeline.Event{Kind: pipeline.Warning, Message: fmt.Sprintf("ISO URL %s: %v", u, err)})
+			continue
+		}
+		resp, err := hc.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				continue
+			}
+			err = fmt.Errorf("HTTP %d", resp.StatusCode)
+		}
+		bootEmit(env, pipeline.Event{Kind: pipeline.Warning, Message: fmt.Sprintf(
+			"the ISO at %s does not answer from the jump host (%v): is `bootstrap serve` running? The BMCs will fail with RAC0904", u, err)})
+	}
 }
 
 // isoURLs returns each node's ISO URL: the iso stage's per-node or shared URL when it published
