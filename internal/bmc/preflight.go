@@ -31,12 +31,13 @@ const (
 	CheckISOURL     = "bmc-iso-url"
 	CheckMAC        = "bmc-mac"
 	CheckSessions   = "bmc-sessions"
+	CheckJobQueue   = "bmc-job-queue"
 )
 
 // PreflightCheckNames lists every check Preflight can report, in the order it reports them.
 func PreflightCheckNames() []string {
 	return []string{CheckISOURL, CheckReachable, CheckTLS, CheckAuth, CheckRedfish, CheckFirmware,
-		CheckMedia, CheckBootTarget, CheckStaleMedia, CheckMAC, CheckSessions}
+		CheckMedia, CheckBootTarget, CheckStaleMedia, CheckMAC, CheckSessions, CheckJobQueue}
 }
 
 // Finding is one preflight result for one node.
@@ -176,6 +177,9 @@ func preflight(ctx context.Context, n PreflightNode, cfg config) []Finding {
 	}
 	fs = append(fs, macFinding(node, st, n.Expect))
 	fs = append(fs, c.sessionFinding(ctx))
+	if st.IsDell() && st.managerPath != "" {
+		fs = append(fs, c.jobQueueFinding(ctx, st.managerPath))
+	}
 	return fs
 }
 
@@ -248,4 +252,20 @@ func rootCause(err error) string {
 		return be.Err.Error()
 	}
 	return err.Error()
+}
+
+// jobQueueFinding warns about Lifecycle Controller jobs left in the iDRAC queue.
+func (c *Client) jobQueueFinding(ctx context.Context, managerPath string) Finding {
+	f := Finding{Node: c.node, Check: CheckJobQueue, Status: Pass, Message: "iDRAC job queue is empty"}
+	jobs, err := c.pendingJobs(ctx, managerPath)
+	switch {
+	case err != nil:
+		f.Status, f.Message = Warn, "cannot read the iDRAC job queue: "+rootCause(err)
+		f.Remedy = "check the iDRAC Lifecycle Controller is enabled (iDRAC Settings > Lifecycle Controller)"
+	case len(jobs) > 0:
+		f.Status = Warn
+		f.Message = fmt.Sprintf("%d job(s) pending in the iDRAC queue: %s", len(jobs), strings.Join(jobs, ", "))
+		f.Remedy = "clear stale jobs before booting (racadm jobqueue delete -i JID_CLEARALL, or the Redfish DellJobService.DeleteJobQueue action); a stuck queue makes the iDRAC answer SYS446"
+	}
+	return f
 }

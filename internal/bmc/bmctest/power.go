@@ -198,7 +198,7 @@ func (b *BMC) importSCP(w http.ResponseWriter, r *http.Request) {
 func (b *BMC) advance() {
 	now := time.Now()
 	for _, j := range b.jobs {
-		if j.state == "Running" && !now.Before(j.doneAt) {
+		if (j.state == "Running" || j.state == "Scheduled") && !now.Before(j.doneAt) {
 			for k, v := range j.attrs {
 				b.attrs[k] = v
 			}

@@ -25,6 +25,9 @@ type Options struct {
 	BootDelay    time.Duration // from a power action to the boot device chosen; default 20ms
 	JobDelay     time.Duration // how long an ImportSystemConfiguration job runs; default 10ms
 	SessionLimit int           // default 8, as iDRAC9
+	// StuckJobs is how many Lifecycle Controller jobs sit in the queue, Scheduled forever (the
+	// state that makes iDRAC answer SYS446 and ImportSystemConfiguration never finish).
+	StuckJobs int
 	// StaleMedia, when set, is an image left inserted in the removable-disk slot and the CD slot.
 	StaleMedia string
 	// Listen is the address to listen on ("127.0.0.101:8443"); empty: 127.0.0.1 on a free port.
@@ -152,6 +155,10 @@ func New(o Options) *BMC {
 		for _, s := range b.media {
 			s.Inserted, s.Image = true, o.StaleMedia
 		}
+	}
+	for i := 0; i < o.StuckJobs; i++ {
+		b.nextID++
+		b.jobs[mgrPath+"/Jobs/JID_"+itoa(900000000+b.nextID)] = &job{state: "Scheduled", doneAt: time.Now().Add(1000 * time.Hour)}
 	}
 	b.stats.Power = b.power
 	b.srv = httptest.NewUnstartedServer(http.HandlerFunc(b.serve))
