@@ -30,6 +30,9 @@ type Boot struct {
 	// server must outlive this stage: nodes read the ISO until install ends). Nil means the ISO
 	// is served elsewhere (`bootstrap serve`).
 	Serve func(ctx context.Context, env *pipeline.Env) error
+	// Evidence, when set, must confirm a node read its ISO after its power action (the ISO
+	// server's fetch log); see bmc.WithBootEvidence. Nil trusts the BMC's read-back alone.
+	Evidence func(ctx context.Context, node, url string, since time.Time) error
 }
 
 // BootOutput is the boot stage's journaled output: what was done to each BMC, for the report.
@@ -130,6 +133,9 @@ func (b Boot) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 		}
 	}
 	opts := append([]bmc.Option{bmc.WithProgress(progress)}, b.Options...)
+	if b.Evidence != nil {
+		opts = append(opts, bmc.WithBootEvidence(b.Evidence))
+	}
 	res, err := bmc.BootAll(ctx, targets, urlFor, env.Steps, opts...)
 	out.Nodes, out.Failed = res.Nodes, res.Failed
 	if err != nil {

@@ -58,6 +58,9 @@ func (b *BMC) completeBoot() {
 		standard = false // iDRAC9 < 4.40: the standard Cd override is ignored for the virtual CD
 	}
 	oem := b.attrs["ServerBoot.1.BootOnce"] == "Enabled" && b.attrs["ServerBoot.1.FirstBootDevice"] == "VCD-DVD"
+	if b.opts.IgnoreBootOnce {
+		standard, oem = false, false
+	}
 	img := ""
 	for _, m := range b.media {
 		if m.Inserted && hasType(m.Types, "CD") {

@@ -25,6 +25,10 @@ type Options struct {
 	BootDelay    time.Duration // from a power action to the boot device chosen; default 20ms
 	JobDelay     time.Duration // how long an ImportSystemConfiguration job runs; default 10ms
 	SessionLimit int           // default 8, as iDRAC9
+	// IgnoreBootOnce makes the server ignore every one-time boot and start from its disk while
+	// the BMC still shows the override consumed (seen on iDRAC9 with the BIOS in legacy mode or
+	// the virtual optical drive missing from the UEFI boot options).
+	IgnoreBootOnce bool
 	// StuckJobs is how many Lifecycle Controller jobs sit in the queue, Scheduled forever (the
 	// state that makes iDRAC answer SYS446 and ImportSystemConfiguration never finish).
 	StuckJobs int
