@@ -58,9 +58,9 @@ type NodeResult struct {
 type powerRecord struct {
 	Action string    `json:"action"`
 	At     time.Time `json:"at"`
-	From   string `json:"from"`
-	Method string `json:"method"`
-	ByRead bool   `json:"byReadBack,omitempty"`
+	From   string    `json:"from"`
+	Method string    `json:"method"`
+	ByRead bool      `json:"byReadBack,omitempty"`
 }
 
 // BootNode boots one node from the ISO at url: connect, inspect, eject stale media, insert the
