@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -111,6 +112,11 @@ func (b Boot) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 		}
 	}
 	targets, out := bootTargets(env)
+	for _, t := range targets {
+		if u, err := url.Parse(urlFor(t.Node)); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("boot: node %s: ISO URL %q is not an http(s) URL a BMC can fetch: set iso.baseURL (e.g. http://10.0.0.5:8080)", t.Node, urlFor(t.Node))
+		}
+	}
 	checkISOReachable(ctx, env, targets, urlFor)
 	for _, n := range out.Insecure {
 		bootEmit(env, pipeline.Event{Kind: pipeline.Warning, Node: n,

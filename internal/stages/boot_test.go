@@ -219,3 +219,15 @@ func TestBootStageISOServerDown(t *testing.T) {
 		t.Error("powered a node whose ISO cannot be read")
 	}
 }
+
+func TestBootStageNeedsISOURL(t *testing.T) {
+	lab := newBootLab(t, "n")
+	lab.site.ISO = site.ISO{}
+	_, err := fastBoot().Run(context.Background(), lab.env(&bootSteps{m: map[string][]byte{}}, nil))
+	if err == nil || !strings.Contains(err.Error(), "iso.baseURL") {
+		t.Fatalf("want an error naming iso.baseURL, got %v", err)
+	}
+	if st := lab.sims["n"].Stats(); st.Writes != 0 {
+		t.Error("touched the BMC without an ISO URL")
+	}
+}
