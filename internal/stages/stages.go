@@ -6,5 +6,8 @@ import "github.com/bootstrap-dev/bootstrap/internal/pipeline"
 func All() []pipeline.Stage {
 	return []pipeline.Stage{
 		Preflight{},
+		Mirror{},
+		ISO{},
+		Boot{},
 	}
 }
