@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strings"
 	"time"
 )
 
@@ -154,9 +153,6 @@ func classifyTransport(err error) error {
 	var tv *tls.CertificateVerificationError
 	if errors.As(err, &ua) || errors.As(err, &hn) || errors.As(err, &ci) || errors.As(err, &tv) {
 		return fmt.Errorf("%w: %v", ErrTLS, err)
-	}
-	if strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
-		return fmt.Errorf("%w: %v", ErrUnreachable, err)
 	}
 	return fmt.Errorf("%w: %v", ErrUnreachable, err)
 }
