@@ -92,6 +92,8 @@ type ImageSpec struct {
 	Labels map[string]string
 	// Platform is "linux/amd64" when empty.
 	Platform string
+	// Entrypoint and Cmd go into the image config.
+	Entrypoint, Cmd []string
 }
 
 // Image pushes the spec's blobs and manifest to repo (host/path) under tag, or by digest only when
@@ -114,7 +116,7 @@ func (b *Builder) Image(ctx context.Context, repo, tag string, spec ImageSpec) (
 		diffs = append(diffs, l.Desc.Digest.String()) // not the real diff IDs; nothing here unpacks them
 	}
 	cfg := map[string]any{"architecture": p.Architecture, "os": p.OS,
-		"config": map[string]any{"Labels": spec.Labels}, "rootfs": map[string]any{"type": "layers", "diff_ids": diffs}}
+		"config": map[string]any{"Labels": spec.Labels, "Entrypoint": spec.Entrypoint, "Cmd": spec.Cmd}, "rootfs": map[string]any{"type": "layers", "diff_ids": diffs}}
 	cb, err := json.Marshal(cfg)
 	if err != nil {
 		return descriptor.Descriptor{}, err
