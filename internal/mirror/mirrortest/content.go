@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/opencontainers/go-digest"
@@ -173,4 +174,12 @@ func (b *Builder) put(ctx context.Context, r ref.Ref, tag string, m manifest.Man
 	}
 	d.Platform = p
 	return d, nil
+}
+
+// Sign pushes a cosign-style signature for the image digest in repo: a small manifest tagged
+// sha256-<hex>.sig in the same repository, as cosign stores them.
+func (b *Builder) Sign(ctx context.Context, repo string, dig string) (descriptor.Descriptor, error) {
+	payload := []byte(`{"critical":{"identity":{"docker-reference":"` + repo + `"},"image":{"docker-manifest-digest":"` + dig + `"},"type":"cosign container image signature"},"optional":null}`)
+	l := newBlob("application/vnd.dev.cosign.simplesigning.v1+json", payload)
+	return b.Image(ctx, repo, strings.Replace(dig, ":", "-", 1)+".sig", ImageSpec{Layers: []Blob{l}})
 }
