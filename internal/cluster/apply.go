@@ -27,7 +27,7 @@ const (
 type Applied struct {
 	Ref
 	Action Action `json:"action"`
-	SHA256 string `json:"sha256"`
+	SHA256 string `json:"sha256,omitempty"`
 	// Source is the file the object came from, when known.
 	Source string `json:"source,omitempty"`
 }
@@ -101,12 +101,20 @@ func (c *Client) applyOne(ctx context.Context, u *unstructured.Unstructured) (Ap
 	} else if !apierrors.IsNotFound(err) {
 		return Applied{}, fmt.Errorf("apply %s: read: %w", ref, err)
 	}
+	if before != "" && bare(obj) {
+		// An apply that sets no field owns nothing; the server would only rewrite managedFields.
+		return Applied{Ref: ref, Action: Unchanged, SHA256: hex.EncodeToString(sum[:])}, nil
+	}
 	force := true
 	out, err := ri.Patch(ctx, ref.Name, types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: FieldManager, Force: &force})
 	if err != nil {
 		return Applied{}, fmt.Errorf("apply %s: %w", ref, err)
 	}
 	a := Applied{Ref: ref, SHA256: hex.EncodeToString(sum[:])}
+	if ref.Kind == "Secret" {
+		// A hash of a secret is a fingerprint of its value: it stays out of results and journals.
+		a.SHA256 = ""
+	}
 	switch {
 	case before == "":
 		a.Action = Created
@@ -116,4 +124,20 @@ func (c *Client) applyOne(ctx context.Context, u *unstructured.Unstructured) (Ap
 		a.Action = Configured
 	}
 	return a, nil
+}
+
+// bare reports whether an object sets nothing but its identity (a plain Namespace).
+func bare(u *unstructured.Unstructured) bool {
+	for k := range u.Object {
+		if k != "apiVersion" && k != "kind" && k != "metadata" {
+			return false
+		}
+	}
+	md, _ := u.Object["metadata"].(map[string]any)
+	for k := range md {
+		if k != "name" && k != "namespace" {
+			return false
+		}
+	}
+	return true
 }

@@ -81,7 +81,8 @@ data: {a: "1"}
 		t.Fatal(err)
 	}
 	if got := actions(second); got != "unchanged,unchanged" || second.Changed() != 0 {
-		t.Fatalf("second apply: %s", got)
+		ns, _ := c.Get(ctx, cluster.Ref{APIVersion: "v1", Kind: "Namespace", Name: "apply-test"})
+		t.Fatalf("second apply: %s\n%v", got, ns)
 	}
 	if first.Objects[1].SHA256 != second.Objects[1].SHA256 || len(first.Objects[1].SHA256) != 64 {
 		t.Fatalf("hashes differ or malformed: %s %s", first.Objects[1].SHA256, second.Objects[1].SHA256)

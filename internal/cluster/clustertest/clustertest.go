@@ -8,6 +8,7 @@ package clustertest
 import (
 	"context"
 	"fmt"
+	"github.com/go-logr/logr"
 	"os"
 	"path/filepath"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // Versions of the binaries scripts/testbin.sh builds; keep in step with it.
@@ -73,6 +75,9 @@ func (s *Server) Config(t testing.TB) *rest.Config {
 			return
 		}
 		start := time.Now()
+		// envtest logs through controller-runtime's logger; without one it prints a warning with a
+		// stack trace. Tests have no use for its logs.
+		log.SetLogger(logr.Discard())
 		s.env = &envtest.Environment{
 			BinaryAssetsDirectory: Dir(),
 			CRDDirectoryPaths:     []string{filepath.Join(Dir(), "crds")},
