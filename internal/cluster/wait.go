@@ -54,7 +54,9 @@ func (c *Client) Wait(ctx context.Context, r Ref, what string, timeout time.Dura
 	start := time.Now()
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	last, failures := "", 0
+	// last is the last line reported; seen the last status a check returned (what a timeout names,
+	// rather than a read error near the deadline).
+	last, seen, failures := "", "", 0
 	tick := time.NewTicker(c.interval)
 	defer tick.Stop()
 	for {
@@ -74,6 +76,7 @@ func (c *Client) Wait(ctx context.Context, r Ref, what string, timeout time.Dura
 			if u == nil && msg == "" {
 				msg = "does not exist yet"
 			}
+			seen = msg
 			if msg != last {
 				last = msg
 				progress.say("%s: %s", r, msg)
@@ -94,7 +97,10 @@ func (c *Client) Wait(ctx context.Context, r Ref, what string, timeout time.Dura
 			if ctx.Err() != nil {
 				return fmt.Errorf("wait for %s: %w", r, ctx.Err())
 			}
-			return &TimeoutError{Ref: r, After: time.Since(start), Last: last, Waiting: what}
+			if seen == "" {
+				seen = last
+			}
+			return &TimeoutError{Ref: r, After: time.Since(start), Last: seen, Waiting: what}
 		case <-tick.C:
 		}
 	}
