@@ -163,3 +163,10 @@ func MustSetStatus(t testing.TB, d dynamic.Interface, gvr schema.GroupVersionRes
 		t.Fatal(err)
 	}
 }
+
+// Kubeconfig returns a kubeconfig file's bytes for the started server (Config must have run).
+func (s *Server) Kubeconfig(t testing.TB) []byte {
+	t.Helper()
+	s.Config(t)
+	return s.env.KubeConfig
+}
