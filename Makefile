@@ -5,7 +5,7 @@ BIN := bin/bootstrap
 PKGS := ./...
 export GOFLAGS := -buildvcs=false
 
-.PHONY: help build test e2e demo lab bench lint deps clean
+.PHONY: help build test testbin e2e demo lab bench lint deps clean installercheck
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -16,9 +16,12 @@ build: ## build bin/bootstrap
 deps: ## install the system packages the tests and the lab use (Debian; idempotent)
 	scripts/install-deps.sh
 
-test: deps ## unit and integration tests against real local peers (under 10 minutes)
+test: deps testbin ## unit and integration tests against real local peers (under 10 minutes)
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 -timeout 15m $(PKGS)
+
+testbin: ## build kube-apiserver and etcd, fetch the CRDs (cached under /var/cache/bootstrap/testbin)
+	scripts/testbin.sh >/dev/null
 
 e2e: deps build ## whole-pipeline tests driving the built binary in the local lab
 	$(GO) test -count=1 -tags e2e -timeout 60m ./e2e/...

@@ -1,0 +1,169 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// FieldManager is the server-side apply field manager of everything bootstrap writes.
+const FieldManager = "bootstrap"
+
+// Client talks to one cluster through the dynamic client. It is safe for concurrent use.
+type Client struct {
+	dyn    dynamic.Interface
+	mapper *restmapper.DeferredDiscoveryRESTMapper
+	cached discovery.CachedDiscoveryInterface
+	// interval is how often waits poll.
+	interval time.Duration
+}
+
+// Option configures a Client.
+type Option func(*Client) error
+
+// WithPollInterval sets how often waits read the object again (default 2 s).
+func WithPollInterval(d time.Duration) Option {
+	return func(c *Client) error {
+		if d <= 0 {
+			return fmt.Errorf("poll interval must be positive, got %s", d)
+		}
+		c.interval = d
+		return nil
+	}
+}
+
+// New returns a Client for the cluster cfg points at.
+func New(cfg *rest.Config, opts ...Option) (*Client, error) {
+	cfg = rest.CopyConfig(cfg)
+	if cfg.QPS == 0 {
+		cfg.QPS, cfg.Burst = 20, 40
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster client: %w", err)
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster discovery client: %w", err)
+	}
+	cached := memory.NewMemCacheClient(dc)
+	c := &Client{dyn: dyn, cached: cached, mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached), interval: 2 * time.Second}
+	for _, o := range opts {
+		if err := o(c); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// NewFromKubeconfig returns a Client for the current context of the kubeconfig file at path.
+func NewFromKubeconfig(path string, opts ...Option) (*Client, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig %s: %w", path, err)
+	}
+	return New(cfg, opts...)
+}
+
+// Ref names one object.
+type Ref struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name"`
+}
+
+// String is "Kind/name" or "Kind namespace/name".
+func (r Ref) String() string {
+	if r.Namespace == "" {
+		return r.Kind + "/" + r.Name
+	}
+	return r.Kind + " " + r.Namespace + "/" + r.Name
+}
+
+// RefOf returns the Ref of an object.
+func RefOf(u *unstructured.Unstructured) Ref {
+	return Ref{APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
+}
+
+// resource maps a group/version/kind to its resource, refreshing discovery once on a miss (a CRD
+// installed a moment ago is not in the cache yet).
+func (c *Client) resource(apiVersion, kind, namespace string) (dynamic.ResourceInterface, error) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil, fmt.Errorf("apiVersion %q: %w", apiVersion, err)
+	}
+	gvk := gv.WithKind(kind)
+	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		c.mapper.Reset()
+		m, err = c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s %s is not served by this cluster: %w", apiVersion, kind, err)
+	}
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		if namespace == "" {
+			return nil, fmt.Errorf("%s %s is namespaced: set metadata.namespace", apiVersion, kind)
+		}
+		return c.dyn.Resource(m.Resource).Namespace(namespace), nil
+	}
+	return c.dyn.Resource(m.Resource), nil
+}
+
+// Get reads one object.
+func (c *Client) Get(ctx context.Context, r Ref) (*unstructured.Unstructured, error) {
+	ri, err := c.resource(r.APIVersion, r.Kind, r.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	return ri.Get(ctx, r.Name, metav1.GetOptions{})
+}
+
+// List reads every object of a kind (in namespace, or cluster-wide when empty), optionally filtered
+// by a label selector.
+func (c *Client) List(ctx context.Context, apiVersion, kind, namespace, selector string) ([]unstructured.Unstructured, error) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil, fmt.Errorf("apiVersion %q: %w", apiVersion, err)
+	}
+	m, err := c.mapper.RESTMapping(gv.WithKind(kind).GroupKind(), gv.Version)
+	if meta.IsNoMatchError(err) {
+		c.mapper.Reset()
+		m, err = c.mapper.RESTMapping(gv.WithKind(kind).GroupKind(), gv.Version)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s %s is not served by this cluster: %w", apiVersion, kind, err)
+	}
+	var ri dynamic.ResourceInterface = c.dyn.Resource(m.Resource)
+	if namespace != "" && m.Scope.Name() == meta.RESTScopeNameNamespace {
+		ri = c.dyn.Resource(m.Resource).Namespace(namespace)
+	}
+	l, err := ri.List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", kind, err)
+	}
+	return l.Items, nil
+}
+
+// Patch sends a merge patch (used for the few writes that are not ours to own, like approving an
+// InstallPlan).
+func (c *Client) Patch(ctx context.Context, r Ref, mergePatch []byte) (*unstructured.Unstructured, error) {
+	ri, err := c.resource(r.APIVersion, r.Kind, r.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	return ri.Patch(ctx, r.Name, types.MergePatchType, mergePatch, metav1.PatchOptions{FieldManager: FieldManager})
+}
