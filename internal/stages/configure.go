@@ -22,7 +22,8 @@ import (
 type Configure struct {
 	// ClientOptions tune the Kubernetes client (tests shorten the poll interval).
 	ClientOptions []cluster.Option
-	// SSHPort overrides port 22 for the lsmod check (tests).
+	// SSHUser and SSHPort override core and 22 for the lsmod check (tests).
+	SSHUser string
 	SSHPort int
 	// Timeout bounds each wait (default 30 minutes).
 	Timeout time.Duration
@@ -103,7 +104,10 @@ func KnownHosts(workDir string) string { return filepath.Join(workDir, "known_ho
 
 // nodeDialer is the SSH dialer for the nodes (user core, the profile's key, host keys recorded in
 // the work dir), or nil with the reason when no private key is available.
-func nodeDialer(s *site.Site, workDir string, port int) (*gather.Dialer, string) {
+func nodeDialer(s *site.Site, workDir, user string, port int) (*gather.Dialer, string) {
+	if user == "" {
+		user = "core" // RHCOS's only login
+	}
 	key := s.SSHPrivateKeyFile()
 	if key == "" {
 		return nil, "cluster.sshKeyFile does not end in .pub, so no private key beside it"
@@ -115,7 +119,7 @@ func nodeDialer(s *site.Site, workDir string, port int) (*gather.Dialer, string)
 	if err != nil {
 		return nil, err.Error()
 	}
-	return &gather.Dialer{User: "core", Signer: signer, Keys: gather.NewHostKeys(KnownHosts(workDir)), Port: port}, ""
+	return &gather.Dialer{User: user, Signer: signer, Keys: gather.NewHostKeys(KnownHosts(workDir)), Port: port}, ""
 }
 
 func stageEvents(env *pipeline.Env, stage string) func(kind pipeline.EventKind, node, msg string) {
@@ -135,7 +139,7 @@ func (st Configure) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	}
 	o := configureOptions(env)
 	o.Timeout = st.Timeout
-	if d, why := nodeDialer(env.Site, env.WorkDir, st.SSHPort); d != nil {
+	if d, why := nodeDialer(env.Site, env.WorkDir, st.SSHUser, st.SSHPort); d != nil {
 		o.Prober = d
 	} else if len(o.Blacklists) > 0 {
 		ev(pipeline.Warning, "", "module blacklist is checked through the API only, not on the nodes: "+why)

@@ -29,6 +29,7 @@ type Install struct {
 	ClientOptions []cluster.Option
 	APIPort       int
 	SSHPort       int
+	SSHUser       string
 	// ClusterTimeout bounds the Kubernetes checks after the installer (default 30 minutes).
 	ClusterTimeout time.Duration
 	// NoGather turns off the automatic gather on failure.
@@ -147,7 +148,7 @@ func (st Install) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	if !st.NoGather {
 		// The install has failed already: gather on a context that survives its cancellation.
 		out := filepath.Join(env.WorkDir, "gather-"+time.Now().UTC().Format("20060102T150405Z")+".tar.gz")
-		idx, gerr := Gather(context.WithoutCancel(ctx), s, env.WorkDir, out, GatherOptions{SSHPort: st.SSHPort})
+		idx, gerr := Gather(context.WithoutCancel(ctx), s, env.WorkDir, out, GatherOptions{SSHPort: st.SSHPort, SSHUser: st.SSHUser})
 		if gerr != nil {
 			msg += "; gather failed: " + gerr.Error()
 		} else {
@@ -175,8 +176,9 @@ func (st Install) Verify(ctx context.Context, env *pipeline.Env) error {
 
 // GatherOptions tune Gather.
 type GatherOptions struct {
-	// SSHPort overrides 22 (tests); Progress is told each finished source.
+	// SSHPort and SSHUser override 22 and core (tests); Progress is told each finished source.
 	SSHPort  int
+	SSHUser  string
 	Progress func(gather.Entry)
 	// NoBMC skips the Redfish system event logs.
 	NoBMC bool
@@ -186,7 +188,7 @@ type GatherOptions struct {
 // the bootstrap journal into the tarball out. Sources that fail are listed in its index.
 func Gather(ctx context.Context, s *site.Site, workDir, out string, o GatherOptions) (gather.Index, error) {
 	var sources []gather.Source
-	d, why := nodeDialer(s, workDir, o.SSHPort)
+	d, why := nodeDialer(s, workDir, o.SSHUser, o.SSHPort)
 	var nodes []gather.Node
 	for _, n := range s.Nodes {
 		addr := NodeAddress(n)
