@@ -18,6 +18,9 @@ import (
 type Handoff struct {
 	// ClientOptions tune the Kubernetes client (tests shorten the poll interval).
 	ClientOptions []cluster.Option
+	// SkipGitCheck skips reading the repository's refs from the jump host before any change
+	// (for a Git server only the cluster can reach).
+	SkipGitCheck bool
 }
 
 // Name implements pipeline.Stage.
@@ -148,6 +151,21 @@ func (st Handoff) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	o, err := handoffOptions(env)
 	if err != nil {
 		return nil, err
+	}
+	if !st.SkipGitCheck && strings.HasPrefix(o.Repo.URL, "https://") {
+		// Before changing anything: the server answers with this CA and these credentials, and
+		// the revision exists.
+		refs, err := handoff.GitRefs(ctx, o.Repo, nil)
+		if err != nil {
+			return nil, fmt.Errorf("handoff: %w", err)
+		}
+		ok, note, err := handoff.CheckRevision(refs, o.Repo.Revision)
+		if err != nil {
+			return nil, fmt.Errorf("handoff: %s: %w", o.Repo.URL, err)
+		}
+		if !ok {
+			ev(pipeline.Warning, "", note)
+		}
 	}
 	c, err := cluster.NewFromKubeconfig(Kubeconfig(env.WorkDir), st.ClientOptions...)
 	if err != nil {
