@@ -64,11 +64,12 @@ func GitRefs(ctx context.Context, r Repo, client *http.Client) (map[string]strin
 func parseAdvertisement(body io.Reader) (map[string]string, error) {
 	br := bufio.NewReader(io.LimitReader(body, 16<<20))
 	refs := map[string]string{}
-	flushes := 0
-	for flushes < 2 {
+	// Smart HTTP sends "# service=..." and a flush before the refs; SSH sends the refs alone.
+	flushes, want := 0, 1
+	for flushes < want {
 		var hdr [4]byte
 		if _, err := io.ReadFull(br, hdr[:]); err != nil {
-			if errors.Is(err, io.EOF) && flushes == 1 {
+			if errors.Is(err, io.EOF) && len(refs) > 0 {
 				break
 			}
 			return nil, fmt.Errorf("git: not a smart HTTP server (is the URL the repository's?): %w", err)
@@ -90,6 +91,7 @@ func parseAdvertisement(body io.Reader) (map[string]string, error) {
 		}
 		s := strings.TrimSuffix(string(line), "\n")
 		if strings.HasPrefix(s, "# service=") {
+			want = 2
 			continue
 		}
 		s, _, _ = strings.Cut(s, "\x00")

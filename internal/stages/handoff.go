@@ -152,10 +152,15 @@ func (st Handoff) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !st.SkipGitCheck && strings.HasPrefix(o.Repo.URL, "https://") {
-		// Before changing anything: the server answers with this CA and these credentials, and
-		// the revision exists.
-		refs, err := handoff.GitRefs(ctx, o.Repo, nil)
+	if !st.SkipGitCheck {
+		// Before changing anything: the server answers with this CA (or host key) and these
+		// credentials, and the revision exists.
+		var refs map[string]string
+		if strings.HasPrefix(o.Repo.URL, "https://") || strings.HasPrefix(o.Repo.URL, "http://") {
+			refs, err = handoff.GitRefs(ctx, o.Repo, nil)
+		} else {
+			refs, err = handoff.GitRefsSSH(ctx, o.Repo)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("handoff: %w", err)
 		}
