@@ -182,3 +182,28 @@ func TestConfigureOptionsDefaults(t *testing.T) {
 		t.Errorf("explicit settings: %+v", o)
 	}
 }
+
+func TestPlansSayWhatWouldHappen(t *testing.T) {
+	work := t.TempDir()
+	if err := os.WriteFile(filepath.Join(work, "idms.yaml"), []byte("apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata: {name: r}\nspec: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &site.Site{Nodes: []site.Node{{Name: "gpu-0", Role: site.RoleWorker, GPU: true}}}
+	env := &pipeline.Env{Site: s, WorkDir: work}
+	lines, err := Configure{}.Plan(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(lines, "\n")
+	for _, want := range []string{"server-side apply ImageDigestMirrorSet/r (idms.yaml)", "OperatorHub/cluster (generated)", "irdma blacklisted on the nodes of pools worker"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("configure plan misses %q:\n%s", want, got)
+		}
+	}
+	if lines, err := (Handoff{}).Plan(context.Background(), env); err != nil || !strings.Contains(strings.Join(lines, "\n"), "no catalog yet") {
+		t.Errorf("handoff plan: %v %v", lines, err)
+	}
+	if lines, err := (Install{}).Plan(context.Background(), env); err != nil || len(lines) != 4 {
+		t.Errorf("install plan: %v %v", lines, err)
+	}
+}
