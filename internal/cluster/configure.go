@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -95,6 +96,10 @@ func Objects(o ConfigureOptions) ([]*unstructured.Unstructured, []string, error)
 	for _, u := range gen {
 		objs = append(objs, u)
 		srcs = append(srcs, "generated")
+	}
+	objs, srcs, err = dedupe(objs, srcs)
+	if err != nil {
+		return nil, nil, err
 	}
 	idx := make([]int, len(objs))
 	for i := range idx {
@@ -222,4 +227,25 @@ func (c *Client) Configure(ctx context.Context, o ConfigureOptions, progress Pro
 	}
 	res.Blacklist, err = c.VerifyBlacklists(ctx, o.Blacklists, o.Prober, progress)
 	return res, err
+}
+
+// dedupe keeps the first of objects that appear twice (the iso stage copies the mirror's
+// CatalogSources and ImageTagMirrorSet into openshift/ for install time); copies that differ
+// are an error, since applying both would flip the object on every run.
+func dedupe(objs []*unstructured.Unstructured, srcs []string) ([]*unstructured.Unstructured, []string, error) {
+	seen := map[Ref]int{}
+	var outO []*unstructured.Unstructured
+	var outS []string
+	for i, u := range objs {
+		r := RefOf(u)
+		if j, ok := seen[r]; ok {
+			if !equality.Semantic.DeepEqual(outO[j].Object, u.Object) {
+				return nil, nil, fmt.Errorf("%s is in %s and %s with different content: run the iso stage again (bootstrap replay iso) so they agree", r, outS[j], srcs[i])
+			}
+			continue
+		}
+		seen[r] = len(outO)
+		outO, outS = append(outO, u), append(outS, srcs[i])
+	}
+	return outO, outS, nil
 }

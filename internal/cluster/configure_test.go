@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -278,5 +279,35 @@ func TestBlacklistsReadsKernelArgsAndFiles(t *testing.T) {
 	ka, _ := cluster.Decode("ka.yaml", []byte("apiVersion: machineconfiguration.openshift.io/v1\nkind: MachineConfig\nmetadata: {name: k}\nspec:\n  kernelArguments: [\"module_blacklist=nouveau,irdma\"]\n"))
 	if !cluster.Blacklists(ka[0], "irdma") || cluster.Blacklists(ka[0], "irdm") {
 		t.Fatal("kernel-argument blacklist misread")
+	}
+}
+
+func TestObjectsDeduplicatesInstallTimeCopies(t *testing.T) {
+	dir := workDir(t)
+	cs, err := os.ReadFile(filepath.Join(dir, "catalogsource-redhat-operators.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The iso stage's copy, with its comment header: same object.
+	write(t, filepath.Join(dir, "openshift", "cs-redhat-operators.yaml"), "# applied at install time\n"+string(cs))
+	objs, srcs, err := cluster.Objects(cluster.ConfigureOptions{WorkDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for i, u := range objs {
+		if u.GetKind() == "CatalogSource" {
+			n++
+			if srcs[i] != "catalogsource-redhat-operators.yaml" {
+				t.Errorf("kept the copy from %s", srcs[i])
+			}
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d CatalogSources, want 1", n)
+	}
+	write(t, filepath.Join(dir, "openshift", "cs-redhat-operators.yaml"), strings.Replace(string(cs), "v4.20", "v4.21", 1))
+	if _, _, err := cluster.Objects(cluster.ConfigureOptions{WorkDir: dir}); err == nil || !strings.Contains(err.Error(), "different content") {
+		t.Fatalf("differing copies: %v", err)
 	}
 }

@@ -64,7 +64,7 @@ func (c *Client) Wait(ctx context.Context, r Ref, what string, timeout time.Dura
 		switch {
 		case apierrors.IsNotFound(err):
 			u, err = nil, nil
-		case err != nil && wctx.Err() == nil:
+		case err != nil && wctx.Err() == nil && !nearDeadline(wctx, c.interval):
 			// Transient API errors (a restarting API server during install) are waited through.
 			if msg := "cannot read: " + err.Error(); msg != last {
 				last = msg
@@ -124,4 +124,11 @@ func Condition(u *unstructured.Unstructured, typ string) (status, reason, messag
 		return s, r, msg, true
 	}
 	return "", "", "", false
+}
+
+// nearDeadline reports whether ctx ends within d: a read failing then (client-go's rate limiter
+// refuses a wait that would pass the deadline) says nothing about the object.
+func nearDeadline(ctx context.Context, d time.Duration) bool {
+	dl, ok := ctx.Deadline()
+	return ok && time.Until(dl) < d
 }

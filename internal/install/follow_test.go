@@ -2,6 +2,8 @@ package install_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -91,4 +93,18 @@ func strs(fs []install.Finding) []string {
 		out = append(out, f.String())
 	}
 	return out
+}
+
+func TestWatcherTokenFromInstallerState(t *testing.T) {
+	dir := t.TempDir()
+	if tok, err := install.WatcherToken(dir); tok != "" || err != nil {
+		t.Fatalf("no state: %q %v", tok, err)
+	}
+	state := `{"*gencrypto.AuthConfig":{"PublicKey":"pk","AgentAuthToken":"a","UserAuthToken":"u","WatcherAuthToken":"w.jwt"},"*installconfig.InstallConfig":{}}`
+	if err := os.WriteFile(filepath.Join(dir, install.StateFile), []byte(state), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if tok, err := install.WatcherToken(dir); tok != "w.jwt" || err != nil {
+		t.Fatalf("token: %q %v", tok, err)
+	}
 }

@@ -1,0 +1,70 @@
+package stages
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/bootstrap-dev/bootstrap/internal/cluster"
+	"github.com/bootstrap-dev/bootstrap/internal/cluster/clustertest"
+	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/site"
+)
+
+var apiServer clustertest.Server
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	apiServer.Stop()
+	os.Exit(code)
+}
+
+// TestConfigureStageSecondRunSaysNothingChanged drives the stage adapter against a real API
+// server: the first run applies, the second applies nothing and says so, Verify notices a deleted
+// object.
+func TestConfigureStageSecondRunSaysNothingChanged(t *testing.T) {
+	work := t.TempDir()
+	if err := os.WriteFile(Kubeconfig(work), apiServer.Kubeconfig(t), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	idms := "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata: {name: stage-release}\nspec:\n  imageDigestMirrors:\n  - source: quay.io/openshift-release-dev/ocp-release\n    mirrors: [registry.site.example:8443/ocp/release]\n"
+	if err := os.WriteFile(filepath.Join(work, "idms.yaml"), []byte(idms), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &site.Site{Registry: site.Registry{Host: "registry.site.example:8443"}, Day1: site.Day1{ModuleBlacklist: []site.ModuleBlacklist{}}}
+	var mu sync.Mutex
+	var msgs []string
+	env := &pipeline.Env{Site: s, WorkDir: work, Events: func(e pipeline.Event) { mu.Lock(); msgs = append(msgs, e.Message); mu.Unlock() }}
+	st := Configure{ClientOptions: []cluster.Option{cluster.WithPollInterval(100 * time.Millisecond)}, Timeout: 10 * time.Second}
+	ctx := context.Background()
+	out, err := st.Run(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := out.(cluster.ConfigureResult); res.Changed != 2 { // the IDMS and the OperatorHub
+		t.Fatalf("first run: %+v", res)
+	}
+	msgs = nil
+	if _, err := st.Run(ctx, env); err != nil {
+		t.Fatal(err)
+	}
+	if last := msgs[len(msgs)-1]; !strings.HasPrefix(last, "nothing changed: all 2 objects") {
+		t.Fatalf("second run should say nothing changed, said %q", last)
+	}
+	if err := st.Verify(ctx, env); err != nil {
+		t.Fatal(err)
+	}
+	d := clustertest.Dynamic(t, apiServer.Config(t))
+	if err := d.Resource(clustertest.GVR("config.openshift.io", "v1", "imagedigestmirrorsets")).Delete(ctx, "stage-release", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Verify(ctx, env); err == nil || !strings.Contains(err.Error(), "ImageDigestMirrorSet/stage-release") {
+		t.Fatalf("Verify should notice the deleted object: %v", err)
+	}
+}

@@ -1,0 +1,264 @@
+package stages
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
+	"github.com/bootstrap-dev/bootstrap/internal/cluster"
+	"github.com/bootstrap-dev/bootstrap/internal/gather"
+	"github.com/bootstrap-dev/bootstrap/internal/install"
+	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/site"
+)
+
+// Install is the install stage: follow `openshift-install agent wait-for` to the end while reading
+// the rendezvous host's API for failing host validations, then check the cluster through the
+// Kubernetes API. When it fails, logs are gathered (see Gather) and the tarball named in the error.
+type Install struct {
+	// ClientOptions tune the Kubernetes client; APIPort overrides 8090 and SSHPort 22 (tests).
+	ClientOptions []cluster.Option
+	APIPort       int
+	SSHPort       int
+	SSHUser       string
+	// ClusterTimeout bounds the Kubernetes checks after the installer (default 30 minutes).
+	ClusterTimeout time.Duration
+	// NoGather turns off the automatic gather on failure.
+	NoGather bool
+}
+
+// Name implements pipeline.Stage.
+func (Install) Name() string { return "install" }
+
+// Summary implements pipeline.Stage.
+func (Install) Summary() string {
+	return "follow the install (wait-for, rendezvous host validations), then check ClusterVersion, operators and nodes"
+}
+
+type installInputs struct {
+	RendezvousIP string   `json:"rendezvousIP"`
+	Nodes        []string `json:"nodes"`
+	Installer    string   `json:"installer"`
+	Bootstrap    string   `json:"bootstrapTimeout"`
+	Install      string   `json:"installTimeout"`
+	ISO          string   `json:"isoSHA256,omitempty"`
+}
+
+// Inputs implements pipeline.Stage.
+func (st Install) Inputs(env *pipeline.Env) (any, error) {
+	s := env.Site
+	in := installInputs{RendezvousIP: s.Cluster.RendezvousIP, Installer: s.Cluster.Installer.Path,
+		Bootstrap: s.Cluster.Installer.BootstrapTimeout, Install: s.Cluster.Installer.InstallTimeout}
+	for _, n := range s.Nodes {
+		in.Nodes = append(in.Nodes, n.Name)
+	}
+	var iso ISOOutput
+	if ok, err := env.Output("iso", &iso); ok && err == nil && iso.Build != nil {
+		in.ISO = iso.Build.SHA256
+	}
+	return in, nil
+}
+
+func duration(field, v string) (time.Duration, error) {
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s %q: %w", field, v, err)
+	}
+	return d, nil
+}
+
+// Run implements pipeline.Stage.
+func (st Install) Run(ctx context.Context, env *pipeline.Env) (any, error) {
+	s := env.Site
+	ev := stageEvents(env, "install")
+	bt, err := duration("cluster.installer.bootstrapTimeout", s.Cluster.Installer.BootstrapTimeout)
+	if err != nil {
+		return nil, err
+	}
+	it, err := duration("cluster.installer.installTimeout", s.Cluster.Installer.InstallTimeout)
+	if err != nil {
+		return nil, err
+	}
+	bin := s.Cluster.Installer.Path
+	var iso ISOOutput
+	if ok, _ := env.Output("iso", &iso); ok && iso.Build != nil && iso.Build.InstallerPath != "" && bin == "" {
+		bin = iso.Build.InstallerPath
+	}
+	if bin == "" {
+		if bin, err = agentiso.FindInstaller(""); err != nil {
+			return nil, err
+		}
+	}
+	assets := filepath.Join(env.WorkDir, agentiso.InstallerDir)
+	token, err := install.WatcherToken(assets)
+	if err != nil {
+		return nil, err
+	}
+	port := st.APIPort
+	if port == 0 {
+		port = 8090
+	}
+	o := install.Options{
+		Installer: bin, AssetDir: assets, WorkDir: env.WorkDir, BootstrapTimeout: bt, InstallTimeout: it,
+		Follower: &install.Follower{BaseURL: "http://" + net.JoinHostPort(s.Cluster.RendezvousIP, fmt.Sprint(port)),
+			WatcherToken: token, Client: &http.Client{Timeout: 20 * time.Second}},
+		ClusterTimeout: st.ClusterTimeout, ClientOptions: st.ClientOptions,
+	}
+	for _, n := range s.Nodes {
+		o.Nodes = append(o.Nodes, n.Name)
+	}
+	res, err := install.Run(ctx, o, install.Callbacks{
+		Line: func(target, l string) {
+			if env.Events != nil {
+				env.Events(pipeline.Event{Time: time.Now(), Kind: pipeline.Info, Stage: "install", Step: target, Message: l})
+			}
+		},
+		Finding: func(f install.Finding) {
+			kind := pipeline.Info
+			if f.Kind == install.ValidationFailing {
+				kind = pipeline.Warning
+			}
+			ev(kind, f.Host, f.String())
+		},
+		Progress: func(m string) { ev(pipeline.Info, "", m) },
+	})
+	if err == nil {
+		return res, nil
+	}
+	msg := err.Error()
+	if len(res.Failing) > 0 {
+		var fs []string
+		for _, f := range res.Failing {
+			fs = append(fs, f.String())
+		}
+		msg += "; failing validations: " + strings.Join(fs, "; ")
+	}
+	if !st.NoGather {
+		// The install has failed already: gather on a context that survives its cancellation.
+		out := filepath.Join(env.WorkDir, "gather-"+time.Now().UTC().Format("20060102T150405Z")+".tar.gz")
+		idx, gerr := Gather(context.WithoutCancel(ctx), s, env.WorkDir, out, GatherOptions{SSHPort: st.SSHPort, SSHUser: st.SSHUser})
+		if gerr != nil {
+			msg += "; gather failed: " + gerr.Error()
+		} else {
+			msg += fmt.Sprintf("; logs gathered into %s (%d sources, %d failed)", out, len(idx.Entries), idx.Failed)
+		}
+	}
+	return nil, fmt.Errorf("install: %s: %w", msg, err)
+}
+
+// Verify implements pipeline.Verifier: the kubeconfig is there and the ClusterVersion Available.
+func (st Install) Verify(ctx context.Context, env *pipeline.Env) error {
+	c, err := cluster.NewFromKubeconfig(Kubeconfig(env.WorkDir), st.ClientOptions...)
+	if err != nil {
+		return err
+	}
+	u, err := c.Get(ctx, cluster.Ref{APIVersion: cluster.ConfigV1, Kind: "ClusterVersion", Name: "version"})
+	if err != nil {
+		return err
+	}
+	if state, msg := cluster.ClusterVersionAvailable(u); state != cluster.Done {
+		return fmt.Errorf("install: ClusterVersion: %s", msg)
+	}
+	return nil
+}
+
+// GatherOptions tune Gather.
+type GatherOptions struct {
+	// SSHPort and SSHUser override 22 and core (tests); Progress is told each finished source.
+	SSHPort  int
+	SSHUser  string
+	Progress func(gather.Entry)
+	// NoBMC skips the Redfish system event logs.
+	NoBMC bool
+}
+
+// Gather collects the nodes' journals and agent-gather over SSH, each BMC's SEL over Redfish and
+// the bootstrap journal into the tarball out. Sources that fail are listed in its index.
+func Gather(ctx context.Context, s *site.Site, workDir, out string, o GatherOptions) (gather.Index, error) {
+	var sources []gather.Source
+	d, why := nodeDialer(s, workDir, o.SSHUser, o.SSHPort)
+	var nodes []gather.Node
+	for _, n := range s.Nodes {
+		addr := NodeAddress(n)
+		if addr == "" && len(s.Nodes) == 1 {
+			addr = s.Cluster.RendezvousIP
+		}
+		nodes = append(nodes, gather.Node{Name: n.Name, Address: addr})
+	}
+	if d != nil {
+		sources = gather.NodeSources(d, nodes, gather.DefaultCommands())
+		defer gather.Close(sources)
+	} else {
+		sources = append(sources, failed{name: "nodes/ssh", err: "no SSH to the nodes: " + why})
+	}
+	if !o.NoBMC {
+		for _, n := range s.Nodes {
+			sources = append(sources, bmcSEL(n))
+		}
+	}
+	sources = append(sources, gather.File{Path: filepath.Join(workDir, pipeline.JournalFile), As: "bootstrap/journal.jsonl"})
+	return gather.Gather(ctx, out, sources, gather.Options{Progress: o.Progress})
+}
+
+// bmcSEL is the Redfish SEL source of a node, with its password read now; a password that cannot
+// be read becomes a failed source.
+func bmcSEL(n site.Node) gather.Source {
+	name := "bmc/" + n.Name + "/sel.json"
+	pw, err := site.ReadSecret(n.BMC.Password)
+	if err != nil {
+		return failed{name: name, err: err.Error()}
+	}
+	tr := &tls.Config{MinVersion: tls.VersionTLS12}
+	if n.BMC.CAFile != "" {
+		pem, err := os.ReadFile(n.BMC.CAFile)
+		if err != nil {
+			return failed{name: name, err: err.Error()}
+		}
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(pem)
+		tr.RootCAs = pool
+	}
+	tr.InsecureSkipVerify = n.BMC.Insecure // bmc.insecure: reported loudly by preflight and boot
+	client := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{TLSClientConfig: tr}}
+	return gather.RedfishSEL{Node: n.Name, Endpoint: n.BMC.Address, Username: n.BMC.Username, Password: string(pw), Client: client}
+}
+
+type failed struct{ name, err string }
+
+func (f failed) Name() string { return f.name }
+
+func (f failed) Collect(context.Context, io.Writer) error {
+	return fmt.Errorf("%s", f.err)
+}
+
+// NodeAddress is the first static address in a node's nmstate networkConfig
+// (interfaces[].ipv4|ipv6.address[].ip), or "".
+func NodeAddress(n site.Node) string {
+	ifs, _ := n.NetworkConfig["interfaces"].([]any)
+	for _, i := range ifs {
+		m, _ := i.(map[string]any)
+		for _, fam := range []string{"ipv4", "ipv6"} {
+			f, _ := m[fam].(map[string]any)
+			addrs, _ := f["address"].([]any)
+			for _, a := range addrs {
+				am, _ := a.(map[string]any)
+				if ip, _ := am["ip"].(string); ip != "" {
+					return ip
+				}
+			}
+		}
+	}
+	return ""
+}
