@@ -15,5 +15,6 @@ func Default(o Options) []Component {
 		&Files{},
 		&DNS{},
 		&NTP{Offset: o.NTPOffset},
+		&BMC{},
 	}
 }
