@@ -2,6 +2,7 @@ package agentiso
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -141,10 +142,14 @@ func installConfig(s *site.Site, mirror *MirrorOutputs) (*InstallConfig, error) 
 
 // pullSecret keeps only the mirror registry's entry of the auth file: the cluster never talks to
 // any other registry, and other credentials (quay.io, registry.redhat.io) must not leak into it.
+// Without an auth file the registry must allow anonymous pulls, and the entry is a placeholder:
+// the installer rejects a pull secret without an entry holding "auth".
 func pullSecret(s *site.Site) (string, error) {
 	host := s.Registry.Host
 	auths := map[string]json.RawMessage{}
-	if s.Registry.AuthFile != "" {
+	if s.Registry.AuthFile == "" {
+		auths[host] = json.RawMessage(`{"auth":"` + base64.StdEncoding.EncodeToString([]byte(AnonymousAuth)) + `"}`)
+	} else {
 		path := resolve(s, s.Registry.AuthFile)
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -161,6 +166,11 @@ func pullSecret(s *site.Site) (string, error) {
 			return "", fmt.Errorf("registry.authFile %s: no entry for the mirror registry %q under \"auths\"; "+
 				"log in with `podman login --authfile %s %s`", path, host, path, host)
 		}
+		var fields map[string]any
+		if err := json.Unmarshal(entry, &fields); err != nil || (fields["auth"] == nil && fields["credsStore"] == nil) {
+			return "", fmt.Errorf("registry.authFile %s: the entry for %s has no \"auth\" (base64 of user:password); "+
+				"the installer rejects it", path, host)
+		}
 		var compact bytes.Buffer
 		if err := json.Compact(&compact, entry); err != nil {
 			return "", fmt.Errorf("registry.authFile %s: entry for %s: %w", path, host, err)
@@ -173,6 +183,10 @@ func pullSecret(s *site.Site) (string, error) {
 	}
 	return string(out), nil
 }
+
+// AnonymousAuth is the placeholder user:password of the pull secret when the profile has no
+// registry.authFile (a registry that allows anonymous pulls ignores it).
+const AnonymousAuth = "anonymous:anonymous"
 
 // trustBundle concatenates the registry CA and the profile's bundles, each certificate block once.
 func trustBundle(s *site.Site) (string, error) {

@@ -173,6 +173,9 @@ func TestRenderErrors(t *testing.T) {
 		edit func(s *site.Site)
 		want string
 	}{
+		"auth entry without auth": {func(s *site.Site) {
+			s.Registry.AuthFile = writeTemp(t, `{"auths":{"registry.lab.example:8443":{"email":"x"}}}`)
+		}, `has no "auth"`},
 		"auth file lacks registry": {func(s *site.Site) { s.Registry.Host = "other:5000" }, `no entry for the mirror registry "other:5000"`},
 		"missing CA":               {func(s *site.Site) { s.Registry.CAFile = "files/nope.pem" }, "registry.caFile"},
 		"CA not PEM":               {func(s *site.Site) { s.Day1.TrustBundles = []string{"files/auth.json"} }, "day1.trustBundles[0]: files/auth.json holds no PEM certificate"},
@@ -192,6 +195,31 @@ func TestRenderErrors(t *testing.T) {
 				t.Fatalf("err = %v, want it to contain %q", err, c.want)
 			}
 		})
+	}
+}
+
+func writeTemp(t *testing.T, content string) string {
+	p := filepath.Join(t.TempDir(), "auth.json")
+	os.WriteFile(p, []byte(content), 0o600)
+	return p
+}
+
+func TestAnonymousPullSecret(t *testing.T) {
+	s := loadProfile(t, "sno")
+	s.Registry.AuthFile = ""
+	r, err := Render(RenderOptions{Site: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(r.Files[0].Data, []byte(`pullSecret: '{"auths":{"registry.lab.example:8443":{"auth":"YW5vbnltb3VzOmFub255bW91cw=="}}}'`)) {
+		t.Errorf("install-config:\n%s", r.Files[0].Data)
+	}
+	var warned bool
+	for _, p := range Validate(s) {
+		warned = warned || (p.Field == "registry.authFile" && p.Severity == Warning)
+	}
+	if !warned {
+		t.Error("no warning for the anonymous pull secret")
 	}
 }
 

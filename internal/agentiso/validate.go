@@ -84,6 +84,9 @@ func Validate(s *site.Site) Problems {
 		v.rootDevice(i)
 	}
 	v.rendezvous()
+	if s.Registry.AuthFile == "" {
+		v.add(Warning, "", "registry.authFile", "not set: the pull secret gets a placeholder entry for %s, so the registry must allow anonymous pulls", s.Registry.Host)
+	}
 	return v.out
 }
 
