@@ -41,6 +41,9 @@ func loadSite(t *testing.T, path string) *site.Site {
 
 func upLab(t *testing.T, dir string, o Options) *Lab {
 	t.Helper()
+	if o.ReleaseComponents == 0 {
+		o.ReleaseComponents, o.LayerKiB = 3, 4 // small: these tests are about the lab's shape
+	}
 	l, err := New(dir, Default(o)...)
 	if err != nil {
 		t.Fatal(err)
