@@ -20,5 +20,6 @@ func Default(o Options) []Component {
 		&NTP{Offset: o.NTPOffset},
 		&BMC{},
 		&Registry{Components: o.ReleaseComponents, LayerKiB: o.LayerKiB},
+		&Installer{},
 	}
 }

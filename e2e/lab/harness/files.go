@@ -80,7 +80,7 @@ apiVersion: mirror.openshift.io/v2alpha1
 mirror:
   platform:
     channels:
-      - name: stable-4.18
-        minVersion: 4.18.0
-        maxVersion: 4.18.0
+      - name: stable-4.16
+        minVersion: 4.16.3
+        maxVersion: 4.16.3
 `

@@ -53,7 +53,19 @@ func (r *Registry) Start(ctx context.Context, l *Lab) error {
 	if r.src, err = mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: filepath.Join(l.Dir, "registry", "source"), TLS: true}); err != nil {
 		return fmt.Errorf("source registry: %w", err)
 	}
-	password := randomSecret()
+	// One password per lab dir: the auth file's content feeds the iso stage's pull secret, so a
+	// new password would make it (and boot) run again on every start.
+	pwFile := filepath.Join(l.Dir, "secrets", "registry-password")
+	if err := writeIfMissing(pwFile, []byte(randomSecret()), 0o600); err != nil {
+		r.src.Close()
+		return err
+	}
+	pw, err := os.ReadFile(pwFile)
+	if err != nil {
+		r.src.Close()
+		return err
+	}
+	password := string(pw)
 	if r.dst, err = mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: filepath.Join(l.Dir, "registry", "site"), TLS: true,
 		User: "lab", Password: password}); err != nil {
 		r.src.Close()

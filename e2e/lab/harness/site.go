@@ -40,7 +40,8 @@ func baseSite(l *Lab, isoPort int) *site.Site {
 		Cluster: site.Cluster{
 			Name:       ClusterName,
 			BaseDomain: BaseDomain,
-			Release:    site.Release{Version: "4.18.0", Architecture: "amd64"},
+			// The version the openshift-install test double reports.
+			Release: site.Release{Version: "4.16.3", Architecture: "amd64"},
 			Networking: site.Networking{
 				NetworkType:    "OVNKubernetes",
 				MachineNetwork: []string{l.Net.String()},
