@@ -31,7 +31,7 @@ exit 0
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	code := run([]string{"--", "demo", "--bin", bin, "--dir", lab}, &out, &errb)
+	code := run([]string{"--", "demo", "--bin", bin, "--dir", lab, "--release-components", "2"}, &out, &errb)
 	if code != 3 {
 		t.Fatalf("exit %d, want the run's 3\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
 	}

@@ -18,9 +18,7 @@ const bmcISOName = "agent.x86_64.iso"
 // virtual CD slot, Cd boot target, stale media, ISO URL length and MAC truth. One BMC read
 // serves all of a node's checks; each check is one row of the table.
 //
-// Not yet listed in groups(): the lab (e2e/lab/harness) must first start Redfish simulators
-// (bmctest.New with Options.Listen at the nodes' BMC addresses), or its preflight tests fail on
-// unreachable BMCs. Adding bmcChecks to groups() is the one-line switch.
+// The lab (e2e/lab/harness/bmc.go) runs one simulator per node, so its preflight covers these.
 func bmcChecks(s *site.Site, _ Options) []Check {
 	url := bmcISOURL(s)
 	var out []Check

@@ -133,6 +133,21 @@ func authHas(af authFile, host string) bool {
 // expirySoon is how close to NotAfter a certificate draws a warning.
 const expirySoon = 30 * 24 * time.Hour
 
+// certName is how a certificate is named in messages: its CN, else its subject, else its SANs.
+func certName(c *x509.Certificate) string {
+	switch {
+	case c.Subject.CommonName != "":
+		return c.Subject.CommonName
+	case c.Subject.String() != "":
+		return c.Subject.String()
+	case len(c.DNSNames) > 0:
+		return c.DNSNames[0]
+	case len(c.IPAddresses) > 0:
+		return c.IPAddresses[0].String()
+	}
+	return "(no subject)"
+}
+
 // checkCA parses every certificate in a PEM file and checks that each is valid now.
 func checkCA(r fileRef, now time.Time) Result {
 	b, err := os.ReadFile(r.path)
@@ -162,10 +177,7 @@ func checkCA(r fileRef, now time.Time) Result {
 	}
 	var warn []string
 	for _, c := range certs {
-		name := c.Subject.CommonName
-		if name == "" {
-			name = c.Subject.String()
-		}
+		name := certName(c)
 		switch {
 		case now.After(c.NotAfter):
 			return Failf("Renew the certificate and replace "+r.path+".", "%s: %s: %q expired on %s", r.field, r.path, name, c.NotAfter.UTC().Format(time.DateOnly))
@@ -180,6 +192,6 @@ func checkCA(r fileRef, now time.Time) Result {
 		return Warnf("Renew the certificate before the install; the cluster keeps trusting this bundle.",
 			"%s: %s: %s", r.field, r.path, strings.Join(warn, "; "))
 	}
-	return Passf("%s: %d certificate(s), first %q valid until %s", r.path, len(certs), certs[0].Subject.CommonName,
+	return Passf("%s: %d certificate(s), first %q valid until %s", r.path, len(certs), certName(certs[0]),
 		certs[0].NotAfter.UTC().Format(time.DateOnly))
 }

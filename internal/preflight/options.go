@@ -102,6 +102,7 @@ func groups() []group {
 		dnsChecks,
 		ntpChecks,
 		vipChecks,
+		bmcChecks,
 	}
 }
 

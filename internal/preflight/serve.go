@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"syscall"
+	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
@@ -17,12 +19,13 @@ func serveChecks(s *site.Site, _ Options) []Check {
 	if addr == "" {
 		return nil
 	}
+	tls := s.ISO.TLSCert != ""
 	return []Check{Func("iso serve address "+addr, CategoryJumpHost, func(ctx context.Context) Result {
-		return checkListen(ctx, addr)
+		return checkListen(ctx, addr, tls)
 	})}
 }
 
-func checkListen(ctx context.Context, addr string) Result {
+func checkListen(ctx context.Context, addr string, tls bool) Result {
 	var lc net.ListenConfig
 	l, err := lc.Listen(ctx, "tcp", addr)
 	switch {
@@ -30,8 +33,16 @@ func checkListen(ctx context.Context, addr string) Result {
 		l.Close()
 		return Passf("the jump host can listen on %s", addr)
 	case errors.Is(err, syscall.EADDRINUSE):
-		return Failf(fmt.Sprintf("Stop what listens on %s (ss -ltnp 'sport = :PORT' names it; a `bootstrap serve` left running?) or change iso.serveAddress.", addr),
-			"%s is taken by another process", addr)
+		// `bootstrap serve` may hold it on purpose (the boot stage then leaves serving to it).
+		if tls {
+			return Warnf("If `bootstrap serve` holds it, this is expected; otherwise stop what listens there or change iso.serveAddress.",
+				"%s is taken (HTTPS: not probed)", addr)
+		}
+		if iso, ok := servesISO(ctx, addr); ok {
+			return Passf("%s already serves %s (bootstrap serve is running)", addr, iso)
+		}
+		return Failf(fmt.Sprintf("Stop what listens on %s (ss -ltnp names it) or change iso.serveAddress.", addr),
+			"%s is taken by another process, which does not serve the agent ISO", addr)
 	case errors.Is(err, syscall.EADDRNOTAVAIL):
 		return Failf("Set iso.serveAddress to an address of the jump host on the machine network (or 0.0.0.0:PORT).",
 			"the jump host has no address %s", addr)
@@ -39,4 +50,29 @@ func checkListen(ctx context.Context, addr string) Result {
 		return Failf("Run bootstrap as root, or serve on a port of 1024 or more.", "not allowed to listen on %s", addr)
 	}
 	return Failf("Fix iso.serveAddress (host:port).", "cannot listen on %s: %v", addr, err)
+}
+
+// servesISO asks whatever holds addr for the agent ISO (HEAD, no body read) and reports whether
+// it has it. A wildcard host is asked on loopback.
+func servesISO(ctx context.Context, addr string) (string, bool) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", false
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	url := "http://" + net.JoinHostPort(host, port) + "/" + bmcISOName
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(cctx, http.MethodHead, url, nil)
+	if err != nil {
+		return "", false
+	}
+	resp, err := (&http.Client{Transport: &http.Transport{Proxy: nil}}).Do(req)
+	if err != nil {
+		return "", false
+	}
+	resp.Body.Close()
+	return url, resp.StatusCode == http.StatusOK
 }

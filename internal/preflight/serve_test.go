@@ -2,6 +2,8 @@ package preflight
 
 import (
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -12,14 +14,34 @@ func TestServeAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
+	go func() { // a service that is not HTTP: it hangs up at once
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
 	taken := l.Addr().String()
+	// What `bootstrap serve` looks like from outside: the agent ISO answers HEAD.
+	iso := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/agent.x86_64.iso" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Length", "1048576")
+	}))
+	defer iso.Close()
+	isoSrv := iso.Listener.Addr().String()
 	for _, tc := range []struct {
 		addr string
 		want Status
 		in   string
 	}{
 		{"127.0.0.1:0", Pass, "can listen"},
-		{taken, Fail, "taken by another process"},
+		{taken, Fail, "does not serve the agent ISO"},
+		{isoSrv, Pass, "already serves"},
 		{"192.0.2.1:8080", Fail, "has no address"}, // TEST-NET-1: never a local address; nothing is sent
 		{"nonsense", Fail, "cannot listen"},
 	} {

@@ -29,16 +29,17 @@ type Preflight struct {
 	// DiskNeed, when set, says how many bytes the run will still write to the work dir (the
 	// mirror plan's remaining total plus the ISOs); it overrides Options.MinFreeBytes.
 	DiskNeed func(ctx context.Context, env *pipeline.Env) (int64, error)
-	// More adds checks that need another adapter's view of the profile (the registry's TLS
-	// and credentials as the mirror stage builds them, the BMC targets as the boot stage
-	// builds them). Each returns its checks for env; the runner orders them by category.
+	// More adds checks that need another adapter's view of the environment (the registry's
+	// TLS and credentials as the mirror stage builds them, the ISO URL the iso stage
+	// published). Each returns its checks for env; the runner orders them by category.
 	More []func(env *pipeline.Env) []preflight.Check
 }
 
-// PreflightOutput is the journaled output of the preflight stage. It holds only what changes
-// with the profile: the runner marks later stages stale when a stage's output changes, and the
-// measured details (offsets, free bytes, durations) change on every run. The full report is
-// journaled as the stage's "results" step and written to ResultsFile.
+// PreflightOutput is the journaled output of the preflight stage. It holds only what the profile
+// decides, so that it is the same on every pass (a runner without AlwaysRunner marks later
+// stages stale when an output changes, and offsets, free bytes and durations change on every
+// run). The full report is journaled as the stage's "results" step and written to ResultsFile
+// (which `bootstrap report` reads).
 type PreflightOutput struct {
 	// Checks names every check that ran, in report order.
 	Checks []string `json:"checks"`
