@@ -5,7 +5,7 @@ BIN := bin/bootstrap
 PKGS := ./...
 export GOFLAGS := -buildvcs=false
 
-.PHONY: help build test e2e demo bench lint deps clean
+.PHONY: help build test e2e demo bench lint deps clean installercheck
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -19,6 +19,9 @@ deps: ## install the system packages the tests and the lab use (Debian; idempote
 test: deps ## unit and integration tests against real local peers (under 10 minutes)
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 -timeout 15m $(PKGS)
+
+installercheck: ## the generated configs against the OpenShift installer's own types and validation (separate module; cold build ~18 CPU-minutes, cache GOCACHE)
+	cd internal/agentiso/installercheck && GONOSUMDB=github.com/openshift/assisted-service,github.com/mboersma,github.com/openshift/machine-api-provider-gcp $(GO) test -count=1 ./...
 
 e2e: deps build ## whole-pipeline tests driving the built binary in the local lab
 	$(GO) test -count=1 -tags e2e -timeout 60m ./e2e/...
