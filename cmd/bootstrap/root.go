@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+
+	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
 // globals are the flags every command shares.
@@ -86,7 +88,8 @@ func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	if !silent(err) {
+	// An invalid profile's problems were printed, each with file:line:col, by the command.
+	if !silent(err) && !site.IsInvalid(err) {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 	}
 	return exitCode(err)

@@ -16,30 +16,6 @@ import (
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
-// memSteps is an in-memory pipeline.Steps.
-type memSteps struct {
-	mu sync.Mutex
-	m  map[string][]byte
-}
-
-func (s *memSteps) Done(key string, out any) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b, ok := s.m[key]
-	if ok && out != nil {
-		json.Unmarshal(b, out)
-	}
-	return ok
-}
-
-func (s *memSteps) Record(key string, data any) error {
-	b, err := json.Marshal(data)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.m[key] = b
-	return err
-}
-
 func isoEnv(t *testing.T, profile string) (*pipeline.Env, *[]pipeline.Event) {
 	t.Helper()
 	p, _ := filepath.Abs(filepath.Join("..", "agentiso", "testdata", "profiles", profile+".yaml"))
@@ -60,7 +36,7 @@ func isoEnv(t *testing.T, profile string) (*pipeline.Env, *[]pipeline.Event) {
 	}
 	var mu sync.Mutex
 	events := &[]pipeline.Event{}
-	env := &pipeline.Env{Site: &s, WorkDir: work, Outputs: map[string]json.RawMessage{}, Steps: &memSteps{m: map[string][]byte{}},
+	env := &pipeline.Env{Site: &s, WorkDir: work, Outputs: map[string]json.RawMessage{}, Steps: newMemSteps(),
 		Events: func(e pipeline.Event) { mu.Lock(); *events = append(*events, e); mu.Unlock() }}
 	return env, events
 }
