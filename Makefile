@@ -22,6 +22,8 @@ test: deps testbin ## unit and integration tests against real local peers (under
 
 testbin: ## build kube-apiserver and etcd, fetch the CRDs (cached under /var/cache/bootstrap/testbin)
 	scripts/testbin.sh >/dev/null
+installercheck: ## the generated configs against the OpenShift installer's own types and validation (separate module; cold build ~18 CPU-minutes, cache GOCACHE)
+	cd internal/agentiso/installercheck && GONOSUMDB=github.com/openshift/assisted-service,github.com/mboersma,github.com/openshift/machine-api-provider-gcp $(GO) test -count=1 ./...
 
 e2e: deps build ## whole-pipeline tests driving the built binary in the local lab
 	$(GO) test -count=1 -tags e2e -timeout 60m ./e2e/...

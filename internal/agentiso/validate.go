@@ -251,17 +251,23 @@ func (v *validator) rootDevice(i int) {
 	d := n.RootDevice
 	switch {
 	case d == "":
-		v.add(Error, n.Name, f, "no root device: give /dev/disk/by-path/... or /dev/disk/by-id/... so the install lands on the right disk")
+		v.add(Error, n.Name, f, "no root device: give /dev/disk/by-path/... so the install lands on the right disk")
 		return
-	case !strings.HasPrefix(d, "/dev/disk/by-path/") && !strings.HasPrefix(d, "/dev/disk/by-id/"):
-		v.add(Error, n.Name, f, "%q is not a stable name (kernel names like /dev/sda change between boots); use /dev/disk/by-path/... or /dev/disk/by-id/...", d)
+	case strings.HasPrefix(d, "/dev/disk/by-id/"):
+		// The installer (pkg/types/baremetal/validation ValidateHostRootDeviceHints, 4.16+) accepts a
+		// deviceName only directly under /dev/ or under /dev/disk/by-path/.
+		v.add(Error, n.Name, f, "%s: the installer accepts rootDeviceHints.deviceName only under /dev/disk/by-path/ "+
+			"(by-id names are rejected); use the disk's by-path name (`ls -l /dev/disk/by-path` on the discovery ISO)", d)
+		return
+	case !strings.HasPrefix(d, "/dev/disk/by-path/"):
+		v.add(Error, n.Name, f, "%q is not a stable name (kernel names like /dev/sda change between boots); use /dev/disk/by-path/...", d)
 		return
 	}
 	// RHEL 8 kernels (RHCOS before 4.13) name SATA/AHCI paths ...-ata-1, RHEL 9 kernels (4.13+)
 	// ...-ata-1.0; a name from the other generation matches no disk and the agent waits forever.
 	if ataPath.MatchString(d) {
 		v.add(Warning, n.Name, f, "%s uses the RHEL 8 by-path form; RHCOS 4.13+ (RHEL 9) names this disk %s.0 — "+
-			"check `ls -l /dev/disk/by-path` on the discovery ISO, or use /dev/disk/by-id", d, d)
+			"check `ls -l /dev/disk/by-path` on the discovery ISO", d, d)
 	} else if ataPathV9.MatchString(d) && releaseBefore(v.s.Cluster.Release.Version, 4, 13) {
 		v.add(Warning, n.Name, f, "%s uses the RHEL 9 by-path form but release %s boots a RHEL 8 kernel, which names it %s",
 			d, v.s.Cluster.Release.Version, strings.TrimSuffix(d, ".0"))

@@ -64,6 +64,8 @@ func TestValidateRules(t *testing.T) {
 		{"rendezvous missing", "lab", func(s *site.Site) { s.Cluster.RendezvousIP = "" }, Error, "cluster.rendezvousIP", "", "no rendezvousIP"},
 		{"kernel device name", "lab", func(s *site.Site) { s.Nodes[0].RootDevice = "/dev/sda" },
 			Error, "nodes[0].rootDevice", "master-0", "not a stable name"},
+		{"by-id rejected by the installer", "lab", func(s *site.Site) { s.Nodes[1].RootDevice = "/dev/disk/by-id/wwn-0x5000c500a0b1c2d3" },
+			Error, "nodes[1].rootDevice", "master-1", "by-id names are rejected"},
 		{"RHEL 8 ata path on 4.16", "dell-xe7740-h200", func(s *site.Site) {}, Warning, "nodes[3].rootDevice", "xe7740-1", "RHEL 8 by-path form"},
 		{"RHEL 9 ata path on 4.12", "compact-3node", func(s *site.Site) { s.Cluster.Release.Version = "4.12.40" },
 			Warning, "nodes[0].rootDevice", "ctl-1", "boots a RHEL 8 kernel"},
