@@ -15,5 +15,8 @@ func Default(o Options) []Component {
 		&Files{},
 		&DNS{},
 		&NTP{Offset: o.NTPOffset},
+		&Source{},
+		&Registry{},
+		&SSHD{},
 	}
 }
