@@ -6,7 +6,7 @@ set -euo pipefail
 declare -A need=(
   [xorriso]=xorriso [xz]=xz-utils [cpio]=cpio [openssl]=openssl [curl]=curl
   [docker-registry]=docker-registry [htpasswd]=apache2-utils [sshd:/usr/sbin/sshd]=openssh-server
-  [ssh-keygen]=openssh-client [isoinfo]=genisoimage
+  [ssh-keygen]=openssh-client [isoinfo]=genisoimage [ip]=iproute2
 )
 missing=()
 for k in "${!need[@]}"; do

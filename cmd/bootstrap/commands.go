@@ -19,6 +19,7 @@ func addCommands(root *cobra.Command, g *globals) {
 			WorkDir:  func(*cobra.Command, *site.Site) (string, error) { return g.workDir() },
 			JSON:     func(*cobra.Command) bool { return g.json() },
 		}),
+		newMirrorCmd(),
 		newPlanCmd(g),
 		newRunCmd(g),
 		newReplayCmd(g),

@@ -14,7 +14,7 @@ import (
 func newReportCmd(g *globals) *cobra.Command {
 	var format, out string
 	cmd := &cobra.Command{
-		Use:   "report [--format md|json] [--out FILE]",
+		Use:   "report [--format md|json|html] [--out FILE]",
 		Short: "Write the evidence report: stages, steps, digests, files generated, journal integrity",
 		Long: `Write the evidence a regulated customer asks for, from the journal and the work dir: the
 timeline of stages and steps, each step's recorded data (image digests, BMC actions), every file
@@ -52,8 +52,10 @@ generated with its SHA-256, and whether the journal's hash chain verifies. Exit 
 				err = rep.Markdown(w)
 			case "json":
 				err = rep.JSON(w)
+			case "html":
+				err = rep.HTML(w)
 			default:
-				return usageError{fmt.Errorf("--format %q: use md or json", format)}
+				return usageError{fmt.Errorf("--format %q: use md, json or html", format)}
 			}
 			if err != nil {
 				return err
@@ -64,7 +66,7 @@ generated with its SHA-256, and whether the journal's hash chain verifies. Exit 
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "md", "md or json")
+	cmd.Flags().StringVar(&format, "format", "md", "md, json or html")
 	cmd.Flags().StringVar(&out, "out", "", "write to this file instead of standard output")
 	return cmd
 }

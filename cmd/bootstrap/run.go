@@ -43,7 +43,8 @@ func newReplayCmd(g *globals) *cobra.Command {
 		Use:   "replay STAGE [--node NAME]...",
 		Short: "Run one stage again, even if it finished (optionally for some nodes only)",
 		Long: `Run one stage again after a failure or a change, even if it already succeeded. With --node,
-node-level stages (boot) act on the named nodes only. Later stages are marked stale.
+node-level stages (boot) act on the named nodes only. When the replayed stage's output
+changes, every later stage is marked stale and runs again on the next run.
 
 Stages:
 ` + stageHelp(),

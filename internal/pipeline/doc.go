@@ -19,9 +19,10 @@
 // The runner applies the resume rule: a stage is skipped only when its last attempt succeeded,
 // its input fingerprint (SHA-256 of the JSON of Stage.Inputs) is unchanged and its Verify still
 // holds. A stage that runs with new inputs, or ends with a different output, marks every later
-// finished stage stale. Inside a stage, Steps skips steps journaled in the same attempt with the
-// same fingerprint: an interrupted or failed attempt resumes; a fresh attempt (new inputs,
-// stale, replay, or re-run after success) starts from nothing.
+// finished stage stale; an AlwaysRunner (preflight) runs on every pass and never does. Inside a
+// stage, Steps skips steps journaled in the same attempt with the same fingerprint: an
+// interrupted or failed attempt resumes; a fresh attempt (new inputs, stale, replay, or re-run
+// after success) starts from nothing.
 //
 // For stage authors: key node-level steps with NodeStep(node, action) so status groups them by
 // node; return errors that have a `Remedy() string` method (anywhere in the wrap chain) to have

@@ -30,6 +30,7 @@ type ChainError struct {
 	Reason string
 }
 
+// Error names the file, line and seq, and says what to do.
 func (e *ChainError) Error() string {
 	return fmt.Sprintf("journal %s: line %d (seq %d): %s; the history is not trustworthy: move the file "+
 		"aside (keep it as evidence) to start a new journal", e.Path, e.Line, e.Seq, e.Reason)

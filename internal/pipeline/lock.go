@@ -24,6 +24,7 @@ type LockInfo struct {
 	ProcStart string `json:"procStart,omitempty"`
 }
 
+// String names the holder for people: pid, host, start time and command.
 func (i LockInfo) String() string {
 	s := fmt.Sprintf("pid %d on %s since %s", i.PID, i.Host, i.Started.Local().Format(time.RFC3339))
 	if i.Command != "" {
@@ -42,6 +43,7 @@ type LockedError struct {
 	Reason string
 }
 
+// Error names the holder and says how to proceed.
 func (e *LockedError) Error() string {
 	if e.Stale {
 		return fmt.Sprintf("work dir is locked by %s, which may be stale: %s; if no bootstrap runs there, "+

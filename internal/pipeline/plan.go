@@ -42,10 +42,13 @@ func (r *Runner) Plan(ctx context.Context) ([]StagePlan, error) {
 		if err == nil {
 			p.Fingerprint, err = Fingerprint(inputs)
 		}
+		always := alwaysRuns(stg)
 		switch {
 		case err != nil:
 			p.Error = r.scrubText(err.Error())
 			p.Reason = "inputs cannot be computed yet"
+		case always:
+			p.Reason = "runs on every pass (read-only)"
 		case prev.State == StatePending:
 			p.Reason = "never run"
 		case prev.State != StateSucceeded:
@@ -64,7 +67,7 @@ func (r *Runner) Plan(ctx context.Context) ([]StagePlan, error) {
 				}
 			}
 		}
-		if p.Action == PlanRun && upstream == "" && (prev.OutputFingerprint == "" || prev.OutputFingerprint != p.Fingerprint) {
+		if p.Action == PlanRun && !always && upstream == "" && (prev.OutputFingerprint == "" || prev.OutputFingerprint != p.Fingerprint) {
 			upstream = fmt.Sprintf("stale: %s runs with new inputs", name)
 		}
 		if pl, ok := stg.(Planner); ok && p.Action == PlanRun && err == nil {
@@ -83,7 +86,10 @@ func (r *Runner) Plan(ctx context.Context) ([]StagePlan, error) {
 // nothing may be recorded.
 type readOnlySteps struct{}
 
+// Done reports nothing done.
 func (readOnlySteps) Done(string, any) bool { return false }
+
+// Record refuses: only Run may record.
 func (readOnlySteps) Record(key string, _ any) error {
 	return fmt.Errorf("record step %s: only Run may record steps", key)
 }

@@ -14,7 +14,8 @@ import (
 // when its last attempt succeeded, its input fingerprint is unchanged and its Verify (if any)
 // still holds; otherwise it runs. When a stage runs with changed inputs (or for the first time),
 // or finishes with an output different from its last success, every later finished stage is
-// journaled stale and runs too. Run returns *LockedError when another run holds the work dir,
+// journaled stale and runs too. An AlwaysRunner stage runs every time and never makes others
+// stale. Run returns *LockedError when another run holds the work dir,
 // *ChainError when the journal's history is broken, *StageError when a stage fails.
 func (r *Runner) Run(ctx context.Context, opts RunOptions) (err error) {
 	first, last := 0, len(r.Stages)-1
@@ -106,10 +107,13 @@ func (s *session) stage(ctx context.Context, i int, replay bool, nodes []string)
 		return s.failed(ctx, name, prev.Attempt, "", fmt.Errorf("inputs: %w", err))
 	}
 
+	always := alwaysRuns(stg)
 	why := ""
 	switch {
 	case replay:
 		why = "replay requested"
+	case always:
+		why = "runs on every pass (read-only)"
 	case prev.State == StatePending:
 		why = "first run"
 	case prev.State != StateSucceeded:
@@ -148,7 +152,7 @@ func (s *session) stage(ctx context.Context, i int, replay bool, nodes []string)
 	} else {
 		why += fmt.Sprintf("; resuming attempt %d with %d steps done", attempt, prev.Steps)
 	}
-	if prev.OutputFingerprint == "" || prev.OutputFingerprint != fp {
+	if !always && (prev.OutputFingerprint == "" || prev.OutputFingerprint != fp) {
 		if err := s.markLater(i, status, fmt.Sprintf("%s runs with new inputs", name)); err != nil {
 			return err
 		}
@@ -169,7 +173,7 @@ func (s *session) stage(ctx context.Context, i int, replay bool, nodes []string)
 	if err != nil {
 		return s.failed(ctx, name, attempt, fp, fmt.Errorf("output: %w", err))
 	}
-	if !bytes.Equal(raw, prev.Output) && prev.OutputFingerprint != "" {
+	if !always && !bytes.Equal(raw, prev.Output) && prev.OutputFingerprint != "" {
 		if err := s.markLater(i, s.j.fold(), fmt.Sprintf("%s output changed", name)); err != nil {
 			return err
 		}
@@ -180,6 +184,12 @@ func (s *session) stage(ctx context.Context, i int, replay bool, nodes []string)
 	}
 	r.emit(Event{Kind: StageSucceeded, Stage: name, Message: time.Since(start).Round(time.Millisecond).String()})
 	return nil
+}
+
+// alwaysRuns reports whether a stage asks to run on every pass.
+func alwaysRuns(stg Stage) bool {
+	a, ok := stg.(AlwaysRunner)
+	return ok && a.AlwaysRun()
 }
 
 // runStage calls Run, turning a panic into an error so the failure is journaled.

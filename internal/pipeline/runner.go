@@ -44,7 +44,10 @@ type StageError struct {
 	Remedy string
 }
 
+// Error is "stage NAME: cause".
 func (e *StageError) Error() string { return fmt.Sprintf("stage %s: %v", e.Stage, e.Err) }
+
+// Unwrap returns the stage's error.
 func (e *StageError) Unwrap() error { return e.Err }
 
 // Fingerprint is "sha256:" and the hex SHA-256 of the JSON encoding of v.

@@ -348,3 +348,48 @@ func TestPlan(t *testing.T) {
 		t.Errorf("plan with verify failure: %+v", plans)
 	}
 }
+
+// alwaysStage runs on every pass and returns a different output each time.
+type alwaysStage struct{ runs int }
+
+func (*alwaysStage) Name() string                      { return "pre" }
+func (*alwaysStage) Summary() string                   { return "read-only checks" }
+func (*alwaysStage) AlwaysRun() bool                   { return true }
+func (*alwaysStage) Inputs(*pipeline.Env) (any, error) { return "same", nil }
+func (s *alwaysStage) Run(context.Context, *pipeline.Env) (any, error) {
+	s.runs++
+	return map[string]int{"run": s.runs}, nil
+}
+
+// TestAlwaysRun: an AlwaysRunner stage runs on every pass, and its ever-changing output never
+// makes later stages stale.
+func TestAlwaysRun(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	pre := &alwaysStage{}
+	f.r.Stages = append([]pipeline.Stage{pre}, f.r.Stages...)
+	for pass := 1; pass <= 3; pass++ {
+		f.reset()
+		if err := f.r.Run(ctx, pipeline.RunOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		want := [3]int{0, 0, 0}
+		if pass == 1 {
+			want = [3]int{1, 1, 1}
+		}
+		if pre.runs != pass || f.runs() != want {
+			t.Fatalf("pass %d: pre ran %d times, others %v; want %d and %v", pass, pre.runs, f.runs(), pass, want)
+		}
+	}
+	plans, err := f.r.Plan(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []string{}
+	for _, p := range plans {
+		got = append(got, p.Stage+":"+p.Action)
+	}
+	if want := []string{"pre:run", "a:skip", "b:skip", "c:skip"}; !slices.Equal(got, want) {
+		t.Errorf("plan %v, want %v", got, want)
+	}
+}

@@ -31,6 +31,13 @@ type Verifier interface {
 	Verify(ctx context.Context, env *Env) error
 }
 
+// AlwaysRunner is implemented by read-only stages (preflight) that run on every pass, even after
+// a success with unchanged inputs, when AlwaysRun returns true. Their runs never make later
+// stages stale, so their output must not be an input of later stages.
+type AlwaysRunner interface {
+	AlwaysRun() bool
+}
+
 // Planner is implemented by stages that can say what they would do without changing anything.
 type Planner interface {
 	Plan(ctx context.Context, env *Env) ([]string, error)

@@ -28,7 +28,7 @@ type PlainRenderer struct {
 	mu     sync.Mutex
 	stages map[string]*plainStage
 	stop   chan struct{}
-	done   chan struct{}
+	done   chan struct{} // closed when loop returns; nil when no loop runs (tests)
 }
 
 type plainStage struct {
@@ -44,6 +44,7 @@ type plainStage struct {
 // NewPlain returns a plain renderer writing to w; its heartbeat runs until Close.
 func NewPlain(w io.Writer, opts PlainOptions) *PlainRenderer {
 	r := newPlain(w, opts)
+	r.done = make(chan struct{})
 	go r.loop()
 	return r
 }
@@ -55,8 +56,7 @@ func newPlain(w io.Writer, opts PlainOptions) *PlainRenderer {
 	if opts.Heartbeat <= 0 {
 		opts.Heartbeat = 10 * time.Second
 	}
-	return &PlainRenderer{w: w, opts: opts, stages: map[string]*plainStage{},
-		stop: make(chan struct{}), done: make(chan struct{})}
+	return &PlainRenderer{w: w, opts: opts, stages: map[string]*plainStage{}, stop: make(chan struct{})}
 }
 
 func (r *PlainRenderer) loop() {
@@ -83,6 +83,14 @@ func (r *PlainRenderer) Close() error {
 	close(r.stop)
 	if r.done != nil {
 		<-r.done
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now()
+	for name, st := range r.stages {
+		if st.pending {
+			r.showProgress(name, st, now, "")
+		}
 	}
 	return nil
 }

@@ -81,14 +81,17 @@ func bytesIEC(f float64) string {
 	return fmt.Sprintf("%.1f %ciB", f, units[i])
 }
 
-// progressText describes a progress event: "1.2 GiB / 4.0 GiB (30%), 3/40 done".
+// progressText describes a progress event: "1.2 GiB / 4.0 GiB (30%), 3/40 done" or "7 / 9 nodes (77%)".
 func progressText(e pipeline.Event) string {
 	s := amount(e.Current, e.Unit)
 	if e.Total > 0 {
-		s += fmt.Sprintf(" / %s (%d%%)", amount(e.Total, e.Unit), e.Current*100/e.Total)
+		s += " / " + amount(e.Total, e.Unit)
 	}
 	if e.Unit != "" && e.Unit != "bytes" {
 		s += " " + e.Unit
+	}
+	if e.Total > 0 {
+		s += fmt.Sprintf(" (%d%%)", e.Current*100/e.Total)
 	}
 	if e.DoneTotal > 0 {
 		s += fmt.Sprintf(", %d/%d done", e.Done, e.DoneTotal)

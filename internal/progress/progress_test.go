@@ -148,7 +148,12 @@ func TestPlainStepsAndNodes(t *testing.T) {
 	}
 	r.Handle(pipeline.Event{Time: t0.Add(11 * time.Second), Kind: pipeline.StepDone, Stage: "work",
 		Step: pipeline.NodeStep("w1", "power-on"), Node: "w1"})
+	r.Handle(pipeline.Event{Time: t0.Add(12 * time.Second), Kind: pipeline.Progress, Stage: "work", Current: 7, Total: 9, Unit: "nodes"})
+	r.Close()
 	out := buf.String()
+	if !strings.Contains(out, "7 / 9 nodes (77%)") {
+		t.Errorf("Close did not flush pending progress:\n%s", out)
+	}
 	if n := len(lines(out, "steps done")); n != 2 {
 		t.Errorf("%d step lines for 10 s of steps, want 2:\n%s", n, out)
 	}

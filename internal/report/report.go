@@ -30,6 +30,7 @@ type Report struct {
 	Stages    []pipeline.StageStatus `json:"stages"`
 	Steps     map[string][]Step      `json:"steps"`
 	Files     []File                 `json:"files"`
+	Evidence  Evidence               `json:"evidence"`
 	Warnings  []string               `json:"warnings,omitempty"`
 }
 
@@ -85,6 +86,7 @@ func Build(r *pipeline.Runner, siteName string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	rep.Evidence = readEvidence(r.WorkDir, entries, rep.Steps)
 	return rep, nil
 }
 

@@ -58,6 +58,19 @@ func TestReport(t *testing.T) {
 		}
 	}
 
+	var html bytes.Buffer
+	if err := rep.HTML(&html); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`id="timeline"`, "hash chain verified", "a6ea237c6e86f11e842f23fad2b2be6d836f446c73284d03d8be02a463f04c74"} {
+		if !strings.Contains(html.String(), want) {
+			t.Errorf("html lacks %q", want)
+		}
+	}
+	if strings.Contains(html.String(), "<script") || strings.Contains(html.String(), "http://") {
+		t.Error("html is not self-contained")
+	}
+
 	// Edit one entry: the report says the chain is broken, naming the entry.
 	path := pipeline.JournalPath(dir)
 	b, _ := os.ReadFile(path)

@@ -6,5 +6,7 @@ import "github.com/bootstrap-dev/bootstrap/internal/pipeline"
 func All() []pipeline.Stage {
 	return []pipeline.Stage{
 		Preflight{},
+		Mirror{},
+		Boot{},
 	}
 }

@@ -1,0 +1,262 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bootstrap-dev/bootstrap/internal/mirror"
+)
+
+// mirrorFlags are the flags of `bootstrap mirror`, named as oc-mirror v2 names them.
+type mirrorFlags struct {
+	config, from, authfile, workspace, output string
+	srcTLSVerify, destTLSVerify               bool
+	caFile, srcCAFile, sourceRegistry         string
+	dryRun, verify                            bool
+	parallel, retries                         int
+	platforms                                 []string
+}
+
+// newMirrorCmd builds `bootstrap mirror`: registry to registry with oc-mirror v2's conventions.
+func newMirrorCmd() *cobra.Command {
+	f := &mirrorFlags{}
+	cmd := &cobra.Command{
+		Use:   "mirror -c isc.yaml docker://HOST[:PORT][/NAMESPACE]",
+		Short: "Mirror an ImageSetConfiguration into a registry, resumably, and write IDMS/ITMS/CatalogSources",
+		Long: `Mirror the releases, operator catalogs and images of an oc-mirror v2 ImageSetConfiguration
+(mirror.openshift.io/v2alpha1) into a registry. Shared blobs are fetched once; blobs and manifests
+already at the destination are skipped, so an interrupted run continues where it stopped. Images that
+still fail after retries are listed at the end and the command exits 1; the rest is mirrored.
+
+Outputs (idms.yaml, itms.yaml, catalogsource-*.yaml, content.json, mapping.txt) are written to
+WORKSPACE/working-dir/cluster-resources.`,
+		Example: `  bootstrap mirror -c isc.yaml docker://registry.example.com:8443/mirror
+  bootstrap mirror -c isc.yaml --dry-run docker://registry.example.com:8443/mirror
+  bootstrap mirror -c isc.yaml --verify docker://registry.example.com:8443/mirror`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runMirror(cmd, f, args[0]) },
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.config, "config", "c", "", "ImageSetConfiguration file (required)")
+	fl.StringVar(&f.from, "from", "", "file://DIR archive to mirror from (disk to registry; not supported yet)")
+	fl.StringVar(&f.authfile, "authfile", "", "containers auth file for source and destination credentials")
+	fl.StringVar(&f.workspace, "workspace", "file://.", "file://DIR where working-dir/cluster-resources is written")
+	fl.BoolVar(&f.srcTLSVerify, "src-tls-verify", true, "verify source registry TLS; false also allows plain HTTP")
+	fl.BoolVar(&f.destTLSVerify, "dest-tls-verify", true, "verify destination registry TLS; false also allows plain HTTP")
+	fl.StringVar(&f.caFile, "ca-file", "", "PEM CA bundle trusted for the destination")
+	fl.StringVar(&f.srcCAFile, "src-ca-file", "", "PEM CA bundle trusted for the sources")
+	fl.StringVar(&f.sourceRegistry, "source-registry", "", "read every source image from this host:port instead (a proxy or lab registry)")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan (images, unique bytes, dedup savings, bytes present) and copy nothing")
+	fl.BoolVar(&f.verify, "verify", false, "only prove that everything in content.json is at the destination")
+	fl.IntVar(&f.parallel, "parallel", 6, "concurrent blob and manifest transfers")
+	fl.IntVar(&f.retries, "retries", 3, "retries of an operation that failed with a temporary error")
+	fl.StringSliceVar(&f.platforms, "platform", nil, "keep only these platforms of multi-arch images (os/arch); default all")
+	fl.StringVarP(&f.output, "output", "o", "text", "text or json")
+	_ = cmd.MarkFlagRequired("config")
+	return cmd
+}
+
+func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
+	if f.output != "text" && f.output != "json" {
+		return fmt.Errorf("--output: %q, want text or json", f.output)
+	}
+	if f.from != "" || strings.HasPrefix(dest, "file://") {
+		return errors.New("disk mirroring (file:// and --from) is not supported yet; mirror registry to registry with docker://HOST/NS")
+	}
+	hostNS, ok := strings.CutPrefix(dest, "docker://")
+	if !ok || hostNS == "" {
+		return fmt.Errorf("destination %q: want docker://HOST[:PORT][/NAMESPACE]", dest)
+	}
+	host, ns, _ := strings.Cut(hostNS, "/")
+	ws, ok := strings.CutPrefix(f.workspace, "file://")
+	if !ok {
+		return fmt.Errorf("--workspace %q: want file://DIR", f.workspace)
+	}
+	outDir := filepath.Join(ws, "working-dir", "cluster-resources")
+	isc, err := mirror.LoadISC(f.config)
+	if err != nil {
+		return err
+	}
+	o := mirror.DefaultOptions(mirror.Endpoint{Host: host, Insecure: !f.destTLSVerify, CAFile: f.caFile, AuthFile: f.authfile})
+	o.Source = mirror.Endpoint{Insecure: !f.srcTLSVerify, CAFile: f.srcCAFile, AuthFile: f.authfile}
+	o.SourceRegistry, o.Parallel, o.Retries, o.Platforms = f.sourceRegistry, f.parallel, f.retries, f.platforms
+	if err := o.Validate(); err != nil {
+		return fmt.Errorf("--parallel/--retries: %w", err)
+	}
+	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if !f.destTLSVerify || !f.srcTLSVerify {
+		fmt.Fprintln(errOut, "WARNING: TLS verification is off for", map[bool]string{true: "the destination", false: "the sources"}[!f.destTLSVerify])
+	}
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if f.verify {
+		c, err := mirror.ReadContent(filepath.Join(outDir, "content.json"))
+		if err != nil {
+			return fmt.Errorf("--verify needs the content.json of an earlier run: %w", err)
+		}
+		vr, err := mirror.Verify(ctx, c, o)
+		if err != nil {
+			return err
+		}
+		if f.output == "json" {
+			_ = json.NewEncoder(out).Encode(vr)
+		} else {
+			fmt.Fprintf(out, "verified %d images, %d manifests, %d blobs; %d missing\n", vr.Images, vr.Manifests, vr.Blobs, len(vr.Missing))
+			for _, m := range vr.Missing {
+				fmt.Fprintf(out, "MISSING %s (%s) %s %s\n", m.Source, m.Dest, m.What, m.Error)
+			}
+		}
+		if len(vr.Missing) > 0 {
+			return fmt.Errorf("%d items missing at the destination", len(vr.Missing))
+		}
+		return nil
+	}
+	res, err := mirror.Resolve(ctx, isc, mirror.Target{Host: host, Namespace: ns}, o)
+	if err != nil {
+		return err
+	}
+	if f.dryRun {
+		plan, err := mirror.Plan(ctx, res.Images, o)
+		if err != nil {
+			return err
+		}
+		return printMirrorPlan(out, f.output, plan)
+	}
+	o.Progress = mirrorProgress(errOut, f.output == "json", mirrorIsTTY(errOut))
+	cr, cerr := mirror.Copy(ctx, res.Images, o)
+	var fe *mirror.FailedError
+	if cerr != nil && !errors.As(cerr, &fe) {
+		return cerr
+	}
+	content := mirror.Content{Images: cr.Images}
+	for _, rc := range res.Catalogs {
+		co := mirror.CatalogOut{Name: rc.Name, Source: rc.Source, Advertised: rc.Advertised}
+		for _, im := range cr.Images {
+			if im.Source == rc.Source && im.Digest != "" {
+				co.Image = mirrorDestRepo(im.Dest) + "@" + im.Digest
+			}
+		}
+		content.Catalogs = append(content.Catalogs, co)
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return err
+	}
+	outs, err := mirror.WriteOutputs(outDir, content)
+	if err != nil {
+		return err
+	}
+	if f.output == "json" {
+		_ = json.NewEncoder(out).Encode(map[string]any{"result": cr, "outputs": outs, "outputDir": outDir})
+	} else {
+		skipped := 0
+		for _, im := range cr.Images {
+			if im.Skipped {
+				skipped++
+			}
+		}
+		fmt.Fprintf(out, "mirrored %d images (%d already present, %d failed) in %s: %s pulled, %d blobs copied, %d mounted, %d present\n",
+			len(cr.Images)-len(cr.Failed), skipped, len(cr.Failed), cr.Duration.Round(time.Millisecond), mirrorBytes(cr.BytesPulled),
+			cr.BlobsCopied, cr.BlobsMounted, cr.BlobsPresent)
+		fmt.Fprintf(out, "outputs in %s: %s\n", outDir, strings.Join(append([]string{outs.IDMS, outs.ITMS, outs.Content, outs.Mapping}, outs.CatalogSources...), " "))
+		for _, fl := range cr.Failed {
+			fmt.Fprintf(out, "FAILED %s: %s\n", fl.Source, fl.Error)
+		}
+	}
+	return cerr
+}
+
+func mirrorDestRepo(dest string) string {
+	s := strings.SplitN(dest, "@", 2)[0]
+	if i := strings.LastIndex(s, ":"); i > strings.LastIndex(s, "/") {
+		s = s[:i]
+	}
+	return s
+}
+
+func printMirrorPlan(w io.Writer, format string, p *mirror.PlanResult) error {
+	if format == "json" {
+		return json.NewEncoder(w).Encode(p)
+	}
+	for _, im := range p.Images {
+		state := "copy"
+		if im.Present {
+			state = "present"
+		}
+		if im.Error != "" {
+			state = "ERROR " + im.Error
+		}
+		fmt.Fprintf(w, "%-8s %s -> %s %s (%s)\n", state, im.Source, im.Dest, im.Digest, mirrorBytes(im.Size))
+	}
+	fmt.Fprintf(w, "%d images, %d unique blobs, %s unique (%s with repeats, %s saved by dedup), %s present, %s to copy\n",
+		len(p.Images), p.UniqueBlobs, mirrorBytes(p.UniqueBytes), mirrorBytes(p.TotalBytes), mirrorBytes(p.SavedBytes), mirrorBytes(p.PresentBytes), mirrorBytes(p.ToCopyBytes))
+	return nil
+}
+
+// mirrorProgress renders progress: one JSON object per snapshot, a redrawn line on a TTY, or a
+// plain line at most every 2 seconds otherwise. Snapshots arrive from one goroutine at a time.
+func mirrorProgress(w io.Writer, asJSON, tty bool) mirror.ProgressFunc {
+	var mu sync.Mutex
+	last := time.Time{}
+	return func(p mirror.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		if asJSON {
+			_ = json.NewEncoder(w).Encode(map[string]any{"kind": "progress", "bytesDone": p.BytesDone, "bytesTotal": p.BytesTotal,
+				"imagesDone": p.ImagesDone, "imagesTotal": p.ImagesTotal, "failed": p.Failed, "elapsedSeconds": p.Elapsed.Seconds()})
+			return
+		}
+		if !tty && time.Since(last) < 2*time.Second && p.ImagesDone < p.ImagesTotal {
+			return
+		}
+		last = time.Now()
+		rate := float64(p.BytesDone) / max(p.Elapsed.Seconds(), 0.001)
+		eta := "-"
+		if rate > 0 && p.BytesTotal > p.BytesDone {
+			eta = (time.Duration(float64(p.BytesTotal-p.BytesDone)/rate) * time.Second / time.Second).Round(time.Second).String()
+		}
+		line := fmt.Sprintf("%s / %s  %s/s  ETA %s  images %d/%d  failed %d", mirrorBytes(p.BytesDone), mirrorBytes(p.BytesTotal),
+			mirrorBytes(int64(rate)), eta, p.ImagesDone, p.ImagesTotal, p.Failed)
+		if tty {
+			fmt.Fprintf(w, "\r\033[K%s", line)
+			if p.ImagesDone+p.Failed >= p.ImagesTotal {
+				fmt.Fprintln(w)
+			}
+			return
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+func mirrorIsTTY(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func mirrorBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

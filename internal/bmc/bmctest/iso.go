@@ -1,0 +1,40 @@
+package bmctest
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"time"
+)
+
+// ISOServer serves a small synthetic ISO 9660 image with range support, like the ISO stage's
+// server, and counts the range requests it answers.
+type ISOServer struct {
+	srv    *httptest.Server
+	image  []byte
+	ranges atomic.Int64
+}
+
+// NewISOServer starts an HTTP server on 127.0.0.1 serving every path as the same image.
+func NewISOServer() *ISOServer {
+	img := make([]byte, 128<<10)
+	copy(img[32768:], "\x01CD001\x01") // primary volume descriptor
+	s := &ISOServer{image: img}
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Range") != "" {
+			s.ranges.Add(1)
+		}
+		http.ServeContent(w, r, "agent.x86_64.iso", time.Unix(0, 0), bytes.NewReader(s.image))
+	}))
+	return s
+}
+
+// URL is the server's base URL (http://127.0.0.1:port).
+func (s *ISOServer) URL() string { return s.srv.URL }
+
+// RangeRequests is how many range requests were answered.
+func (s *ISOServer) RangeRequests() int64 { return s.ranges.Load() }
+
+// Close stops the server.
+func (s *ISOServer) Close() { s.srv.Close() }

@@ -1,0 +1,216 @@
+package mirror
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/regclient/regclient/types/descriptor"
+	"github.com/regclient/regclient/types/ref"
+)
+
+// blobState is one digest in the global in-flight set. The first task for a digest transfers it;
+// tasks for the same digest in other destination repositories that arrive meanwhile wait as
+// followers and are then served by a cross-repository mount from the repository that got it.
+type blobState struct {
+	inflight  bool
+	err       error
+	repo      ref.Ref // a destination repository that holds the blob
+	followers []*task
+}
+
+// task is one blob needed in one destination repository, by one or more images.
+type task struct {
+	desc     descriptor.Descriptor
+	src, dst ref.Ref // repository references (no tag or digest)
+	jobs     []*job
+}
+
+// schedule turns resolved images into tasks, in image order, one per (digest, destination
+// repository); images already present are reported done, images that failed to resolve failed.
+func (e *engine) schedule(ps []*planned) []*task {
+	var tasks []*task
+	byKey := map[string]*task{}
+	counted := map[string]bool{}
+	for _, p := range ps {
+		switch {
+		case p.err != nil:
+			e.imagesFail.Add(1)
+			continue
+		case p.present:
+			e.imagesDone.Add(1)
+			e.report(p)
+			continue
+		}
+		j := &job{p: p}
+		srcRepo, dstRepo := p.src.SetDigest(""), p.dst.SetDigest("")
+		for _, b := range p.blobs {
+			k := string(b.Digest) + "|" + dstRepo.Registry + "/" + dstRepo.Repository
+			t := byKey[k]
+			if t == nil {
+				t = &task{desc: b, src: srcRepo, dst: dstRepo}
+				byKey[k] = t
+				tasks = append(tasks, t)
+			}
+			t.jobs = append(t.jobs, j)
+			if !counted[string(b.Digest)] {
+				counted[string(b.Digest)] = true
+				e.bytesTotal.Add(b.Size)
+			}
+		}
+		j.pending.Store(int64(len(p.blobs)))
+		if len(p.blobs) == 0 {
+			e.empty = append(e.empty, j)
+		}
+	}
+	return tasks
+}
+
+// run executes tasks on o.Parallel workers.
+func (e *engine) run(ctx context.Context, tasks []*task) {
+	for _, j := range e.empty {
+		e.finish(ctx, j)
+	}
+	ch := make(chan *task, len(tasks))
+	for _, t := range tasks {
+		ch <- t
+	}
+	close(ch)
+	var wg sync.WaitGroup
+	for range e.o.Parallel {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range ch {
+				if ctx.Err() != nil {
+					e.complete(ctx, t, ctx.Err())
+					continue
+				}
+				e.do(ctx, t)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// do runs one task against the global in-flight set.
+func (e *engine) do(ctx context.Context, t *task) {
+	d := string(t.desc.Digest)
+	e.mu.Lock()
+	st := e.states[d]
+	switch {
+	case st == nil:
+		st = &blobState{inflight: true}
+		e.states[d] = st
+		e.mu.Unlock()
+		err := e.transfer(ctx, t, true)
+		e.mu.Lock()
+		st.inflight, st.err = false, err
+		if err == nil {
+			st.repo = t.dst
+		}
+		followers := st.followers
+		st.followers = nil
+		e.mu.Unlock()
+		e.complete(ctx, t, err)
+		for _, f := range followers {
+			e.follow(ctx, f, st.repo, err)
+		}
+	case st.inflight:
+		st.followers = append(st.followers, t)
+		e.mu.Unlock()
+	default:
+		repo, err := st.repo, st.err
+		e.mu.Unlock()
+		e.follow(ctx, t, repo, err)
+	}
+}
+
+// follow serves a task whose digest another task already handled: mount from the repository that
+// has it (falling back to a transfer), or fail with the shared blob's error. A failed shared blob
+// is not fetched again for every repository in this run; the next run retries it.
+func (e *engine) follow(ctx context.Context, t *task, from ref.Ref, perr error) {
+	if perr != nil {
+		e.complete(ctx, t, fmt.Errorf("%w: %s: %w", errSharedBlob, t.desc.Digest, perr))
+		return
+	}
+	if from.Registry == t.dst.Registry && from.Repository == t.dst.Repository {
+		e.complete(ctx, t, nil)
+		return
+	}
+	err := retry(ctx, e.o.Retries, e.o.RetryBase, e.o.RetryMax, func(ctx context.Context) error {
+		return e.rc.BlobMount(ctx, from, t.dst, t.desc)
+	})
+	if err == nil {
+		e.blobsMounted.Add(1)
+	} else {
+		e.o.logger().Debug("mount failed, copying", "digest", t.desc.Digest, "err", err)
+		err = e.transfer(ctx, t, false)
+	}
+	e.complete(ctx, t, err)
+}
+
+// complete reports a task's outcome to every image waiting on it.
+func (e *engine) complete(ctx context.Context, t *task, err error) {
+	for _, j := range t.jobs {
+		if err != nil {
+			j.fail(fmt.Errorf("blob %s: %w", t.desc.Digest, err))
+		}
+		e.blobDone(ctx, j)
+	}
+}
+
+// transfer makes the blob exist in t.dst: HEAD first, then a streamed GET from the source into a
+// monolithic PUT. regclient's blob reader hashes every byte and fails the read at EOF on a size or
+// digest mismatch, so a corrupt source blob aborts the upload before the registry commits it (and
+// the registry checks the digest again). primary says whether its bytes count toward BytesDone.
+func (e *engine) transfer(ctx context.Context, t *task, primary bool) error {
+	return retry(ctx, e.o.Retries, e.o.RetryBase, e.o.RetryMax, func(ctx context.Context) error {
+		if _, err := e.rc.BlobHead(ctx, t.dst, t.desc); err == nil {
+			e.blobsPresent.Add(1)
+			if primary {
+				e.bytesDone.Add(t.desc.Size)
+			}
+			return nil
+		}
+		rdr, err := e.rc.BlobGet(ctx, t.src, t.desc)
+		if err != nil {
+			return fmt.Errorf("get from %s: %w", t.src.CommonName(), err)
+		}
+		defer rdr.Close()
+		cr := &countReader{r: rdr, pulled: &e.bytesPulled}
+		if primary {
+			cr.done = &e.bytesDone
+		}
+		if _, err := e.rc.BlobPut(ctx, t.dst, t.desc, cr); err != nil {
+			if primary {
+				e.bytesDone.Add(-cr.n)
+			}
+			return fmt.Errorf("put to %s: %w", t.dst.CommonName(), err)
+		}
+		e.blobsCopied.Add(1)
+		return nil
+	})
+}
+
+// countReader counts bytes for progress. It deliberately hides any Seek method of the underlying
+// reader, so regclient never falls back to a chunked upload that would buffer chunks in memory.
+type countReader struct {
+	r            io.Reader
+	n            int64
+	pulled, done *atomic.Int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if n > 0 {
+		c.n += int64(n)
+		c.pulled.Add(int64(n))
+		if c.done != nil {
+			c.done.Add(int64(n))
+		}
+	}
+	return n, err
+}

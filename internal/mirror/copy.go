@@ -1,0 +1,221 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/regclient/regclient"
+)
+
+// ImageResult is what happened to one image.
+type ImageResult struct {
+	Image
+	Digest string `json:"digest,omitempty"`
+	Size   int64  `json:"size,omitempty"`
+	// Skipped is true when the destination already had the image.
+	Skipped bool   `json:"skipped,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// Result summarizes a Copy.
+type Result struct {
+	Images []ImageResult `json:"images"`
+	// Failed lists the images that still failed after retries (also in Images).
+	Failed       []ImageResult `json:"failed,omitempty"`
+	BytesPulled  int64         `json:"bytesPulled"`  // read from the source
+	BlobsCopied  int           `json:"blobsCopied"`  // fetched and pushed
+	BlobsMounted int           `json:"blobsMounted"` // cross-repository mounts at the destination
+	BlobsPresent int           `json:"blobsPresent"` // found at the destination by HEAD
+	Duration     time.Duration `json:"duration"`
+}
+
+// FailedError is returned by Copy when some images failed after retries; the others were
+// mirrored. Callers branch on it with errors.As to report the list and exit non-zero.
+type FailedError struct {
+	Failed []ImageResult
+}
+
+func (e *FailedError) Error() string {
+	names := make([]string, 0, 3)
+	for i, f := range e.Failed {
+		if i == 3 {
+			names = append(names, "...")
+			break
+		}
+		names = append(names, f.Source+": "+f.Error)
+	}
+	return fmt.Sprintf("%d image(s) failed: %s", len(e.Failed), strings.Join(names, "; "))
+}
+
+// Copy mirrors images into the destination. It returns a *FailedError (with a complete Result)
+// when some images failed, and another error only when nothing could be attempted.
+// Running it again copies only what is missing.
+func Copy(ctx context.Context, images []Image, o Options) (*Result, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	rc, err := newClient(o, hostsOf(images)...)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkDest(ctx, rc, o); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	e := &engine{rc: rc, o: o, states: map[string]*blobState{}}
+	images = dedupImages(images)
+	e.imagesTotal.Store(int64(len(images)))
+
+	stop := e.startProgress(start)
+	ps := resolveAll(ctx, rc, images, o, false)
+	jobs := e.schedule(ps)
+	e.run(ctx, jobs)
+	stop()
+
+	res := &Result{BytesPulled: e.bytesPulled.Load(), BlobsCopied: int(e.blobsCopied.Load()),
+		BlobsMounted: int(e.blobsMounted.Load()), BlobsPresent: int(e.blobsPresent.Load())}
+	for _, p := range ps {
+		ir := ImageResult{Image: p.Image, Digest: p.digest, Size: p.size, Skipped: p.present}
+		if p.err != nil {
+			ir.Error = p.err.Error()
+			res.Failed = append(res.Failed, ir)
+		}
+		res.Images = append(res.Images, ir)
+	}
+	res.Duration = time.Since(start)
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	if len(res.Failed) > 0 {
+		return res, &FailedError{Failed: res.Failed}
+	}
+	return res, nil
+}
+
+// engine holds one Copy's shared state.
+type engine struct {
+	rc *regclient.RegClient
+	o  Options
+
+	mu     sync.Mutex
+	states map[string]*blobState // by digest: the global in-flight set
+	empty  []*job                // images without blobs (an index whose children were all filtered)
+
+	bytesDone, bytesTotal, bytesPulled      atomic.Int64
+	imagesDone, imagesTotal, imagesFail     atomic.Int64
+	blobsCopied, blobsMounted, blobsPresent atomic.Int64
+}
+
+// job is one image waiting for its blobs; the worker finishing its last blob pushes its manifests.
+type job struct {
+	p       *planned
+	pending atomic.Int64
+	mu      sync.Mutex
+	err     error
+}
+
+func (j *job) fail(err error) {
+	j.mu.Lock()
+	if j.err == nil {
+		j.err = err
+	}
+	j.mu.Unlock()
+}
+
+// blobDone is called once per task of the job; the last one pushes the manifests.
+func (e *engine) blobDone(ctx context.Context, j *job) {
+	if j.pending.Add(-1) != 0 {
+		return
+	}
+	e.finish(ctx, j)
+}
+
+// finish pushes the image's manifests (children first, root last, the tag last of all) unless a
+// blob failed, and reports the image.
+func (e *engine) finish(ctx context.Context, j *job) {
+	j.mu.Lock()
+	err := j.err
+	j.mu.Unlock()
+	if err == nil {
+		err = e.pushManifests(ctx, j.p)
+	}
+	if err != nil {
+		j.p.err = err
+		e.imagesFail.Add(1)
+		return
+	}
+	e.imagesDone.Add(1)
+	e.report(j.p)
+}
+
+func (e *engine) report(p *planned) {
+	if e.o.ImageDone != nil {
+		e.o.ImageDone(ImageResult{Image: p.Image, Digest: p.digest, Size: p.size, Skipped: p.present})
+	}
+}
+
+func (e *engine) pushManifests(ctx context.Context, p *planned) error {
+	for i, m := range p.manifests {
+		last := i == len(p.manifests)-1
+		d := m.GetDescriptor().Digest.String()
+		target := p.dst.SetDigest(d)
+		opts := []regclient.ManifestOpts{regclient.WithManifestChild()}
+		if last {
+			opts = nil
+			if p.dstTag != "" {
+				target = p.dst.SetTag(p.dstTag)
+			}
+		}
+		err := retry(ctx, e.o.Retries, e.o.RetryBase, e.o.RetryMax, func(ctx context.Context) error {
+			return e.rc.ManifestPut(ctx, target, m, opts...)
+		})
+		if err != nil {
+			return fmt.Errorf("push manifest %s to %s: %w", d, target.CommonName(), err)
+		}
+	}
+	return nil
+}
+
+// startProgress calls the progress callback every interval until the returned stop is called,
+// which also sends a final snapshot.
+func (e *engine) startProgress(start time.Time) (stop func()) {
+	if e.o.Progress == nil {
+		return func() {}
+	}
+	every := e.o.ProgressInterval
+	if every <= 0 {
+		every = time.Second
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				e.o.Progress(e.snapshot(start))
+				return
+			case <-t.C:
+				e.o.Progress(e.snapshot(start))
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+func (e *engine) snapshot(start time.Time) Progress {
+	return Progress{BytesDone: e.bytesDone.Load(), BytesTotal: e.bytesTotal.Load(), BytesPulled: e.bytesPulled.Load(),
+		ImagesDone: int(e.imagesDone.Load()), ImagesTotal: int(e.imagesTotal.Load()),
+		Failed: int(e.imagesFail.Load()), Elapsed: time.Since(start)}
+}
+
+// errSharedBlob marks an image that failed because a blob it shares with another image failed.
+var errSharedBlob = errors.New("shared blob failed")

@@ -1,0 +1,21 @@
+// Package mirror copies OpenShift content (release payloads, filtered operator catalogs, additional
+// images) from source registries into a local mirror registry and writes what a disconnected cluster
+// needs to use it: ImageDigestMirrorSet, ImageTagMirrorSet, CatalogSources and content.json.
+//
+// The package owns four things:
+//
+//   - resolution: an oc-mirror v2 ImageSetConfiguration (isc.go) becomes a list of images
+//     (release.go reads release-manifests/image-references, catalog.go reads and filters the
+//     file-based catalog);
+//   - planning: every image's manifest tree is read from the source and the unique blob set, with
+//     sizes from the manifests, is computed (plan.go);
+//   - copying: one global worker pool over unique blobs, with a single in-flight entry per digest so
+//     a layer shared by many images is fetched once, HEAD and cross-repository mount at the
+//     destination before any transfer, digest-verified streaming, retries with backoff and jitter,
+//     and continue-on-error (copy.go, blobs.go, retry.go);
+//   - evidence: the mirror sets, CatalogSources and content.json (outputs.go) and a read-only
+//     completeness check against the destination (verify.go).
+//
+// It never prints, never reads flags and never imports the pipeline: callers pass a context,
+// typed options and a progress callback, and receive typed results.
+package mirror

@@ -1,0 +1,175 @@
+package mirror
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// ISC API identity (oc-mirror v2).
+const (
+	ISCAPIVersion = "mirror.openshift.io/v2alpha1"
+	ISCKind       = "ImageSetConfiguration"
+)
+
+// ImageSetConfig is oc-mirror v2's ImageSetConfiguration, as users already write it.
+type ImageSetConfig struct {
+	APIVersion  string    `yaml:"apiVersion"`
+	Kind        string    `yaml:"kind"`
+	ArchiveSize int       `yaml:"archiveSize,omitempty"` // GiB per archive (to-dir)
+	Mirror      ISCMirror `yaml:"mirror"`
+	File        string    `yaml:"-"`
+}
+
+// ISCMirror is the mirror section.
+type ISCMirror struct {
+	Platform         ISCPlatform   `yaml:"platform,omitempty"`
+	Operators        []ISCOperator `yaml:"operators,omitempty"`
+	AdditionalImages []ISCImage    `yaml:"additionalImages,omitempty"`
+	BlockedImages    []ISCImage    `yaml:"blockedImages,omitempty"`
+}
+
+// ISCPlatform selects OpenShift releases.
+type ISCPlatform struct {
+	// Release is one release image by tag or digest (oc-mirror v2's platform.release).
+	Release       string       `yaml:"release,omitempty"`
+	Channels      []ISCChannel `yaml:"channels,omitempty"`
+	Architectures []string     `yaml:"architectures,omitempty"`
+	Graph         bool         `yaml:"graph,omitempty"`
+}
+
+// ISCChannel is a release channel range.
+type ISCChannel struct {
+	Name         string `yaml:"name"`
+	MinVersion   string `yaml:"minVersion,omitempty"`
+	MaxVersion   string `yaml:"maxVersion,omitempty"`
+	Type         string `yaml:"type,omitempty"`
+	ShortestPath bool   `yaml:"shortestPath,omitempty"`
+	Full         bool   `yaml:"full,omitempty"`
+}
+
+// ISCOperator is one operator catalog and the packages to keep from it.
+type ISCOperator struct {
+	Catalog       string       `yaml:"catalog"`
+	Full          bool         `yaml:"full,omitempty"`
+	Packages      []ISCPackage `yaml:"packages,omitempty"`
+	TargetCatalog string       `yaml:"targetCatalog,omitempty"`
+	TargetTag     string       `yaml:"targetTag,omitempty"`
+}
+
+// ISCPackage selects bundles of one package.
+type ISCPackage struct {
+	Name           string              `yaml:"name"`
+	DefaultChannel string              `yaml:"defaultChannel,omitempty"`
+	Channels       []ISCPackageChannel `yaml:"channels,omitempty"`
+	MinVersion     string              `yaml:"minVersion,omitempty"`
+	MaxVersion     string              `yaml:"maxVersion,omitempty"`
+}
+
+// ISCPackageChannel selects bundles of one channel.
+type ISCPackageChannel struct {
+	Name       string `yaml:"name"`
+	MinVersion string `yaml:"minVersion,omitempty"`
+	MaxVersion string `yaml:"maxVersion,omitempty"`
+}
+
+// ISCImage names one image.
+type ISCImage struct {
+	Name string `yaml:"name"`
+}
+
+var unknownField = regexp.MustCompile(`line (\d+): field (\S+) not found in type mirror\.(\S+)`)
+
+// LoadISC reads and checks an ImageSetConfiguration. Fields oc-mirror knows but this tool does not
+// support yet are reported by name and line, never silently ignored; every problem is returned.
+func LoadISC(path string) (*ImageSetConfig, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	var c ImageSetConfig
+	if err := dec.Decode(&c); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			msgs := []string{}
+			for _, m := range te.Errors {
+				if s := unknownField.FindStringSubmatch(m); s != nil {
+					msgs = append(msgs, fmt.Sprintf("%s:%s: field %q (in %s) is not supported; remove it or file an issue", path, s[1], s[2], s[3]))
+				} else {
+					msgs = append(msgs, path+": "+m)
+				}
+			}
+			return nil, errors.New(strings.Join(msgs, "\n"))
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	c.File = path
+	return &c, c.Validate()
+}
+
+// Validate checks semantic rules, returning every problem at once with its field path.
+func (c *ImageSetConfig) Validate() error {
+	var errs []string
+	add := func(f string, a ...any) { errs = append(errs, c.File+": "+fmt.Sprintf(f, a...)) }
+	if c.APIVersion != ISCAPIVersion {
+		add("apiVersion: %q, want %q", c.APIVersion, ISCAPIVersion)
+	}
+	if c.Kind != ISCKind {
+		add("kind: %q, want %q", c.Kind, ISCKind)
+	}
+	for i, ch := range c.Mirror.Platform.Channels {
+		if ch.Name == "" {
+			add("mirror.platform.channels[%d].name: required", i)
+		}
+		if ch.MinVersion == "" || ch.MinVersion != ch.MaxVersion {
+			add("mirror.platform.channels[%d]: version ranges need the update graph, which is not supported yet; set minVersion and maxVersion to one version, or use mirror.platform.release", i)
+		}
+	}
+	for _, a := range c.Mirror.Platform.Architectures {
+		if _, ok := releaseArch(a); !ok {
+			add("mirror.platform.architectures: %q is not one of amd64, arm64, ppc64le, s390x, multi", a)
+		}
+	}
+	for i, op := range c.Mirror.Operators {
+		if op.Catalog == "" {
+			add("mirror.operators[%d].catalog: required", i)
+		}
+		for j, p := range op.Packages {
+			if p.Name == "" {
+				add("mirror.operators[%d].packages[%d].name: required", i, j)
+			}
+			if len(p.Channels) > 0 && (p.MinVersion != "" || p.MaxVersion != "") {
+				add("mirror.operators[%d].packages[%d]: minVersion/maxVersion go on the channels when channels are listed", i, j)
+			}
+		}
+	}
+	for i, im := range c.Mirror.AdditionalImages {
+		if im.Name == "" {
+			add("mirror.additionalImages[%d].name: required", i)
+		}
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "\n"))
+	}
+	return nil
+}
+
+// releaseArch maps an oc-mirror architecture name to the release tag suffix.
+func releaseArch(a string) (string, bool) {
+	switch a {
+	case "amd64":
+		return "x86_64", true
+	case "arm64":
+		return "aarch64", true
+	case "ppc64le", "s390x", "multi":
+		return a, true
+	}
+	return "", false
+}

@@ -1,0 +1,98 @@
+package mirrortest
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Faults injects the failures field engineers meet between a mirror tool and a registry. Wrap a
+// registry's handler with it (RegistryOptions.Wrap); it is safe for concurrent use.
+type Faults struct {
+	// Every5xx answers every Nth request with 503 (0: never).
+	Every5xx int64
+	// ResetEvery cuts every Nth blob GET after half of its body by dropping the connection (0: never).
+	ResetEvery int64
+	// Delay is added before every response (a slow link).
+	Delay time.Duration
+	// FailPath: requests whose URL path contains it always get 500 (a permanently broken image).
+	FailPath string
+	// BytesPerSec, when set, paces blob bodies (so a test can kill a copy in the middle).
+	BytesPerSec int64
+
+	// Off passes requests through untouched (while a test seeds content, say).
+	Off atomic.Bool
+
+	n, blobs          atomic.Int64
+	Injected5xx       atomic.Int64
+	InjectedResets    atomic.Int64
+	InjectedPermanent atomic.Int64
+}
+
+// Wrap returns h behind the fault injector.
+func (f *Faults) Wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f.Off.Load() {
+			h.ServeHTTP(w, r)
+			return
+		}
+		if f.Delay > 0 {
+			time.Sleep(f.Delay)
+		}
+		if f.FailPath != "" && strings.Contains(r.URL.Path, f.FailPath) {
+			f.InjectedPermanent.Add(1)
+			http.Error(w, "injected permanent failure", http.StatusInternalServerError)
+			return
+		}
+		if f.Every5xx > 0 && f.n.Add(1)%f.Every5xx == 0 {
+			f.Injected5xx.Add(1)
+			http.Error(w, "injected 503", http.StatusServiceUnavailable)
+			return
+		}
+		isBlobGet := r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/blobs/sha256:")
+		if isBlobGet && (f.ResetEvery > 0 || f.BytesPerSec > 0) {
+			fw := &faultWriter{ResponseWriter: w, f: f}
+			if f.ResetEvery > 0 && f.blobs.Add(1)%f.ResetEvery == 0 {
+				fw.cut = true
+			}
+			w = fw
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// faultWriter paces a blob body and, when cut, aborts the connection halfway through it.
+type faultWriter struct {
+	http.ResponseWriter
+	f       *Faults
+	cut     bool
+	limit   int64
+	written int64
+}
+
+func (w *faultWriter) WriteHeader(code int) {
+	if n, err := strconv.ParseInt(w.Header().Get("Content-Length"), 10, 64); err == nil {
+		w.limit = n / 2
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *faultWriter) Write(p []byte) (int, error) {
+	if w.cut && w.written+int64(len(p)) > w.limit {
+		n, _ := w.ResponseWriter.Write(p[:max(w.limit-w.written, 0)])
+		if fl, ok := w.ResponseWriter.(http.Flusher); ok {
+			fl.Flush()
+		}
+		w.f.InjectedResets.Add(1)
+		w.written += int64(n)
+		panic(http.ErrAbortHandler) // net/http closes the connection: the client sees an unexpected EOF
+	}
+	if w.f.BytesPerSec > 0 {
+		time.Sleep(time.Duration(int64(len(p)) * int64(time.Second) / w.f.BytesPerSec))
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.written += int64(n)
+	return n, err
+}

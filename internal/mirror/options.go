@@ -1,0 +1,100 @@
+package mirror
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Endpoint says how to reach a registry: TLS, trust and credentials.
+type Endpoint struct {
+	// Host is host[:port]. For sources it may be empty: the settings then apply to every source host.
+	Host string
+	// Insecure skips TLS verification and, when the registry does not speak TLS, allows plain HTTP
+	// (the meaning of skopeo's and oc-mirror's --tls-verify=false).
+	Insecure bool
+	// CAFile is a PEM bundle trusted in addition to the system roots.
+	CAFile string
+	// AuthFile is a containers auth file ({"auths": {"host": {"auth": "base64(user:pass)"}}}).
+	// It is read when the client is built; only its path is ever recorded.
+	AuthFile string
+}
+
+// Progress is a snapshot of a copy. Counters only grow within one Copy call.
+type Progress struct {
+	BytesDone   int64 // bytes of blobs transferred, mounted or found present
+	BytesTotal  int64 // bytes of the unique blobs of the images still to copy
+	BytesPulled int64 // bytes actually read from the source
+	ImagesDone  int   // images whose manifests are at the destination
+	ImagesTotal int
+	Failed      int // images that failed after retries
+	Elapsed     time.Duration
+}
+
+// ProgressFunc receives progress snapshots. It is called from one goroutine at a time, at most every
+// Options.ProgressInterval and once at the end; it must return quickly.
+type ProgressFunc func(Progress)
+
+// ImageDoneFunc is called once per image that reached the destination (or was already there), from
+// any goroutine; the stage adapter journals it as a step. It must be safe for concurrent use.
+type ImageDoneFunc func(ImageResult)
+
+// Options configure a Copy, Plan or Verify. The zero value is not valid: use DefaultOptions.
+type Options struct {
+	Source Endpoint
+	Dest   Endpoint
+	// SourceRegistry, when set, replaces the registry host of every source reference when reading
+	// (a proxy or lab registry standing in for quay.io); mirror sets keep the original names.
+	SourceRegistry string
+	// Parallel bounds concurrent blob and manifest transfers.
+	Parallel int
+	// Platforms to keep from multi-arch indexes ("linux/amd64"); empty keeps all.
+	Platforms []string
+	// Retries is how many times an operation that failed with a temporary error is tried again.
+	Retries int
+	// RetryBase is the first backoff delay; each retry doubles it (with jitter) up to RetryMax.
+	RetryBase, RetryMax time.Duration
+	// BackoffMax caps the registry client's per-host backoff: after 5xx or 429 answers every request
+	// to that host waits, doubling up to this (default 5s).
+	BackoffMax time.Duration
+	// ProgressInterval bounds how often Progress is called.
+	ProgressInterval time.Duration
+	Progress         ProgressFunc
+	ImageDone        ImageDoneFunc
+	// Log receives debug records (never secrets); nil discards them.
+	Log *slog.Logger
+}
+
+// DefaultOptions returns options with sane defaults for dest.
+func DefaultOptions(dest Endpoint) Options {
+	return Options{
+		Dest:             dest,
+		Parallel:         6,
+		Retries:          3,
+		RetryBase:        500 * time.Millisecond,
+		RetryMax:         15 * time.Second,
+		BackoffMax:       5 * time.Second,
+		ProgressInterval: time.Second,
+	}
+}
+
+// Validate reports options that cannot work.
+func (o Options) Validate() error {
+	if o.Dest.Host == "" {
+		return fmt.Errorf("destination registry host is empty")
+	}
+	if o.Parallel < 1 || o.Parallel > 64 {
+		return fmt.Errorf("parallel must be between 1 and 64, got %d", o.Parallel)
+	}
+	if o.Retries < 0 {
+		return fmt.Errorf("retries must not be negative, got %d", o.Retries)
+	}
+	return nil
+}
+
+func (o Options) logger() *slog.Logger {
+	if o.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return o.Log
+}

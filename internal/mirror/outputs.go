@@ -1,0 +1,183 @@
+package mirror
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/regclient/regclient/types/ref"
+	"go.yaml.in/yaml/v3"
+)
+
+// ContentAPIVersion identifies content.json documents.
+const ContentAPIVersion = "bootstrap.openshift.io/mirror-content/v1"
+
+// Content is content.json: every mirrored image with its digest, size, source and destination,
+// the evidence the report builds on and the input of Verify.
+type Content struct {
+	APIVersion string        `json:"apiVersion"`
+	Images     []ImageResult `json:"images"`
+	Catalogs   []CatalogOut  `json:"catalogs,omitempty"`
+}
+
+// CatalogOut is a mirrored catalog, as its CatalogSource names it.
+type CatalogOut struct {
+	Name   string `json:"name"`   // CatalogSource name
+	Source string `json:"source"` // catalog as configured
+	Image  string `json:"image"`  // destination by digest
+	// Advertised are the bundle and related images the (filtered) catalog names; Verify checks
+	// each resolves at the destination through the mirror sets.
+	Advertised []string `json:"advertised,omitempty"`
+}
+
+// Outputs are the files WriteOutputs wrote, by purpose, as paths relative to the work dir.
+type Outputs struct {
+	IDMS           string   `json:"idms"`
+	ITMS           string   `json:"itms,omitempty"`
+	CatalogSources []string `json:"catalogSources,omitempty"`
+	Content        string   `json:"content"`
+	Mapping        string   `json:"mapping"`
+}
+
+// WriteOutputs writes idms.yaml, itms.yaml (when some image is mirrored by tag only),
+// catalogsource-<name>.yaml per catalog, content.json and mapping.txt into dir. Output is
+// deterministic: the same content gives byte-identical files.
+func WriteOutputs(dir string, c Content) (Outputs, error) {
+	c.APIVersion = ContentAPIVersion
+	c.Images = append([]ImageResult(nil), c.Images...)
+	// An image found already present is not read again (one HEAD), so its size comes from the
+	// content.json of the run that copied it.
+	prev := map[string]int64{}
+	if old, err := ReadContent(filepath.Join(dir, "content.json")); err == nil {
+		for _, im := range old.Images {
+			prev[im.Source+"@"+im.Digest] = im.Size
+		}
+	}
+	for i := range c.Images {
+		c.Images[i].Skipped = false // a property of one run, not of the content
+		if c.Images[i].Size == 0 {
+			c.Images[i].Size = prev[c.Images[i].Source+"@"+c.Images[i].Digest]
+		}
+	}
+	sort.Slice(c.Images, func(i, j int) bool { return c.Images[i].Source < c.Images[j].Source })
+	idms, itms := map[string]string{}, map[string]string{}
+	var mapping strings.Builder
+	for _, im := range c.Images {
+		if im.Error != "" {
+			continue
+		}
+		fmt.Fprintf(&mapping, "%s=%s\n", im.Source, im.Dest)
+		sr, err1 := ref.New(im.Source)
+		dr, err2 := ref.New(im.Dest)
+		if err1 != nil || err2 != nil || im.Kind == KindCatalog {
+			continue
+		}
+		src, dst := sr.Registry+"/"+sr.Repository, dr.Registry+"/"+dr.Repository
+		if sr.Digest != "" || im.Kind == KindRelease || im.Kind == KindReleaseComponent || im.Kind == KindSignature {
+			idms[src] = dst
+		} else {
+			itms[src] = dst
+		}
+	}
+	out := Outputs{IDMS: "idms.yaml", Content: "content.json", Mapping: "mapping.txt"}
+	if err := writeYAML(filepath.Join(dir, out.IDMS), mirrorSet("ImageDigestMirrorSet", "imageDigestMirrors", idms)); err != nil {
+		return out, err
+	}
+	itmsPath := filepath.Join(dir, "itms.yaml")
+	if len(itms) > 0 {
+		out.ITMS = "itms.yaml"
+		if err := writeYAML(itmsPath, mirrorSet("ImageTagMirrorSet", "imageTagMirrors", itms)); err != nil {
+			return out, err
+		}
+	} else if err := os.Remove(itmsPath); err != nil && !os.IsNotExist(err) {
+		return out, err
+	}
+	for _, cat := range c.Catalogs {
+		name := "catalogsource-" + cat.Name + ".yaml"
+		if err := writeYAML(filepath.Join(dir, name), catalogSource(cat)); err != nil {
+			return out, err
+		}
+		out.CatalogSources = append(out.CatalogSources, name)
+	}
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return out, err
+	}
+	if err := writeFile(filepath.Join(dir, out.Content), append(b, '\n')); err != nil {
+		return out, err
+	}
+	return out, writeFile(filepath.Join(dir, out.Mapping), []byte(mapping.String()))
+}
+
+func mirrorSet(kind, field string, m map[string]string) map[string]any {
+	entries := []map[string]any{}
+	for _, src := range sortedKeys(m) {
+		entries = append(entries, map[string]any{"source": src, "mirrors": []string{m[src]}})
+	}
+	name := "bootstrap-mirror"
+	return map[string]any{
+		"apiVersion": "config.openshift.io/v1",
+		"kind":       kind,
+		"metadata":   map[string]any{"name": name},
+		"spec":       map[string]any{field: entries},
+	}
+}
+
+func catalogSource(c CatalogOut) map[string]any {
+	return map[string]any{
+		"apiVersion": "operators.coreos.com/v1alpha1",
+		"kind":       "CatalogSource",
+		"metadata":   map[string]any{"name": c.Name, "namespace": "openshift-marketplace"},
+		"spec": map[string]any{
+			"sourceType":  "grpc",
+			"image":       c.Image,
+			"displayName": c.Name,
+			"publisher":   "bootstrap mirror",
+		},
+	}
+}
+
+func writeYAML(path string, v any) error {
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	if err := enc.Close(); err != nil {
+		return err
+	}
+	return writeFile(path, buf.Bytes())
+}
+
+// writeFile replaces path atomically (temp file + rename) so a crash never leaves half a file.
+func writeFile(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadContent reads a content.json written by WriteOutputs.
+func ReadContent(path string) (Content, error) {
+	var c Content
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return c, err
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return c, fmt.Errorf("%s: %w", path, err)
+	}
+	if c.APIVersion != ContentAPIVersion {
+		return c, fmt.Errorf("%s: apiVersion %q, want %q", path, c.APIVersion, ContentAPIVersion)
+	}
+	return c, nil
+}

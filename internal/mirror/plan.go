@@ -1,0 +1,248 @@
+package mirror
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/regclient/regclient"
+	"github.com/regclient/regclient/types/descriptor"
+	"github.com/regclient/regclient/types/manifest"
+	"github.com/regclient/regclient/types/platform"
+	"github.com/regclient/regclient/types/ref"
+)
+
+// PlannedImage is one image with what the plan learned about it from the source.
+type PlannedImage struct {
+	Image
+	Digest    string `json:"digest"`
+	MediaType string `json:"mediaType"`
+	// Size is the bytes of the image's manifests and blobs (shared blobs counted in every image).
+	Size      int64 `json:"size"`
+	Manifests int   `json:"manifests"`
+	Blobs     int   `json:"blobs"`
+	// Present is true when the destination already holds the image's manifest.
+	Present bool   `json:"present"`
+	Error   string `json:"error,omitempty"`
+}
+
+// PlanResult is what a mirror would do, computed read-only.
+type PlanResult struct {
+	Images []PlannedImage `json:"images"`
+	// UniqueBlobs and UniqueBytes count each blob once however many images share it.
+	UniqueBlobs int   `json:"uniqueBlobs"`
+	UniqueBytes int64 `json:"uniqueBytes"`
+	// TotalBytes counts blobs once per image: what image-by-image copying would move.
+	TotalBytes int64 `json:"totalBytes"`
+	// SavedBytes is TotalBytes - UniqueBytes: what deduplication saves.
+	SavedBytes int64 `json:"savedBytes"`
+	// PresentBytes is the size of unique blobs of images already complete at the destination.
+	PresentBytes int64 `json:"presentBytes"`
+	// ToCopyBytes is the size of unique blobs of images not yet complete: the transfer still needed
+	// (and the disk a to-dir run needs).
+	ToCopyBytes int64 `json:"toCopyBytes"`
+}
+
+// planned is an image with its manifest tree, ready to copy.
+type planned struct {
+	Image
+	src, dst  ref.Ref // read reference (override applied) and destination, both with digest
+	dstTag    string  // tag to push the root under, if the source was a tag
+	digest    string
+	mediaType string
+	manifests []manifest.Manifest // children first, root last
+	blobs     []descriptor.Descriptor
+	size      int64
+	present   bool
+	err       error
+}
+
+// Plan reads every image's manifests from the source (never a layer) and checks the destination
+// with HEAD requests, returning the blob set, sizes and what is already there.
+func Plan(ctx context.Context, images []Image, o Options) (*PlanResult, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	rc, err := newClient(o, hostsOf(images)...)
+	if err != nil {
+		return nil, err
+	}
+	ps := resolveAll(ctx, rc, dedupImages(images), o, true)
+	return summarize(ps), nil
+}
+
+func summarize(ps []*planned) *PlanResult {
+	res := &PlanResult{}
+	seen := map[string]bool{}
+	seenTodo := map[string]bool{}
+	for _, p := range ps {
+		pi := PlannedImage{Image: p.Image, Digest: p.digest, MediaType: p.mediaType, Size: p.size,
+			Manifests: len(p.manifests), Blobs: len(p.blobs), Present: p.present}
+		if p.err != nil {
+			pi.Error = p.err.Error()
+		}
+		res.Images = append(res.Images, pi)
+		for _, b := range p.blobs {
+			res.TotalBytes += b.Size
+			k := string(b.Digest)
+			if !seen[k] {
+				seen[k] = true
+				res.UniqueBlobs++
+				res.UniqueBytes += b.Size
+			}
+			if !p.present && !seenTodo[k] {
+				seenTodo[k] = true
+				res.ToCopyBytes += b.Size
+			}
+		}
+	}
+	res.SavedBytes = res.TotalBytes - res.UniqueBytes
+	res.PresentBytes = res.UniqueBytes - res.ToCopyBytes
+	return res
+}
+
+// resolveAll resolves images in parallel, keeping their order. With full set, images already
+// present at the destination still get their manifest tree read (for the plan's sizes).
+func resolveAll(ctx context.Context, rc *regclient.RegClient, images []Image, o Options, full bool) []*planned {
+	out := make([]*planned, len(images))
+	sem := make(chan struct{}, o.Parallel)
+	var wg sync.WaitGroup
+	for i, im := range images {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			p := &planned{Image: im}
+			p.err = retry(ctx, o.Retries, o.RetryBase, o.RetryMax, func(ctx context.Context) error {
+				return resolveOne(ctx, rc, p, o, full)
+			})
+			out[i] = p
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// resolveOne finds the image's digest, checks the destination, and unless the image is present
+// (and full is false) reads its manifest tree.
+func resolveOne(ctx context.Context, rc *regclient.RegClient, p *planned, o Options, full bool) error {
+	src, err := readRef(p.Source, o.SourceRegistry)
+	if err != nil {
+		return err
+	}
+	dst, err := ref.New(p.Dest)
+	if err != nil {
+		return fmt.Errorf("destination %q: %w", p.Dest, err)
+	}
+	if src.Digest == "" {
+		m, err := rc.ManifestHead(ctx, src, regclient.WithManifestRequireDigest())
+		if err != nil {
+			return fmt.Errorf("source %s: %w", p.Source, err)
+		}
+		p.digest = m.GetDescriptor().Digest.String()
+	} else {
+		p.digest = src.Digest
+	}
+	if dst.Digest == "" {
+		p.dstTag = dst.Tag
+	}
+	p.src, p.dst = src.SetDigest(p.digest), dst.SetDigest(p.digest)
+	// The destination holds the image when its tag (or digest) resolves to the source digest.
+	// A registry accepts a manifest only after its blobs and children, so this one HEAD proves
+	// the whole tree (the second, nothing-to-do run costs one or two HEADs per image).
+	if dm, err := rc.ManifestHead(ctx, dst, regclient.WithManifestRequireDigest()); err == nil &&
+		dm.GetDescriptor().Digest.String() == p.digest {
+		p.present = true
+		if !full {
+			return nil
+		}
+	}
+	return readTree(ctx, rc, p, o)
+}
+
+// readTree reads the root manifest and its children (platform-filtered) from the source.
+func readTree(ctx context.Context, rc *regclient.RegClient, p *planned, o Options) error {
+	root, err := rc.ManifestGet(ctx, p.src)
+	if err != nil {
+		return fmt.Errorf("source %s: %w", p.Source, err)
+	}
+	p.mediaType = root.GetDescriptor().MediaType
+	p.manifests, p.blobs, p.size = nil, nil, 0
+	seen := map[string]bool{}
+	add := func(ds ...descriptor.Descriptor) {
+		for _, d := range ds {
+			if seen[string(d.Digest)] {
+				continue
+			}
+			seen[string(d.Digest)] = true
+			p.blobs = append(p.blobs, d)
+			p.size += d.Size
+		}
+	}
+	var walk func(m manifest.Manifest, depth int) error
+	walk = func(m manifest.Manifest, depth int) error {
+		if depth > 3 {
+			return fmt.Errorf("source %s: index nesting deeper than 3", p.Source)
+		}
+		raw, _ := m.RawBody()
+		p.size += int64(len(raw))
+		if ix, ok := m.(manifest.Indexer); ok {
+			list, err := ix.GetManifestList()
+			if err != nil {
+				return err
+			}
+			for _, d := range list {
+				if !wantPlatform(d.Platform, o.Platforms) {
+					continue
+				}
+				cm, err := rc.ManifestGet(ctx, p.src.SetDigest(d.Digest.String()))
+				if err != nil {
+					return fmt.Errorf("source %s child %s: %w", p.Source, d.Digest, err)
+				}
+				if err := walk(cm, depth+1); err != nil {
+					return err
+				}
+			}
+		} else if im, ok := m.(manifest.Imager); ok {
+			cfg, err := im.GetConfig()
+			if err != nil {
+				return err
+			}
+			layers, err := im.GetLayers()
+			if err != nil {
+				return err
+			}
+			add(cfg)
+			add(layers...)
+		}
+		p.manifests = append(p.manifests, m)
+		return nil
+	}
+	return walk(root, 0)
+}
+
+// wantPlatform keeps a child when no filter is set, when it names no platform (attestations and
+// the like travel with the image) or when it matches one of the wanted platforms.
+func wantPlatform(p *platform.Platform, want []string) bool {
+	if len(want) == 0 || p == nil {
+		return true
+	}
+	for _, w := range want {
+		wp, err := platform.Parse(w)
+		if err == nil && platform.Match(wp, *p) {
+			return true
+		}
+	}
+	return false
+}
+
+// sortedKeys returns a map's keys in order, for deterministic output.
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

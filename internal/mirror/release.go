@@ -1,0 +1,182 @@
+package mirror
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+
+	"github.com/opencontainers/go-digest"
+	"github.com/regclient/regclient"
+	"github.com/regclient/regclient/types/descriptor"
+	"github.com/regclient/regclient/types/manifest"
+	"github.com/regclient/regclient/types/platform"
+	"github.com/regclient/regclient/types/ref"
+)
+
+// imageRefsPath is where a release payload lists its component images.
+const imageRefsPath = "release-manifests/image-references"
+
+// maxFileSize bounds files read from layers (image-references, catalog documents).
+const maxFileSize = 64 << 20
+
+// ReleaseComponent is one image of a release payload.
+type ReleaseComponent struct {
+	Name  string `json:"name"`  // "cli", "machine-config-operator", ...
+	Image string `json:"image"` // by digest
+}
+
+// imageStream is the subset of the image-references ImageStream we read.
+type imageStream struct {
+	Kind string `json:"kind"`
+	Spec struct {
+		Tags []struct {
+			Name string `json:"name"`
+			From struct {
+				Kind string `json:"kind"`
+				Name string `json:"name"`
+			} `json:"from"`
+		} `json:"tags"`
+	} `json:"spec"`
+}
+
+// ReleaseComponents reads release-manifests/image-references from the release image, for the
+// platform given ("linux/amd64") when the release image is an index. Layers are read from the last
+// to the first and reading stops at the layer holding the file, so the payload's base layers are
+// never downloaded.
+func ReleaseComponents(ctx context.Context, releaseImage, plat string, o Options) ([]ReleaseComponent, error) {
+	rc, err := newClient(o, hostsOf([]Image{{Source: releaseImage}})...)
+	if err != nil {
+		return nil, err
+	}
+	r, err := readRef(releaseImage, o.SourceRegistry)
+	if err != nil {
+		return nil, err
+	}
+	var found []byte
+	err = scanImageFiles(ctx, rc, r, plat, func(name string) bool { return name == imageRefsPath },
+		func(name string, data []byte) (bool, error) { found = data; return true, nil })
+	if err != nil {
+		return nil, fmt.Errorf("release %s: %w", releaseImage, err)
+	}
+	if found == nil {
+		return nil, fmt.Errorf("release %s: no %s in any layer; is it a release payload?", releaseImage, imageRefsPath)
+	}
+	var is imageStream
+	if err := json.Unmarshal(found, &is); err != nil {
+		return nil, fmt.Errorf("release %s: %s: %w", releaseImage, imageRefsPath, err)
+	}
+	out := make([]ReleaseComponent, 0, len(is.Spec.Tags))
+	for _, t := range is.Spec.Tags {
+		if t.From.Kind != "DockerImage" || !strings.Contains(t.From.Name, "@sha256:") {
+			return nil, fmt.Errorf("release %s: component %q is not pinned by digest (%q)", releaseImage, t.Name, t.From.Name)
+		}
+		out = append(out, ReleaseComponent{Name: t.Name, Image: t.From.Name})
+	}
+	return out, nil
+}
+
+// scanImageFiles resolves r to one platform's image and streams its layers, last first, calling
+// found for every regular file want accepts. found returns stop=true to end the scan after the
+// current layer (later files of that layer are still delivered).
+func scanImageFiles(ctx context.Context, rc *regclient.RegClient, r ref.Ref, plat string,
+	want func(name string) bool, found func(name string, data []byte) (stop bool, err error)) error {
+	img, err := platformImage(ctx, rc, r, plat)
+	if err != nil {
+		return err
+	}
+	layers, err := img.(manifest.Imager).GetLayers()
+	if err != nil {
+		return err
+	}
+	for i := len(layers) - 1; i >= 0; i-- {
+		stop, err := scanLayer(ctx, rc, r, layers[i].Digest.String(), layers[i].Size, want, found)
+		if err != nil {
+			return fmt.Errorf("layer %s: %w", layers[i].Digest, err)
+		}
+		if stop {
+			return nil
+		}
+	}
+	return nil
+}
+
+// platformImage returns the image manifest for plat, descending into an index.
+func platformImage(ctx context.Context, rc *regclient.RegClient, r ref.Ref, plat string) (manifest.Manifest, error) {
+	m, err := rc.ManifestGet(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	if m.IsList() {
+		p, err := platform.Parse(plat)
+		if err != nil {
+			return nil, err
+		}
+		d, err := manifest.GetPlatformDesc(m, &p)
+		if err != nil {
+			return nil, fmt.Errorf("no %s image in index: %w", plat, err)
+		}
+		m, err = rc.ManifestGet(ctx, r.SetDigest(d.Digest.String()))
+		if err != nil {
+			return nil, err
+		}
+	}
+	if _, ok := m.(manifest.Imager); !ok {
+		return nil, fmt.Errorf("%s is not an image (media type %s)", r.CommonName(), m.GetDescriptor().MediaType)
+	}
+	return m, nil
+}
+
+func scanLayer(ctx context.Context, rc *regclient.RegClient, r ref.Ref, dig string, size int64,
+	want func(string) bool, found func(string, []byte) (bool, error)) (bool, error) {
+	m, _ := ref.New(r.CommonName())
+	desc := descriptorFor(dig, size)
+	br, err := rc.BlobGet(ctx, m, desc)
+	if err != nil {
+		return false, err
+	}
+	defer br.Close()
+	var rd io.Reader = br
+	gz, err := gzip.NewReader(br)
+	if err != nil {
+		return false, fmt.Errorf("not a gzip layer: %w", err)
+	}
+	defer gz.Close()
+	rd = gz
+	tr := tar.NewReader(rd)
+	stop := false
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return stop, nil
+		}
+		if err != nil {
+			return stop, err
+		}
+		name := strings.TrimPrefix(path.Clean("/"+h.Name), "/")
+		if h.Typeflag != tar.TypeReg || !want(name) {
+			continue
+		}
+		if h.Size > maxFileSize {
+			return stop, fmt.Errorf("%s is %d bytes, more than %d", name, h.Size, maxFileSize)
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			return stop, err
+		}
+		s, err := found(name, data)
+		if err != nil {
+			return stop, err
+		}
+		stop = stop || s
+	}
+}
+
+func descriptorFor(dig string, size int64) descriptor.Descriptor {
+	return descriptor.Descriptor{Digest: digest.Digest(dig), Size: size}
+}

@@ -1,0 +1,173 @@
+package mirror
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/regclient/regclient/types/ref"
+)
+
+// DefaultReleaseRepo is where oc-mirror looks up releases named by version.
+const DefaultReleaseRepo = "quay.io/openshift-release-dev/ocp-release"
+
+// Target is where content goes: docker://Host/Namespace.
+type Target struct {
+	Host      string
+	Namespace string
+}
+
+// ResolvedCatalog is one catalog with what its filter selected.
+type ResolvedCatalog struct {
+	Name     string   // CatalogSource name: targetCatalog's last path element or the repository's
+	Source   string   // catalog image as configured
+	Packages []string // selected packages
+	// Advertised are the selected bundle and related images (source references).
+	Advertised []string
+}
+
+// Resolved is an ImageSetConfiguration turned into images.
+type Resolved struct {
+	Images   []Image
+	Catalogs []ResolvedCatalog
+	// Blocked are images dropped by blockedImages.
+	Blocked []string
+}
+
+// Resolve expands an ImageSetConfiguration: release payloads (the release image and every
+// component of its image-references), catalogs (the catalog image, the selected bundles and their
+// related images) and additional images, minus blocked images, mapped under t. Reading needs only
+// manifests, configs and the one layer holding image-references or the catalog.
+func Resolve(ctx context.Context, isc *ImageSetConfig, t Target, o Options) (*Resolved, error) {
+	res := &Resolved{}
+	add := func(srcs []string, kind Kind, origin string) error {
+		ims, err := Images(srcs, kind, origin, t.Host, t.Namespace)
+		res.Images = append(res.Images, ims...)
+		return err
+	}
+	archs := isc.Mirror.Platform.Architectures
+	if len(archs) == 0 {
+		archs = []string{"amd64"}
+	}
+	releases := []string{}
+	if isc.Mirror.Platform.Release != "" {
+		releases = append(releases, isc.Mirror.Platform.Release)
+	}
+	for _, ch := range isc.Mirror.Platform.Channels {
+		for _, a := range archs {
+			suffix, _ := releaseArch(a)
+			releases = append(releases, fmt.Sprintf("%s:%s-%s", DefaultReleaseRepo, ch.MinVersion, suffix))
+		}
+	}
+	for _, rel := range releases {
+		plat := "linux/" + archs[0]
+		comps, err := ReleaseComponents(ctx, rel, plat, o)
+		if err != nil {
+			return nil, err
+		}
+		if err := add([]string{rel}, KindRelease, ""); err != nil {
+			return nil, err
+		}
+		srcs := make([]string, 0, len(comps))
+		for _, c := range comps {
+			srcs = append(srcs, c.Image)
+		}
+		if err := add(srcs, KindReleaseComponent, rel); err != nil {
+			return nil, err
+		}
+	}
+	for _, op := range isc.Mirror.Operators {
+		c, err := ReadCatalog(ctx, op.Catalog, "linux/"+archs[0], o)
+		if err != nil {
+			return nil, err
+		}
+		sel, err := Select(c, op)
+		if err != nil {
+			return nil, fmt.Errorf("%s: catalog %s: %w", isc.File, op.Catalog, err)
+		}
+		rcat := ResolvedCatalog{Name: catalogName(op), Source: op.Catalog, Packages: sortedKeys(sel), Advertised: sel.Images(c)}
+		res.Catalogs = append(res.Catalogs, rcat)
+		if err := add([]string{op.Catalog}, KindCatalog, ""); err != nil {
+			return nil, err
+		}
+		var bundles, related []string
+		bundleSet := map[string]bool{}
+		for pkg, chans := range sel {
+			for _, bs := range chans {
+				for b := range bs {
+					if bd := c.Packages[pkg].Bundles[b]; bd != nil {
+						bundleSet[bd.Image] = true
+					}
+				}
+			}
+		}
+		for _, im := range rcat.Advertised {
+			if bundleSet[im] {
+				bundles = append(bundles, im)
+			} else {
+				related = append(related, im)
+			}
+		}
+		if err := add(bundles, KindBundle, op.Catalog); err != nil {
+			return nil, err
+		}
+		if err := add(related, KindRelated, op.Catalog); err != nil {
+			return nil, err
+		}
+	}
+	add2 := make([]string, 0, len(isc.Mirror.AdditionalImages))
+	for _, a := range isc.Mirror.AdditionalImages {
+		add2 = append(add2, a.Name)
+	}
+	if err := add(add2, KindAdditional, ""); err != nil {
+		return nil, err
+	}
+	res.Images = dedupImages(res.Images)
+	if len(isc.Mirror.BlockedImages) > 0 {
+		kept := res.Images[:0]
+		for _, im := range res.Images {
+			if blocked(im.Source, isc.Mirror.BlockedImages) {
+				res.Blocked = append(res.Blocked, im.Source)
+				continue
+			}
+			kept = append(kept, im)
+		}
+		res.Images = kept
+	}
+	return res, nil
+}
+
+// blocked matches oc-mirror v2's blockedImages: a name without tag or digest blocks the whole
+// repository; otherwise the entry is a regular expression matched against the reference.
+func blocked(src string, list []ISCImage) bool {
+	r, err := ref.New(src)
+	if err != nil {
+		return false
+	}
+	repo := r.Registry + "/" + r.Repository
+	for _, b := range list {
+		if b.Name == repo || b.Name == r.Repository {
+			return true
+		}
+		if re, err := regexp.Compile(b.Name); err == nil && re.MatchString(src) {
+			return true
+		}
+	}
+	return false
+}
+
+// catalogName derives a CatalogSource name: "cs-" plus the catalog repository's last element
+// (or targetCatalog's), lower-case, as oc-mirror v2 names them.
+func catalogName(op ISCOperator) string {
+	n := op.TargetCatalog
+	if n == "" {
+		if r, err := ref.New(op.Catalog); err == nil {
+			n = r.Repository
+		}
+	}
+	if i := strings.LastIndex(n, "/"); i >= 0 {
+		n = n[i+1:]
+	}
+	return "cs-" + strings.ToLower(n)
+}

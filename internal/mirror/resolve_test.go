@@ -1,0 +1,207 @@
+package mirror
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/bootstrap-dev/bootstrap/internal/mirror/mirrortest"
+)
+
+func testCatalogSpec(host string) mirrortest.CatalogSpec {
+	return mirrortest.CatalogSpec{PushHost: host, Repo: "redhat/redhat-operator-index", Tag: "v4.16", LayerKiB: 4,
+		Packages: []mirrortest.PackageSpec{
+			{Name: "alpha-op", DefaultChannel: "stable", Channels: map[string][]string{
+				"stable": {"1.0.0", "1.1.0", "1.2.0"}, "fast": {"1.2.0", "1.3.0-rc.1"}}, Deprecated: []string{"1.0.0"}},
+			{Name: "beta-op", DefaultChannel: "v2", Channels: map[string][]string{
+				"v1": {"1.0.0", "1.0.1"}, "v2": {"2.0.0", "2.1.0", "2.2.0"}}},
+			{Name: "gamma-op", DefaultChannel: "stable", Channels: map[string][]string{"stable": {"0.1.0"}}},
+		}}
+}
+
+// TestSelectRules pins the oc-mirror v2 selection rules, including the defaults and the
+// maxVersion-below-head pitfall.
+func TestSelectRules(t *testing.T) {
+	e := newEnv(t, nil)
+	cat, err := e.b.Catalog(ctx(t), testCatalogSpec(e.src.Host))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := e.srcCount.blobGets.Load()
+	c, err := ReadCatalog(ctx(t), cat.Image, "linux/amd64", e.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// config, cache layer, configs layer: the opm base layer is never read
+	if got := e.srcCount.blobGets.Load() - before; got != 3 {
+		t.Errorf("reading the catalog fetched %d blobs, want 3 (config, cache, configs)", got)
+	}
+	tests := []struct {
+		name string
+		op   ISCOperator
+		want []string // package/channel/bundle
+	}{
+		{"catalog only: default channel head of each package", ISCOperator{},
+			[]string{"alpha-op/stable/alpha-op.v1.2.0", "beta-op/v2/beta-op.v2.2.0", "gamma-op/stable/gamma-op.v0.1.0"}},
+		{"full catalog: everything", ISCOperator{Full: true}, nil},
+		{"package only: default channel head", ISCOperator{Packages: []ISCPackage{{Name: "beta-op"}}},
+			[]string{"beta-op/v2/beta-op.v2.2.0"}},
+		{"package full: all channels", ISCOperator{Full: true, Packages: []ISCPackage{{Name: "beta-op"}}},
+			[]string{"beta-op/v1/beta-op.v1.0.0", "beta-op/v1/beta-op.v1.0.1", "beta-op/v2/beta-op.v2.0.0", "beta-op/v2/beta-op.v2.1.0", "beta-op/v2/beta-op.v2.2.0"}},
+		{"package minVersion: default channel from min to head", ISCOperator{Packages: []ISCPackage{{Name: "beta-op", MinVersion: "2.1.0"}}},
+			[]string{"beta-op/v2/beta-op.v2.1.0", "beta-op/v2/beta-op.v2.2.0"}},
+		{"maxVersion below head drops the head", ISCOperator{Packages: []ISCPackage{{Name: "beta-op", MaxVersion: "2.1.0"}}},
+			[]string{"beta-op/v2/beta-op.v2.0.0", "beta-op/v2/beta-op.v2.1.0"}},
+		{"channel listed: its head", ISCOperator{Packages: []ISCPackage{{Name: "alpha-op", Channels: []ISCPackageChannel{{Name: "fast"}}}}},
+			[]string{"alpha-op/fast/alpha-op.v1.3.0-rc.1"}},
+		{"channel range", ISCOperator{Packages: []ISCPackage{{Name: "alpha-op", Channels: []ISCPackageChannel{{Name: "stable", MinVersion: "1.1.0", MaxVersion: "1.1.0"}}}}},
+			[]string{"alpha-op/stable/alpha-op.v1.1.0"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sel, err := Select(c, tt.op)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for p, chans := range sel {
+				for ch, bs := range chans {
+					for b := range bs {
+						got = append(got, p+"/"+ch+"/"+b)
+					}
+				}
+			}
+			sort.Strings(got)
+			if tt.want == nil { // full: 3+2 alpha, 2+3 beta, 1 gamma
+				if len(got) != 11 {
+					t.Fatalf("full selection has %d entries, want 11: %v", len(got), got)
+				}
+				return
+			}
+			if strings.Join(got, " ") != strings.Join(tt.want, " ") {
+				t.Errorf("got  %v\nwant %v", got, tt.want)
+			}
+		})
+	}
+	if _, err := Select(c, ISCOperator{Packages: []ISCPackage{{Name: "beta-op", MinVersion: "9.0.0"}}}); err == nil {
+		t.Error("an empty range must be an error")
+	}
+	if _, err := Select(c, ISCOperator{Packages: []ISCPackage{{Name: "nope"}}}); err == nil {
+		t.Error("an unknown package must be an error")
+	}
+}
+
+// TestResolveAndMirrorISC resolves a release of 20 components, a filtered catalog and an additional
+// image from an ImageSetConfiguration, mirrors them, writes the outputs and proves completeness.
+func TestResolveAndMirrorISC(t *testing.T) {
+	e := newEnv(t, nil)
+	rel, err := e.b.Release(ctx(t), mirrortest.ReleaseSpec{PushHost: e.src.Host, Version: "4.16.3", Components: 20, LayerKiB: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := e.b.Catalog(ctx(t), testCatalogSpec(e.src.Host))
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra, err := e.b.Sample(ctx(t), e.src.Host, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	isc := filepath.Join(dir, "isc.yaml")
+	doc := `apiVersion: mirror.openshift.io/v2alpha1
+kind: ImageSetConfiguration
+mirror:
+  platform:
+    release: ` + rel.Image + `
+  operators:
+  - catalog: ` + cat.Image + `
+    packages:
+    - name: alpha-op
+    - name: beta-op
+      channels:
+      - name: v1
+  additionalImages:
+  - name: ` + extra[0] + `
+  - name: ` + extra[3] + `
+  blockedImages:
+  - name: ` + strings.Split(extra[3], ":")[0] + ":" + strings.Split(extra[3], ":")[1] + `
+`
+	if err := os.WriteFile(isc, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadISC(isc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := e.srcCount.blobGets.Load()
+	res, err := Resolve(ctx(t), cfg, Target{Host: e.dst.Host, Namespace: "mirror"}, e.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// release: only the payload layer; catalog: config, cache and configs layers
+	if got := e.srcCount.blobGets.Load() - before; got != 4 {
+		t.Errorf("resolution fetched %d blobs, want 4", got)
+	}
+	kinds := map[Kind]int{}
+	for _, im := range res.Images {
+		kinds[im.Kind]++
+	}
+	// alpha-op stable head 1.2.0; beta-op v1 head 1.0.1: 2 bundles, 2 operator images
+	want := map[Kind]int{KindRelease: 1, KindReleaseComponent: 20, KindCatalog: 1, KindBundle: 2, KindRelated: 2, KindAdditional: 1}
+	for k, n := range want {
+		if kinds[k] != n {
+			t.Errorf("%d images of kind %s, want %d (all: %v)", kinds[k], k, n, kinds)
+		}
+	}
+	if len(res.Blocked) != 1 {
+		t.Errorf("blocked %v, want the one blocked additional image", res.Blocked)
+	}
+
+	o := e.opts()
+	cr, err := Copy(ctx(t), res.Images, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := Content{Images: cr.Images}
+	for _, rc := range res.Catalogs {
+		var adv []string
+		for _, a := range rc.Advertised {
+			adv = append(adv, strings.SplitN(a, "@", 2)[0]+"@"+strings.SplitN(a, "@", 2)[1])
+		}
+		content.Catalogs = append(content.Catalogs, CatalogOut{Name: rc.Name, Source: rc.Source, Advertised: adv})
+	}
+	outs, err := WriteOutputs(dir, content)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idms, _ := os.ReadFile(filepath.Join(dir, outs.IDMS))
+	for _, s := range []string{"kind: ImageDigestMirrorSet", e.src.Host + "/openshift-release-dev/ocp-v4.0-art-dev",
+		e.dst.Host + "/mirror/openshift-release-dev/ocp-v4.0-art-dev", e.src.Host + "/operators/alpha-op-bundle"} {
+		if !strings.Contains(string(idms), s) {
+			t.Errorf("idms.yaml lacks %q:\n%s", s, idms)
+		}
+	}
+	if outs.ITMS == "" || len(outs.CatalogSources) != 1 {
+		t.Errorf("outputs %+v: want an ITMS for the tag-only additional image and one CatalogSource", outs)
+	}
+	back, err := ReadContent(filepath.Join(dir, outs.Content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vr, err := Verify(ctx(t), back, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vr.Missing) != 0 || vr.Images != len(res.Images) {
+		t.Fatalf("verify: %+v", vr)
+	}
+	// a catalog advertising an image that was never mirrored is caught
+	back.Catalogs[0].Advertised = append(back.Catalogs[0].Advertised, e.src.Host+"/operators/ghost@sha256:"+strings.Repeat("0", 64))
+	vr, _ = Verify(ctx(t), back, o)
+	if len(vr.Missing) != 1 {
+		t.Fatalf("verify with an unmirrored advertised image: %+v", vr.Missing)
+	}
+}

@@ -1,0 +1,254 @@
+package stages
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bootstrap-dev/bootstrap/internal/mirror"
+	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+)
+
+// Mirror is the mirror stage: resolve the site's ImageSetConfiguration, copy it into the site
+// registry, write idms.yaml, itms.yaml, catalogsource-*.yaml, content.json and mapping.txt into the
+// work dir, and prove completeness.
+type Mirror struct{}
+
+// MirrorOutput is the journaled output of the mirror stage, read by later stages (iso needs the
+// mirror sets, the CatalogSources and the release image by digest).
+type MirrorOutput struct {
+	Outputs mirror.Outputs `json:"outputs"`
+	// ReleaseImage is the mirrored release image by digest ("" when the ISC has no release).
+	ReleaseImage string  `json:"releaseImage,omitempty"`
+	Images       int     `json:"images"`
+	Copied       int     `json:"copied"`
+	BytesPulled  int64   `json:"bytesPulled"`
+	Seconds      float64 `json:"seconds"`
+}
+
+// mirrorInputs is what the stage's fingerprint covers. Files are hashed by content; the auth
+// files are secrets and only their paths are recorded.
+type mirrorInputs struct {
+	ISCSHA256      string   `json:"iscSHA256"`
+	Registry       string   `json:"registry"`
+	Namespace      string   `json:"namespace"`
+	CASHA256       string   `json:"caSHA256,omitempty"`
+	AuthFile       string   `json:"authFile,omitempty"`
+	Insecure       bool     `json:"insecure,omitempty"`
+	SourceRegistry string   `json:"sourceRegistry,omitempty"`
+	SourceInsecure bool     `json:"sourceInsecure,omitempty"`
+	Platforms      []string `json:"platforms,omitempty"`
+}
+
+// Name implements pipeline.Stage.
+func (Mirror) Name() string { return "mirror" }
+
+// Summary implements pipeline.Stage.
+func (Mirror) Summary() string {
+	return "mirror the release, operator catalogs and images into the site registry; write IDMS/ITMS/CatalogSources"
+}
+
+// Inputs implements pipeline.Stage.
+func (Mirror) Inputs(env *pipeline.Env) (any, error) {
+	s := env.Site
+	in := mirrorInputs{Registry: s.Registry.Host, Namespace: s.Registry.Namespace, AuthFile: s.Registry.AuthFile,
+		Insecure: s.Registry.Insecure, SourceRegistry: s.Mirror.Source.Registry, SourceInsecure: s.Mirror.Source.Insecure,
+		Platforms: s.Mirror.Platforms}
+	var err error
+	if in.ISCSHA256, err = fileSHA256(s.Mirror.ImageSetConfig); err != nil {
+		return nil, fmt.Errorf("mirror.imageSetConfig: %w", err)
+	}
+	if s.Registry.CAFile != "" {
+		if in.CASHA256, err = fileSHA256(s.Registry.CAFile); err != nil {
+			return nil, fmt.Errorf("registry.caFile: %w", err)
+		}
+	}
+	return in, nil
+}
+
+// mirrorOptions turns the site profile into mirror options.
+func mirrorOptions(env *pipeline.Env) (mirror.Options, mirror.Target, error) {
+	s := env.Site
+	if s.Mirror.Source.ArchiveDir != "" {
+		return mirror.Options{}, mirror.Target{}, errors.New("mirror.source.archiveDir: mirroring from an archive is not supported yet")
+	}
+	o := mirror.DefaultOptions(mirror.Endpoint{Host: s.Registry.Host, Insecure: s.Registry.Insecure,
+		CAFile: s.Registry.CAFile, AuthFile: s.Registry.AuthFile})
+	o.Source = mirror.Endpoint{Insecure: s.Mirror.Source.Insecure, CAFile: s.Mirror.Source.CAFile, AuthFile: s.Mirror.Source.AuthFile}
+	o.SourceRegistry = s.Mirror.Source.Registry
+	// Platforms are passed as written: an empty list keeps every platform of multi-arch indexes,
+	// because a platform-filtered (sparse) index is refused by registries without sparse-manifest
+	// support (distribution, Quay without FEATURE_SPARSE_INDEX).
+	o.Platforms = s.Mirror.Platforms
+	if s.Mirror.Parallel > 0 {
+		o.Parallel = s.Mirror.Parallel
+	}
+	o.Log = env.Log
+	return o, mirror.Target{Host: s.Registry.Host, Namespace: s.Registry.Namespace}, o.Validate()
+}
+
+// Run implements pipeline.Stage.
+func (m Mirror) Run(ctx context.Context, env *pipeline.Env) (any, error) {
+	o, target, err := mirrorOptions(env)
+	if err != nil {
+		return nil, err
+	}
+	isc, err := mirror.LoadISC(env.Site.Mirror.ImageSetConfig)
+	if err != nil {
+		return nil, err
+	}
+	res, err := mirror.Resolve(ctx, isc, target, o)
+	if err != nil {
+		return nil, err
+	}
+	emit := func(e pipeline.Event) {
+		if env.Events != nil {
+			e.Time, e.Stage = time.Now(), m.Name()
+			env.Events(e)
+		}
+	}
+	for _, b := range res.Blocked {
+		emit(pipeline.Event{Kind: pipeline.Info, Message: "blocked by blockedImages: " + b})
+	}
+	o.Progress = func(p mirror.Progress) {
+		emit(pipeline.Event{Kind: pipeline.Progress, Current: p.BytesDone, Total: p.BytesTotal, Unit: "bytes",
+			Done: int64(p.ImagesDone), DoneTotal: int64(p.ImagesTotal)})
+	}
+	var (
+		stepMu  sync.Mutex
+		stepErr error
+	)
+	o.ImageDone = func(r mirror.ImageResult) {
+		key := "image " + r.Source + " -> " + r.Dest
+		if env.Steps.Done(key, nil) {
+			return
+		}
+		if err := env.Steps.Record(key, map[string]any{"digest": r.Digest, "size": r.Size, "kind": r.Kind}); err != nil {
+			stepMu.Lock()
+			if stepErr == nil {
+				stepErr = err // journal trouble is reported at the end; the copy goes on
+			}
+			stepMu.Unlock()
+		}
+		emit(pipeline.Event{Kind: pipeline.StepDone, Step: key})
+	}
+	cr, copyErr := mirror.Copy(ctx, res.Images, o)
+	if cr == nil {
+		return nil, copyErr
+	}
+	content := mirror.Content{Images: cr.Images}
+	out := MirrorOutput{Images: len(cr.Images), Copied: cr.BlobsCopied, BytesPulled: cr.BytesPulled, Seconds: cr.Duration.Seconds()}
+	for _, im := range cr.Images {
+		if im.Kind == mirror.KindRelease && im.Digest != "" && out.ReleaseImage == "" {
+			out.ReleaseImage = repoOf(im.Dest) + "@" + im.Digest
+		}
+	}
+	for _, rc := range res.Catalogs {
+		co := mirror.CatalogOut{Name: rc.Name, Source: rc.Source, Advertised: rc.Advertised}
+		for _, im := range cr.Images {
+			if im.Source == rc.Source && im.Digest != "" {
+				co.Image = repoOf(im.Dest) + "@" + im.Digest
+			}
+		}
+		content.Catalogs = append(content.Catalogs, co)
+	}
+	if out.Outputs, err = mirror.WriteOutputs(env.WorkDir, content); err != nil {
+		return nil, err
+	}
+	if copyErr != nil {
+		return nil, copyErr
+	}
+	if stepErr != nil { // all ImageDone calls have returned: Copy is done
+		return nil, fmt.Errorf("journal: %w", stepErr)
+	}
+	if err := m.Verify(ctx, env); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Verify implements pipeline.Verifier: everything in content.json is still at the destination.
+func (Mirror) Verify(ctx context.Context, env *pipeline.Env) error {
+	o, _, err := mirrorOptions(env)
+	if err != nil {
+		return err
+	}
+	c, err := mirror.ReadContent(filepath.Join(env.WorkDir, "content.json"))
+	if err != nil {
+		return err
+	}
+	vr, err := mirror.Verify(ctx, c, o)
+	if err != nil {
+		return err
+	}
+	if len(vr.Missing) > 0 {
+		m := vr.Missing[0]
+		return fmt.Errorf("%d items missing at %s, first: %s %s (%s); run the mirror stage again (bootstrap replay mirror)",
+			len(vr.Missing), env.Site.Registry.Host, m.Source, m.What, m.Error)
+	}
+	return nil
+}
+
+// Plan implements pipeline.Planner: every image, the unique bytes and what is already present.
+func (Mirror) Plan(ctx context.Context, env *pipeline.Env) ([]string, error) {
+	o, target, err := mirrorOptions(env)
+	if err != nil {
+		return nil, err
+	}
+	isc, err := mirror.LoadISC(env.Site.Mirror.ImageSetConfig)
+	if err != nil {
+		return nil, err
+	}
+	res, err := mirror.Resolve(ctx, isc, target, o)
+	if err != nil {
+		return nil, err
+	}
+	p, err := mirror.Plan(ctx, res.Images, o)
+	if err != nil {
+		return nil, err
+	}
+	lines := []string{fmt.Sprintf("%d images, %d unique blobs: %d bytes unique, %d saved by deduplication, %d present, %d to copy",
+		len(p.Images), p.UniqueBlobs, p.UniqueBytes, p.SavedBytes, p.PresentBytes, p.ToCopyBytes)}
+	for _, im := range p.Images {
+		state := "copy"
+		if im.Present {
+			state = "present"
+		}
+		if im.Error != "" {
+			state = "error: " + im.Error
+		}
+		lines = append(lines, fmt.Sprintf("%s %s -> %s (%s, %d bytes)", state, im.Source, im.Dest, im.Digest, im.Size))
+	}
+	return lines, nil
+}
+
+func fileSHA256(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:]), nil
+}
+
+// repoOf strips the tag and digest of a reference.
+func repoOf(r string) string {
+	r, _, _ = strings.Cut(r, "@")
+	if i := strings.LastIndex(r, ":"); i > strings.LastIndex(r, "/") {
+		r = r[:i]
+	}
+	return r
+}
+
+var (
+	_ pipeline.Stage    = Mirror{}
+	_ pipeline.Verifier = Mirror{}
+	_ pipeline.Planner  = Mirror{}
+)

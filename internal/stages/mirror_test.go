@@ -1,0 +1,138 @@
+package stages
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/regclient/regclient"
+	"github.com/regclient/regclient/config"
+	"github.com/sirupsen/logrus"
+
+	"github.com/bootstrap-dev/bootstrap/internal/mirror/mirrortest"
+	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/site"
+)
+
+// memSteps is an in-memory pipeline.Steps (the runner's journal is not this package's concern).
+type memSteps struct {
+	mu      sync.Mutex
+	done    map[string]json.RawMessage
+	records int
+}
+
+func (s *memSteps) Done(key string, out any) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	raw, ok := s.done[key]
+	if ok && out != nil {
+		_ = json.Unmarshal(raw, out)
+	}
+	return ok
+}
+
+func (s *memSteps) Record(key string, data any) error {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.done[key] = b
+	s.records++
+	return nil
+}
+
+func TestMirrorStageRunVerifyAndRerun(t *testing.T) {
+	logrus.SetOutput(io.Discard)
+	ctx := t.Context()
+	src, err := mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: t.TempDir(), TLS: true, User: "robot", Password: "pw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	b := mirrortest.NewBuilder(regclient.New(regclient.WithConfigHost(config.Host{Name: src.Host, TLS: config.TLSDisabled})), 7)
+	rel, err := b.Release(ctx, mirrortest.ReleaseSpec{PushHost: src.Host, Version: "4.16.3", Components: 5, LayerKiB: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	isc := filepath.Join(dir, "isc.yaml")
+	doc := "apiVersion: mirror.openshift.io/v2alpha1\nkind: ImageSetConfiguration\nmirror:\n  platform:\n    release: " + rel.Image + "\n"
+	if err := os.WriteFile(isc, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &site.Site{
+		Registry: site.Registry{Host: dst.Host, Namespace: "ocp", CAFile: dst.CAFile, AuthFile: dst.AuthFile},
+		Mirror:   site.Mirror{ImageSetConfig: isc, Source: site.MirrorSource{Insecure: true}},
+	}
+	steps := &memSteps{done: map[string]json.RawMessage{}}
+	var events []pipeline.Event
+	var mu sync.Mutex
+	env := &pipeline.Env{Site: s, WorkDir: t.TempDir(), Steps: steps,
+		Events: func(e pipeline.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }}
+
+	st := Mirror{}
+	in1, err := st.Inputs(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := st.Run(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mo := out.(MirrorOutput)
+	if mo.Images != 6 || mo.ReleaseImage != dst.Host+"/ocp/openshift-release-dev/ocp-release@"+rel.Digest {
+		t.Errorf("output %+v; want 6 images and the release by digest %s", mo, rel.Digest)
+	}
+	if steps.records != 6 {
+		t.Errorf("%d steps journaled, want one per image (6)", steps.records)
+	}
+	for _, f := range []string{"idms.yaml", "content.json", "mapping.txt"} {
+		if _, err := os.Stat(filepath.Join(env.WorkDir, f)); err != nil {
+			t.Errorf("output %s: %v", f, err)
+		}
+	}
+	progress := 0
+	for _, e := range events {
+		if e.Kind == pipeline.Progress && e.Unit == "bytes" {
+			progress++
+		}
+	}
+	if progress == 0 {
+		t.Error("no progress events")
+	}
+	if err := st.Verify(ctx, env); err != nil {
+		t.Fatalf("verify after run: %v", err)
+	}
+	// rerun: nothing new journaled, same outputs
+	before, _ := os.ReadFile(filepath.Join(env.WorkDir, "content.json"))
+	if _, err := st.Run(ctx, env); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.ReadFile(filepath.Join(env.WorkDir, "content.json"))
+	if steps.records != 6 || string(before) != string(after) {
+		t.Logf("before:\n%s\nafter:\n%s", before, after)
+		t.Errorf("rerun journaled %d steps (want 6) or changed content.json", steps.records)
+	}
+	lines, err := st.Plan(ctx, env)
+	if err != nil || len(lines) != 7 {
+		t.Errorf("plan: %v, %d lines (want summary + 6)", err, len(lines))
+	}
+	// an in-site change of the ISC changes the fingerprint
+	if err := os.WriteFile(isc, []byte(doc+"  additionalImages: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in2, _ := st.Inputs(env)
+	if in1.(mirrorInputs).ISCSHA256 == in2.(mirrorInputs).ISCSHA256 {
+		t.Error("ISC change did not change the input fingerprint")
+	}
+}
