@@ -15,8 +15,9 @@ func Default(o Options) []Component {
 		&Files{},
 		&DNS{},
 		&NTP{Offset: o.NTPOffset},
-		&Source{},
+		&Source{Seed: SeedContent},
 		&Registry{},
 		&SSHD{},
+		&BMCs{},
 	}
 }

@@ -49,10 +49,17 @@ func (s *Source) Start(ctx context.Context, l *Lab) error {
 	if s.Seed == nil {
 		return nil
 	}
-	isc, err := s.Seed(ctx, s.addr, pki.CAFile)
+	// A lab dir seeded before keeps its content (same seed, same digests): skip the pushes.
+	marker := filepath.Join(s.dir, "seeded")
+	isc, err := os.ReadFile(marker)
 	if err != nil {
-		_ = s.p.stop()
-		return fmt.Errorf("seed: %w", err)
+		if isc, err = s.Seed(ctx, s.addr, pki.CAFile); err != nil {
+			_ = s.p.stop()
+			return fmt.Errorf("seed: %w", err)
+		}
+		if err := os.WriteFile(marker, isc, 0o644); err != nil {
+			return err
+		}
 	}
 	// The seeded ISC replaces the placeholder: written only when it differs, so a lab dir's
 	// mirror fingerprint holds across starts.
