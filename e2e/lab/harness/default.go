@@ -8,10 +8,10 @@ type Options struct {
 	NTPOffset time.Duration
 }
 
-// Default returns the lab's components in start order. Later issues append their stand-ins
-// here (registries, Redfish simulators, kube-apiserver, sshd).
+// Default returns the lab's components in start order: files, DNS, NTP, the source and mirror
+// registries, sshd, the Redfish simulators, and a placeholder ISO while there is no iso stage.
 func Default(o Options) []Component {
-	return []Component{
+	cs := []Component{
 		&Files{},
 		&DNS{},
 		&NTP{Offset: o.NTPOffset},
@@ -20,4 +20,8 @@ func Default(o Options) []Component {
 		&SSHD{},
 		&BMCs{},
 	}
+	if NeedPlaceholderISO() {
+		cs = append(cs, &PlaceholderISO{})
+	}
+	return cs
 }
