@@ -25,6 +25,7 @@ type FaultProxy struct {
 	faults   map[string]int // path substring -> status
 	requests atomic.Int64
 	failed   atomic.Int64
+	writes   atomic.Int64
 }
 
 // StartFaultProxy serves HTTPS on addr with cert and forwards to backend (an https:// URL whose
@@ -55,6 +56,10 @@ func StartFaultProxy(addr, backend string, cert tls.Certificate, ca []byte) (*Fa
 	p.addr = ln.Addr().String()
 	p.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.requests.Add(1)
+		switch r.Method {
+		case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+			p.writes.Add(1)
+		}
 		if st := p.fault(r.URL.Path); st != 0 {
 			p.failed.Add(1)
 			w.Header().Set("Content-Type", "application/json")
@@ -86,6 +91,9 @@ func (p *FaultProxy) Fail(substr string, status int) {
 
 // Requests is how many requests reached the proxy; Failed how many it failed on purpose.
 func (p *FaultProxy) Requests() (total, failed int64) { return p.requests.Load(), p.failed.Load() }
+
+// Writes is how many POST, PUT, PATCH and DELETE requests reached the proxy (uploads, pushes).
+func (p *FaultProxy) Writes() int64 { return p.writes.Load() }
 
 func (p *FaultProxy) fault(path string) int {
 	p.mu.Lock()
