@@ -158,9 +158,23 @@ func (l *testLab) workDir() string { return filepath.Join(l.Dir, ".bootstrap") }
 // journal reads every entry of the lab run's journal.
 func (l *testLab) journal(t *testing.T) []pipeline.Entry {
 	t.Helper()
-	f, err := os.Open(filepath.Join(l.workDir(), "journal.jsonl"))
+	j, err := readJournal(filepath.Join(l.workDir(), "journal.jsonl"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	return j
+}
+
+// journalQuiet is journal for polling: a journal that does not exist yet is empty.
+func (l *testLab) journalQuiet() []pipeline.Entry {
+	j, _ := readJournal(filepath.Join(l.workDir(), "journal.jsonl"))
+	return j
+}
+
+func readJournal(path string) ([]pipeline.Entry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
 	var out []pipeline.Entry
@@ -173,7 +187,7 @@ func (l *testLab) journal(t *testing.T) []pipeline.Entry {
 		}
 		out = append(out, e)
 	}
-	return out
+	return out, sc.Err()
 }
 
 // entries filters the journal by kind and stage ("" matches any stage).
