@@ -20,6 +20,8 @@ func addCommands(root *cobra.Command, g *globals) {
 			JSON:     func(*cobra.Command) bool { return g.json() },
 		}),
 		newMirrorCmd(),
+		newISOCmd(g),
+		newServeCmd(g),
 		newPlanCmd(g),
 		newRunCmd(g),
 		newReplayCmd(g),

@@ -140,16 +140,11 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 	if cerr != nil && !errors.As(cerr, &fe) {
 		return cerr
 	}
-	content := mirror.Content{Images: cr.Images}
-	for _, rc := range res.Catalogs {
-		co := mirror.CatalogOut{Name: rc.Name, Source: rc.Source, Advertised: rc.Advertised}
-		for _, im := range cr.Images {
-			if im.Source == rc.Source && im.Digest != "" {
-				co.Image = mirrorDestRepo(im.Dest) + "@" + im.Digest
-			}
-		}
-		content.Catalogs = append(content.Catalogs, co)
+	cats, catImages, err := mirror.Catalogs(ctx, res, cr.Images, o)
+	if err != nil {
+		return err
 	}
+	content := mirror.Content{Images: append(cr.Images, catImages...), Catalogs: cats}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return err
 	}
@@ -175,14 +170,6 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 		}
 	}
 	return cerr
-}
-
-func mirrorDestRepo(dest string) string {
-	s := strings.SplitN(dest, "@", 2)[0]
-	if i := strings.LastIndex(s, ":"); i > strings.LastIndex(s, "/") {
-		s = s[:i]
-	}
-	return s
 }
 
 func printMirrorPlan(w io.Writer, format string, p *mirror.PlanResult) error {

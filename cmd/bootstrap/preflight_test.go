@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +17,7 @@ import (
 
 	"github.com/bootstrap-dev/bootstrap/e2e/lab/dnsd"
 	"github.com/bootstrap-dev/bootstrap/e2e/lab/ntpd"
+	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/preflight"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
@@ -70,5 +74,56 @@ func TestPreflightCmd(t *testing.T) {
 	}
 	if rep.Summary.Fail != 1 {
 		t.Errorf("summary %+v", rep.Summary)
+	}
+}
+
+// After a successful install the VIPs answer by design; the command reads the journal.
+func TestPreflightCmdAfterInstall(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.13:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	s := &site.Site{Cluster: site.Cluster{APIVIPs: []string{"127.0.0.13"}}}
+	dir := t.TempDir()
+	run := func() error {
+		cmd := newPreflightCmd(preflightDeps{
+			LoadSite: func(*cobra.Command) (*site.Site, error) { return s, nil },
+			WorkDir:  func(*cobra.Command, *site.Site) (string, error) { return dir, nil },
+		})
+		cmd.SilenceErrors = true
+		cmd.SetOut(io.Discard)
+		cmd.SetArgs([]string{"--min-free-gib", "1", "--vip-ports", port})
+		return cmd.Execute()
+	}
+	var fe *preflight.FailedError
+	if err := run(); !errors.As(err, &fe) || fe.Checks[0] != "vip 127.0.0.13 (api) free" {
+		t.Fatalf("before install: %v, want the VIP in use", err)
+	}
+	j, _, err := pipeline.OpenJournal(pipeline.JournalPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []pipeline.Entry{
+		{Kind: pipeline.EntryStageStarted, Run: 1, Stage: "install", Attempt: 1},
+		{Kind: pipeline.EntryStageSucceeded, Run: 1, Stage: "install", Attempt: 1, Data: json.RawMessage(`{"installed":true}`)},
+	} {
+		if _, err := j.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	if err := run(); err != nil {
+		t.Fatalf("after install: %v", err)
 	}
 }

@@ -2,7 +2,7 @@
 // profile that points bootstrap at them.
 //
 //	go run ./e2e/lab up [--dir D] [--ntp-offset 5m]   start, print the profile's path, run until Ctrl-C
-//	go run ./e2e/lab demo --bin bin/bootstrap [--dir D]  start, run the pipeline, print status, stop
+//	go run ./e2e/lab demo --bin bin/bootstrap [--dir D] [--ntp-offset 5m]  start, run, status, stop
 package main
 
 import (
@@ -26,7 +26,7 @@ func main() {
 }
 
 const usage = `usage: lab up [--dir D] [--ntp-offset DURATION]
-       lab demo --bin PATH [--dir D]
+       lab demo --bin PATH [--dir D] [--ntp-offset DURATION]
 
 up    starts the lab's stand-ins on loopback, writes a site profile into the lab dir and stays
       up until interrupted (Ctrl-C or SIGTERM), then stops everything it started.

@@ -221,3 +221,26 @@ func (c *Client) waitBooted(ctx context.Context, st *State, url, method string) 
 	}
 	return nil
 }
+
+// ErrNoISORead is the confirmation failure when the BMC shows the boot done but the node never
+// read its ISO: the one-time boot was ignored and the server started from its disk.
+var ErrNoISORead = errors.New("the node did not read its ISO after the power action")
+
+// waitEvidence polls the boot evidence until it holds or the confirm timeout passes.
+func (c *Client) waitEvidence(ctx context.Context, url string, since time.Time) error {
+	deadline := time.Now().Add(c.cfg.confirmTimeout)
+	for {
+		err := c.cfg.evidence(ctx, c.node, url, since)
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w (%v): the one-time boot was probably ignored and the disk booted", ErrNoISORead, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(c.cfg.poll):
+		}
+	}
+}

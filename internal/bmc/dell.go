@@ -92,3 +92,28 @@ func (c *Client) scpBootOnce(ctx context.Context, managerPath string) error {
 		}
 	}
 }
+
+// pendingJobs lists Lifecycle Controller jobs still queued or running
+// (Managers/iDRAC.Embedded.1/Jobs, iDRAC9 3.x on). Stale jobs block ImportSystemConfiguration and
+// make the iDRAC answer SYS446.
+func (c *Client) pendingJobs(ctx context.Context, managerPath string) ([]string, error) {
+	var col collection
+	if err := c.raw.get(ctx, managerPath+"/Jobs", &col); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, m := range col.Members {
+		var j struct {
+			ID       string `json:"Id"`
+			JobState string `json:"JobState"`
+		}
+		if err := c.raw.get(ctx, m.ID, &j); err != nil {
+			return nil, err
+		}
+		switch j.JobState {
+		case "Scheduled", "Running", "New", "Scheduling", "Waiting", "Paused":
+			out = append(out, j.ID+" ("+j.JobState+")")
+		}
+	}
+	return out, nil
+}

@@ -131,8 +131,11 @@ func remedyFor(op string, err error) string {
 	case errors.As(err, &re) && re.Has(MsgInternal):
 		return "the iDRAC Lifecycle Controller is busy: wait a few minutes, clear the job queue if it is stuck, then replay the node"
 	}
+	if errors.Is(err, ErrNoISORead) {
+		return "watch the node's console: check UEFI boot mode and that the Virtual Optical Drive is a boot option (iDRAC9 before 4.40 ignores the standard one-time boot), then replay: bootstrap replay boot --node NAME"
+	}
 	switch op {
-	case "power", "confirm":
+	case "power", "confirm", StepConfirm:
 		return "check the server in the iDRAC console, then replay: bootstrap replay boot --node NAME"
 	}
 	return "check the iDRAC (web UI, event log) and replay: bootstrap replay boot --node NAME"

@@ -49,16 +49,18 @@ type NodeResult struct {
 	BasicAuth   bool      `json:"basicAuth,omitempty"`
 	Insecure    bool      `json:"insecure,omitempty"`
 	Resumed     bool      `json:"resumed,omitempty"`
+	Evidence    string    `json:"evidence,omitempty"` // how the boot from the ISO was witnessed
 	Seconds     float64   `json:"seconds"`
 	Finished    time.Time `json:"finished"`
 	Error       string    `json:"error,omitempty"`
 }
 
 type powerRecord struct {
-	Action string `json:"action"`
-	From   string `json:"from"`
-	Method string `json:"method"`
-	ByRead bool   `json:"byReadBack,omitempty"`
+	Action string    `json:"action"`
+	At     time.Time `json:"at"`
+	From   string    `json:"from"`
+	Method string    `json:"method"`
+	ByRead bool      `json:"byReadBack,omitempty"`
 }
 
 // BootNode boots one node from the ISO at url: connect, inspect, eject stale media, insert the
@@ -150,7 +152,7 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 			return fail(StepBootOverride, err)
 		}
 		step(StepPower)
-		pr = powerRecord{Action: "ForceRestart", From: st.Power, Method: res.Method}
+		pr = powerRecord{Action: "ForceRestart", From: st.Power, Method: res.Method, At: time.Now().UTC()}
 		if st.Power == "Off" {
 			pr.Action = "On"
 		}
@@ -170,6 +172,12 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 	step(StepConfirm)
 	if err := c.waitBooted(ctx, &st, url, res.Method); err != nil {
 		return fail(StepConfirm, err)
+	}
+	if cfg.evidence != nil {
+		if err := c.waitEvidence(ctx, url, pr.At); err != nil {
+			return fail(StepConfirm, err)
+		}
+		res.Evidence = "the node read its ISO after the power action"
 	}
 	res.Seconds = time.Since(start).Seconds()
 	res.Finished = time.Now().UTC()

@@ -3,6 +3,7 @@ package bmc_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -251,5 +252,37 @@ func TestBootNodeIntentNeverSent(t *testing.T) {
 	}
 	if st := sim.Stats(); st.PowerActions != 1 || st.BootedFrom != url {
 		t.Errorf("power actions %d, booted from %q", st.PowerActions, st.BootedFrom)
+	}
+}
+
+// TestBootEvidence: a server that ignores the one-time boot and starts from its disk looks
+// booted to its BMC (override consumed, power on). Only the ISO server's fetch log tells; with
+// the evidence hook the node fails naming the cause, without it the lie goes through.
+func TestBootEvidence(t *testing.T) {
+	iso := bmctest.NewISOServer()
+	defer iso.Close()
+	evidence := bmc.WithBootEvidence(func(_ context.Context, node, u string, since time.Time) error {
+		path := u[strings.Index(u[len("http://"):], "/")+len("http://"):]
+		if n := iso.ReadsSince(path, since); n == 0 {
+			return fmt.Errorf("no read of %s by %s since %s", path, node, since.Format(time.RFC3339Nano))
+		}
+		return nil
+	})
+	short := append(fast(), bmc.WithPoll(5*time.Millisecond, 300*time.Millisecond), evidence)
+
+	_, good := simNode(t, "good", bmctest.Options{})
+	res, err := bmc.BootNode(context.Background(), good, iso.URL()+"/good.iso", newMemJournal(), short...)
+	if err != nil || res.Evidence == "" {
+		t.Fatalf("healthy node: %v, evidence %q", err, res.Evidence)
+	}
+
+	_, liar := simNode(t, "liar", bmctest.Options{IgnoreBootOnce: true})
+	if _, err := bmc.BootNode(context.Background(), liar, iso.URL()+"/liar.iso", newMemJournal(), fast()...); err != nil {
+		t.Fatalf("without evidence the BMC's word is taken: %v", err)
+	}
+	_, err = bmc.BootNode(context.Background(), liar, iso.URL()+"/liar2.iso", newMemJournal(), short...)
+	var be *bmc.Error
+	if !errors.As(err, &be) || !errors.Is(err, bmc.ErrNoISORead) || be.Node != "liar" || !strings.Contains(be.Remedy, "--node liar") {
+		t.Fatalf("want ErrNoISORead for node liar with a replay remedy, got %v", err)
 	}
 }

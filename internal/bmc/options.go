@@ -1,6 +1,7 @@
 package bmc
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -16,6 +17,7 @@ type config struct {
 	confirmTimeout time.Duration
 	concurrency    int
 	resumeGrace    time.Duration
+	evidence       func(ctx context.Context, node, url string, since time.Time) error
 	progress       func(Progress)
 }
 
@@ -91,6 +93,18 @@ func WithResumeGrace(d time.Duration) Option {
 			return fmt.Errorf("bmc: resume grace must be >= 0, got %s", d)
 		}
 		c.resumeGrace = d
+		return nil
+	}
+}
+
+// WithBootEvidence adds a last confirmation: after the BMC shows the one-time boot consumed,
+// evidence must return nil, saying the node really read its ISO after since (the ISO server's
+// fetch log is the natural witness). It catches the server that ignored the one-time boot and
+// started from its disk, which the BMC alone does not reveal. evidence is polled until it
+// succeeds or the confirm timeout passes.
+func WithBootEvidence(evidence func(ctx context.Context, node, url string, since time.Time) error) Option {
+	return func(c *config) error {
+		c.evidence = evidence
 		return nil
 	}
 }

@@ -31,7 +31,14 @@ const (
 	CheckISOURL     = "bmc-iso-url"
 	CheckMAC        = "bmc-mac"
 	CheckSessions   = "bmc-sessions"
+	CheckJobQueue   = "bmc-job-queue"
 )
+
+// PreflightCheckNames lists every check Preflight can report, in the order it reports them.
+func PreflightCheckNames() []string {
+	return []string{CheckISOURL, CheckReachable, CheckTLS, CheckAuth, CheckRedfish, CheckFirmware,
+		CheckMedia, CheckBootTarget, CheckStaleMedia, CheckMAC, CheckSessions, CheckJobQueue}
+}
 
 // Finding is one preflight result for one node.
 type Finding struct {
@@ -134,7 +141,8 @@ func preflight(ctx context.Context, n PreflightNode, cfg config) []Finding {
 	desc := fmt.Sprintf("%s %s, BMC firmware %s, power %s", st.Vendor, st.Model, st.Firmware, st.Power)
 	switch {
 	case !st.IsDell():
-		add(CheckFirmware, Warn, desc+": not a Dell iDRAC; the standard Redfish flow will be used untested", "")
+		add(CheckFirmware, Warn, desc+": not a Dell iDRAC; the standard Redfish flow will be used untested",
+			"check bmc.address points at the right server; boot one node first and watch its console")
 	case CompareVersions(st.Firmware, FirmwareFloor) < 0:
 		add(CheckFirmware, Warn, desc+": below the iDRAC9 floor "+FirmwareFloor+" (one-time boot goes through ImportSystemConfiguration)",
 			"update iDRAC9 firmware to "+FirmwareFloor+" or later")
@@ -148,7 +156,8 @@ func preflight(ctx context.Context, n PreflightNode, cfg config) []Finding {
 	}
 	switch {
 	case len(st.Boot.Allowed) == 0:
-		add(CheckBootTarget, Warn, "the BMC does not list its allowed boot targets", "")
+		add(CheckBootTarget, Warn, "the BMC does not list its allowed boot targets",
+			"check in the iDRAC (Configuration > BIOS Settings > Boot Settings) that the boot mode is UEFI")
 	case slices.Contains(st.Boot.Allowed, "Cd"):
 		add(CheckBootTarget, Pass, "Cd is an allowed boot override target", "")
 	default:
@@ -161,12 +170,16 @@ func preflight(ctx context.Context, n PreflightNode, cfg config) []Finding {
 		}
 	}
 	if len(stale) > 0 {
-		add(CheckStaleMedia, Warn, "media attached: "+strings.Join(stale, ", ")+"; the boot stage will eject it", "")
+		add(CheckStaleMedia, Warn, "media attached: "+strings.Join(stale, ", ")+"; the boot stage will eject it",
+			"nothing to do unless someone is using it: close their virtual console session first")
 	} else {
 		add(CheckStaleMedia, Pass, "no stale media attached", "")
 	}
 	fs = append(fs, macFinding(node, st, n.Expect))
 	fs = append(fs, c.sessionFinding(ctx))
+	if st.IsDell() && st.managerPath != "" {
+		fs = append(fs, c.jobQueueFinding(ctx, st.managerPath))
+	}
 	return fs
 }
 
@@ -185,6 +198,7 @@ func macFinding(node string, st State, e Expect) Finding {
 	}
 	if len(want) == 0 {
 		f.Status, f.Message = Warn, "the profile gives no MAC for this node; nothing to compare"
+		f.Remedy = "set bootMAC (and interfaces) for node " + node + " so a swapped cable is caught before anything reboots"
 		return f
 	}
 	have := make([]string, 0, len(st.NICs))
@@ -219,6 +233,7 @@ func (c *Client) sessionFinding(ctx context.Context) Finding {
 	var col collection
 	if err := c.raw.get(ctx, "/redfish/v1/SessionService/Sessions", &col); err != nil {
 		f.Status, f.Message = Warn, "cannot list sessions: "+rootCause(err)
+		f.Remedy = "check the account has the Login privilege on the iDRAC"
 		return f
 	}
 	f.Message = fmt.Sprintf("%d Redfish session(s) open", len(col.Members))
@@ -237,4 +252,20 @@ func rootCause(err error) string {
 		return be.Err.Error()
 	}
 	return err.Error()
+}
+
+// jobQueueFinding warns about Lifecycle Controller jobs left in the iDRAC queue.
+func (c *Client) jobQueueFinding(ctx context.Context, managerPath string) Finding {
+	f := Finding{Node: c.node, Check: CheckJobQueue, Status: Pass, Message: "iDRAC job queue is empty"}
+	jobs, err := c.pendingJobs(ctx, managerPath)
+	switch {
+	case err != nil:
+		f.Status, f.Message = Warn, "cannot read the iDRAC job queue: "+rootCause(err)
+		f.Remedy = "check the iDRAC Lifecycle Controller is enabled (iDRAC Settings > Lifecycle Controller)"
+	case len(jobs) > 0:
+		f.Status = Warn
+		f.Message = fmt.Sprintf("%d job(s) pending in the iDRAC queue: %s", len(jobs), strings.Join(jobs, ", "))
+		f.Remedy = "clear stale jobs before booting (racadm jobqueue delete -i JID_CLEARALL, or the Redfish DellJobService.DeleteJobQueue action); a stuck queue makes the iDRAC answer SYS446"
+	}
+	return f
 }

@@ -50,6 +50,7 @@ func TestPreflight(t *testing.T) {
 		{name: "stale media warns", opts: bmctest.Options{StaleMedia: "http://old/x.iso"}, check: bmc.CheckStaleMedia, status: bmc.Warn, want: "http://old/x.iso"},
 		{name: "ISO URL too long", check: bmc.CheckISOURL, status: bmc.Fail, want: "iso.baseURL",
 			expect: bmc.Expect{BootMAC: testMAC, ISOURL: url + "?" + strings.Repeat("a", 250)}},
+		{name: "stuck job queue", opts: bmctest.Options{StuckJobs: 2}, check: bmc.CheckJobQueue, status: bmc.Warn, want: "JID_CLEARALL"},
 		{name: "session table nearly full", setup: func(b *bmctest.BMC) { b.FillSessions(7) }, check: bmc.CheckSessions, status: bmc.Warn, want: "sessions"},
 	}
 	for _, tc := range cases {
@@ -78,7 +79,7 @@ func TestPreflight(t *testing.T) {
 				if tc.status == bmc.Pass && fs[i].Status == bmc.Fail {
 					t.Errorf("unexpected failure: %+v", fs[i])
 				}
-				if fs[i].Status == bmc.Fail && fs[i].Remedy == "" {
+				if fs[i].Status != bmc.Pass && fs[i].Remedy == "" {
 					t.Errorf("failure without a remedy: %+v", fs[i])
 				}
 			}

@@ -72,7 +72,8 @@ func Copy(ctx context.Context, images []Image, o Options) (*Result, error) {
 	e.imagesTotal.Store(int64(len(images)))
 
 	stop := e.startProgress(start)
-	ps := resolveAll(ctx, rc, images, o, false)
+	ps := resolveWithSignatures(ctx, rc, images, o, false)
+	e.imagesTotal.Store(int64(len(ps)))
 	jobs := e.schedule(ps)
 	e.run(ctx, jobs)
 	stop()

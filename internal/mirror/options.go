@@ -50,6 +50,8 @@ type Options struct {
 	Parallel int
 	// Platforms to keep from multi-arch indexes ("linux/amd64"); empty keeps all.
 	Platforms []string
+	// Signatures mirrors cosign-style sha256-<digest>.sig tags with the images they sign.
+	Signatures bool
 	// Retries is how many times an operation that failed with a temporary error is tried again.
 	Retries int
 	// RetryBase is the first backoff delay; each retry doubles it (with jitter) up to RetryMax.
@@ -70,6 +72,7 @@ func DefaultOptions(dest Endpoint) Options {
 	return Options{
 		Dest:             dest,
 		Parallel:         6,
+		Signatures:       true,
 		Retries:          3,
 		RetryBase:        500 * time.Millisecond,
 		RetryMax:         15 * time.Second,

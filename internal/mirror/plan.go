@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/regclient/regclient"
@@ -55,6 +56,7 @@ type planned struct {
 	blobs     []descriptor.Descriptor
 	size      int64
 	present   bool
+	signed    bool // a cosign sha256-<hex>.sig tag exists at the source
 	err       error
 }
 
@@ -68,7 +70,7 @@ func Plan(ctx context.Context, images []Image, o Options) (*PlanResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	ps := resolveAll(ctx, rc, dedupImages(images), o, true)
+	ps := resolveWithSignatures(ctx, rc, dedupImages(images), o, true)
 	return summarize(ps), nil
 }
 
@@ -101,6 +103,31 @@ func summarize(ps []*planned) *PlanResult {
 	res.PresentBytes = res.UniqueBytes - res.ToCopyBytes
 	return res
 }
+
+// resolveWithSignatures resolves images and then the cosign signature tags found for them, so a
+// signature travels with the image it signs (same repository, same tag name).
+func resolveWithSignatures(ctx context.Context, rc *regclient.RegClient, images []Image, o Options, full bool) []*planned {
+	ps := resolveAll(ctx, rc, images, o, full)
+	var sigs []Image
+	for _, p := range ps {
+		if p.err != nil || !p.signed {
+			continue
+		}
+		sr, err1 := ref.New(p.Source)
+		dr, err2 := ref.New(p.Dest)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		sigs = append(sigs, Image{Source: sr.SetTag(sigTag(p.digest)).CommonName(), Dest: dr.SetTag(sigTag(p.digest)).CommonName(),
+			Kind: KindSignature, Origin: p.Source})
+	}
+	if len(sigs) == 0 {
+		return ps
+	}
+	return append(ps, resolveAll(ctx, rc, dedupImages(sigs), o, full)...)
+}
+
+func sigTag(dig string) string { return strings.Replace(dig, ":", "-", 1) + ".sig" }
 
 // resolveAll resolves images in parallel, keeping their order. With full set, images already
 // present at the destination still get their manifest tree read (for the plan's sizes).
@@ -148,6 +175,12 @@ func resolveOne(ctx context.Context, rc *regclient.RegClient, p *planned, o Opti
 		p.dstTag = dst.Tag
 	}
 	p.src, p.dst = src.SetDigest(p.digest), dst.SetDigest(p.digest)
+	if o.Signatures && p.Kind != KindSignature {
+		// cosign stores a signature as the tag sha256-<hex>.sig in the image's repository
+		if _, err := rc.ManifestHead(ctx, src.SetTag(sigTag(p.digest))); err == nil {
+			p.signed = true
+		}
+	}
 	// The destination holds the image when its tag (or digest) resolves to the source digest.
 	// A registry accepts a manifest only after its blobs and children, so this one HEAD proves
 	// the whole tree (the second, nothing-to-do run costs one or two HEADs per image).

@@ -25,6 +25,13 @@ type ResolvedCatalog struct {
 	Packages []string // selected packages
 	// Advertised are the selected bundle and related images (source references).
 	Advertised []string
+
+	filtered bool // rebuilt with only the selection (anything but full with no packages)
+	cat      *Catalog
+	sel      Selection
+	defaults map[string]string // package -> configured defaultChannel
+	platform string
+	target   Target
 }
 
 // Resolved is an ImageSetConfiguration turned into images.
@@ -86,10 +93,17 @@ func Resolve(ctx context.Context, isc *ImageSetConfig, t Target, o Options) (*Re
 		if err != nil {
 			return nil, fmt.Errorf("%s: catalog %s: %w", isc.File, op.Catalog, err)
 		}
-		rcat := ResolvedCatalog{Name: catalogName(op), Source: op.Catalog, Packages: sortedKeys(sel), Advertised: sel.Images(c)}
+		rcat := ResolvedCatalog{Name: catalogName(op), Source: op.Catalog, Packages: sortedKeys(sel), Advertised: sel.Images(c),
+			filtered: !op.Full || len(op.Packages) > 0, cat: c, sel: sel, defaults: map[string]string{},
+			platform: "linux/" + archs[0], target: t}
+		for _, p := range op.Packages {
+			rcat.defaults[p.Name] = p.DefaultChannel
+		}
 		res.Catalogs = append(res.Catalogs, rcat)
-		if err := add([]string{op.Catalog}, KindCatalog, ""); err != nil {
-			return nil, err
+		if !rcat.filtered { // the whole catalog is the selection: mirror the image as it is
+			if err := add([]string{op.Catalog}, KindCatalog, ""); err != nil {
+				return nil, err
+			}
 		}
 		var bundles, related []string
 		bundleSet := map[string]bool{}

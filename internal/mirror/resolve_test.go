@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/regclient/regclient/types/manifest"
+	"github.com/regclient/regclient/types/ref"
+
 	"github.com/bootstrap-dev/bootstrap/internal/mirror/mirrortest"
 )
 
@@ -150,7 +153,8 @@ mirror:
 		kinds[im.Kind]++
 	}
 	// alpha-op stable head 1.2.0; beta-op v1 head 1.0.1: 2 bundles, 2 operator images
-	want := map[Kind]int{KindRelease: 1, KindReleaseComponent: 20, KindCatalog: 1, KindBundle: 2, KindRelated: 2, KindAdditional: 1}
+	// the catalog is filtered: it is rebuilt after the copy, not copied
+	want := map[Kind]int{KindRelease: 1, KindReleaseComponent: 20, KindCatalog: 0, KindBundle: 2, KindRelated: 2, KindAdditional: 1}
 	for k, n := range want {
 		if kinds[k] != n {
 			t.Errorf("%d images of kind %s, want %d (all: %v)", kinds[k], k, n, kinds)
@@ -165,14 +169,15 @@ mirror:
 	if err != nil {
 		t.Fatal(err)
 	}
-	content := Content{Images: cr.Images}
-	for _, rc := range res.Catalogs {
-		var adv []string
-		for _, a := range rc.Advertised {
-			adv = append(adv, strings.SplitN(a, "@", 2)[0]+"@"+strings.SplitN(a, "@", 2)[1])
-		}
-		content.Catalogs = append(content.Catalogs, CatalogOut{Name: rc.Name, Source: rc.Source, Advertised: adv})
+	cats, catImages, err := Catalogs(ctx(t), res, cr.Images, o)
+	if err != nil {
+		t.Fatal(err)
 	}
+	if len(cats) != 1 || len(catImages) != 1 || !strings.HasPrefix(cats[0].Image, e.dst.Host+"/mirror/redhat/redhat-operator-index@sha256:") {
+		t.Fatalf("catalogs %+v %+v", cats, catImages)
+	}
+	checkFilteredCatalog(t, e, cats[0].Image, o)
+	content := Content{Images: append(cr.Images, catImages...), Catalogs: cats}
 	outs, err := WriteOutputs(dir, content)
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +200,7 @@ mirror:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(vr.Missing) != 0 || vr.Images != len(res.Images) {
+	if len(vr.Missing) != 0 || vr.Images != len(res.Images)+1 {
 		t.Fatalf("verify: %+v", vr)
 	}
 	// a catalog advertising an image that was never mirrored is caught
@@ -203,5 +208,40 @@ mirror:
 	vr, _ = Verify(ctx(t), back, o)
 	if len(vr.Missing) != 1 {
 		t.Fatalf("verify with an unmirrored advertised image: %+v", vr.Missing)
+	}
+}
+
+// checkFilteredCatalog reads the rebuilt catalog back from the destination: only the selected
+// packages, channels and bundles, deprecations of dropped bundles gone, no opm cache arguments.
+func checkFilteredCatalog(t *testing.T, e *testEnv, image string, o Options) {
+	t.Helper()
+	c, err := ReadCatalog(ctx(t), image, "linux/amd64", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(sortedKeys(c.Packages), ","); got != "alpha-op,beta-op" {
+		t.Fatalf("filtered catalog packages %s, want alpha-op,beta-op", got)
+	}
+	beta := c.Packages["beta-op"]
+	if got := strings.Join(sortedKeys(beta.Channels), ","); got != "v1" || beta.DefaultChannel != "v1" || len(beta.Bundles) != 1 {
+		t.Errorf("beta-op: channels %s default %s bundles %d; want only v1 (now the default) with its head", got, beta.DefaultChannel, len(beta.Bundles))
+	}
+	alpha := c.Packages["alpha-op"]
+	if len(alpha.Bundles) != 1 || alpha.Bundles["alpha-op.v1.2.0"] == nil || len(alpha.deprecations) != 0 {
+		t.Errorf("alpha-op: bundles %v, %d deprecation docs; want only v1.2.0 and the deprecation of 1.0.0 dropped", sortedKeys(alpha.Bundles), len(alpha.deprecations))
+	}
+	rc := e.dstClient(t)
+	r, _ := ref.New(image)
+	m, err := rc.ManifestGet(ctx(t), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cd, _ := m.(manifest.Imager).GetConfig()
+	cfg, err := rc.BlobGetOCIConfig(ctx(t), r, cd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cmd := strings.Join(cfg.GetConfig().Config.Cmd, " "); cmd != "serve /configs" {
+		t.Errorf("filtered catalog command %q, want the cache arguments dropped", cmd)
 	}
 }

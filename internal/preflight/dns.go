@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/miekg/dns"
 
@@ -33,19 +34,7 @@ type resolverTarget struct {
 // the jump host's /etc/hosts must not mask a missing record), or else the system resolver.
 func dnsTargets(s *site.Site, o Options) []resolverTarget {
 	if len(s.Cluster.DNSServers) == 0 {
-		r := o.Resolver
-		return []resolverTarget{{label: "system resolver", lookup: func(ctx context.Context, fqdn string) ([]netip.Addr, error) {
-			// Rooted, so that the search list cannot turn a missing record into a pass.
-			addrs, err := r.LookupNetIP(ctx, "ip", dns.Fqdn(fqdn))
-			var de *net.DNSError
-			if errors.As(err, &de) && de.IsNotFound {
-				return nil, errNotFound
-			}
-			for i, a := range addrs {
-				addrs[i] = a.Unmap()
-			}
-			return addrs, err
-		}}}
+		return systemTarget(o)
 	}
 	var out []resolverTarget
 	for _, srv := range s.Cluster.DNSServers {
@@ -58,6 +47,23 @@ func dnsTargets(s *site.Site, o Options) []resolverTarget {
 		}})
 	}
 	return out
+}
+
+// systemTarget is the jump host's own resolver (/etc/hosts, then DNS as nsswitch says).
+func systemTarget(o Options) []resolverTarget {
+	r := o.Resolver
+	return []resolverTarget{{label: "system resolver", lookup: func(ctx context.Context, fqdn string) ([]netip.Addr, error) {
+		// Rooted, so that the search list cannot turn a missing record into a pass.
+		addrs, err := r.LookupNetIP(ctx, "ip", dns.Fqdn(fqdn))
+		var de *net.DNSError
+		if errors.As(err, &de) && de.IsNotFound {
+			return nil, errNotFound
+		}
+		for i, a := range addrs {
+			addrs[i] = a.Unmap()
+		}
+		return addrs, err
+	}}}
 }
 
 // queryServer asks one DNS server for the A and AAAA records of fqdn, over UDP with a TCP retry
@@ -109,6 +115,10 @@ type nameCheck struct {
 	strict  bool                     // extra addresses are a failure (VIP names)
 	missing Status                   // status when the name does not resolve
 	remedy  func(fqdn string) string // what to add to DNS
+	// targets overrides where the name is looked up (default: the profile's DNS servers).
+	targets []resolverTarget
+	// warnOnly caps the verdict at Warn.
+	warnOnly bool
 }
 
 func dnsChecks(s *site.Site, o Options) []Check {
@@ -155,31 +165,79 @@ func dnsChecks(s *site.Site, o Options) []Check {
 				return fmt.Sprintf("Add an A/AAAA record %s → %s (and its PTR) so logs and certificates name the node.", f, joinAddrs(want))
 			}})
 	}
+	if len(c.DNSServers) > 0 && !allLoopback(c.DNSServers) {
+		names = append(names, jumpHostAPI(zone, apiWant, o))
+	}
 	targets := dnsTargets(s, o)
 	var out []Check
 	for _, n := range names {
+		t := targets
+		if n.targets != nil {
+			t = n.targets
+		}
 		out = append(out, Func("dns "+n.display, CategoryDNS, func(ctx context.Context) Result {
-			return n.run(ctx, targets)
+			return n.run(ctx, t)
 		}))
 	}
 	return out
 }
 
-// run queries every target; the worst verdict wins and every target's answer is reported.
+// jumpHostAPI checks the API name through the jump host's own resolver. The nodes use the
+// profile's DNS servers, but the install and configure stages reach the API from the jump host.
+// It is built only when the profile names DNS servers off loopback: servers on loopback can
+// only be a lab's (nodes cannot reach them), and its names are not in the host's DNS.
+func jumpHostAPI(zone string, want []netip.Addr, o Options) nameCheck {
+	return nameCheck{display: "api." + zone + " from the jump host", fqdn: fixed("api." + zone),
+		want: want, strict: true, missing: Warn, warnOnly: true, targets: systemTarget(o),
+		remedy: func(fqdn string) string {
+			return fmt.Sprintf("Point the jump host's resolver (/etc/resolv.conf) at the site DNS, or add \"%s %s\" to /etc/hosts: "+
+				"the install and configure stages reach the cluster API from here.", joinAddrs(want[:min(1, len(want))]), fqdn)
+		}}
+}
+
+// allLoopback reports whether every DNS server ("host" or "host:port") is a loopback address.
+func allLoopback(servers []string) bool {
+	for _, s := range servers {
+		h := s
+		if host, _, err := net.SplitHostPort(s); err == nil {
+			h = host
+		}
+		a, err := netip.ParseAddr(h)
+		if err != nil || !a.IsLoopback() {
+			return false
+		}
+	}
+	return true
+}
+
+// run queries every target at once (one slow server must not hide the others' answers); the
+// worst verdict wins and every target's answer is reported, in profile order.
 func (n nameCheck) run(ctx context.Context, targets []resolverTarget) Result {
 	fqdn := n.fqdn()
-	var worst Result
-	var msgs []string
+	results := make([]Result, len(targets))
+	var wg sync.WaitGroup
 	for i, t := range targets {
-		got, err := t.lookup(ctx, fqdn)
-		r := n.judge(fqdn, got, err)
-		r.Message += " (" + t.label + ")"
-		msgs = append(msgs, r.Message)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, err := t.lookup(ctx, fqdn)
+			results[i] = n.judge(fqdn, got, err)
+			results[i].Message += " (" + t.label + ")"
+		}()
+	}
+	wg.Wait()
+	var worst Result
+	msgs := make([]string, len(results))
+	for i, r := range results {
+		msgs[i] = r.Message
 		if i == 0 || r.Status > worst.Status {
 			worst = r
 		}
 	}
 	worst.Message = strings.Join(msgs, "; ")
+	if n.warnOnly && worst.Status == Fail {
+		worst.Status = Warn
+	}
 	return worst
 }
 

@@ -142,3 +142,44 @@ func TestDNSSingleNodeUsesRendezvousIP(t *testing.T) {
 		t.Errorf("remedy %q should explain where the wanted address comes from", r.Remedy)
 	}
 }
+
+// The jump host's own resolver must find the API too (install and configure reach it from
+// there); a wrong or missing answer is a warning, as the nodes may still be fine.
+func TestDNSFromTheJumpHost(t *testing.T) {
+	srv := startDNS(t, goodZone())
+	r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, srv.Addr())
+	}}
+	c := jumpHostAPI("lab.example.test", addrs("127.0.0.10"), Options{Resolver: r}.withDefaults())
+	run := func() Result { return c.run(context.Background(), c.targets) }
+	if res := run(); res.Status != Pass || !strings.Contains(res.Message, "system resolver") {
+		t.Errorf("good: %+v", res)
+	}
+	z := goodZone()
+	z["api.lab.example.test"] = addrs("127.0.0.66")
+	srv.Set(z)
+	if res := run(); res.Status != Warn || !strings.Contains(res.Remedy, "/etc/hosts") {
+		t.Errorf("wrong answer: %+v", res)
+	}
+	delete(z, "api.lab.example.test")
+	srv.Set(z)
+	if res := run(); res.Status != Warn {
+		t.Errorf("missing: %+v", res)
+	}
+}
+
+func TestAllLoopback(t *testing.T) {
+	for _, tc := range []struct {
+		in   []string
+		want bool
+	}{
+		{[]string{"127.0.0.1:5353", "::1", "[::1]:53"}, true},
+		{[]string{"127.0.0.1", "10.0.0.53"}, false},
+		{[]string{"dns.example.test"}, false},
+	} {
+		if got := allLoopback(tc.in); got != tc.want {
+			t.Errorf("allLoopback(%v) = %v", tc.in, got)
+		}
+	}
+}

@@ -82,9 +82,13 @@ func secretEnvs(s *site.Site) [][2]string {
 
 func fileChecks(s *site.Site, o Options) []Check {
 	var out []Check
-	for _, r := range referencedFiles(s) {
-		out = append(out, Func("file "+r.field, CategoryFiles, func(context.Context) Result {
-			return checkFile(r, o)
+	for _, r := range dedupe(referencedFiles(s)) {
+		name := "file " + r.field
+		if r.more > 0 {
+			name += fmt.Sprintf(" (+%d more)", r.more)
+		}
+		out = append(out, Func(name, CategoryFiles, func(context.Context) Result {
+			return checkFile(r.fileRef, o)
 		}))
 	}
 	for _, e := range secretEnvs(s) {
@@ -96,6 +100,29 @@ func fileChecks(s *site.Site, o Options) []Check {
 			}
 			return Passf("$%s is set (value not shown)", name)
 		}))
+	}
+	return out
+}
+
+// sharedRef is a file checked once for every field that names it the same way (five nodes
+// sharing one BMC password file).
+type sharedRef struct {
+	fileRef
+	more int // other fields naming the same file
+}
+
+func dedupe(refs []fileRef) []sharedRef {
+	var out []sharedRef
+	index := map[fileRef]int{}
+	for _, r := range refs {
+		key := r
+		key.field = ""
+		if i, ok := index[key]; ok {
+			out[i].more++
+			continue
+		}
+		index[key] = len(out)
+		out = append(out, sharedRef{fileRef: r})
 	}
 	return out
 }

@@ -138,6 +138,21 @@ func TestFiles(t *testing.T) {
 	}
 }
 
+// A file several fields name is checked once.
+func TestSharedFileCheckedOnce(t *testing.T) {
+	dir := t.TempDir()
+	pass := write(t, dir, "bmc-pass", canary, 0o600)
+	s := testSite()
+	for _, n := range []string{"m0", "m1", "m2"} {
+		s.Nodes = append(s.Nodes, site.Node{Name: n, BMC: site.BMC{Password: site.SecretRef{File: pass}}})
+	}
+	got := runChecks(t, fileChecks(s, Options{}.withDefaults()))
+	if len(got) != 1 {
+		t.Fatalf("%d checks, want 1: %v", len(got), got)
+	}
+	wantStatus(t, got, "file nodes[0].bmc.password.file (+2 more)", Pass)
+}
+
 func TestSecretEnvSet(t *testing.T) {
 	t.Setenv("PREFLIGHT_TEST_BMC_PASS", canary)
 	s := testSite()

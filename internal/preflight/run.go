@@ -78,8 +78,15 @@ type FailedError struct {
 	Checks []string // names of the failed checks, in report order
 }
 
+// Error names the failed checks.
 func (e *FailedError) Error() string {
 	return fmt.Sprintf("preflight: %d check(s) failed: %s", len(e.Checks), strings.Join(e.Checks, ", "))
+}
+
+// Remedy is what to do about a failed preflight as a whole (each check has its own remedy).
+func (e *FailedError) Remedy() string {
+	return "fix what each failed check reports (its remedy is shown with it; `bootstrap preflight -f SITE` " +
+		"checks again without running anything), then run again"
 }
 
 // Run runs the checks and returns their results. It returns when every check has a result; a

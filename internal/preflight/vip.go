@@ -113,7 +113,10 @@ func checkVIP(ctx context.Context, addr, role string, o Options) Result {
 	}
 	if ip.Is4() && !ip.IsLoopback() {
 		if mac, ok := arpComplete(o.ARPTable, ip); ok {
-			return Failf(remedy, "%s is in use: it answered ARP with %s", ip, mac)
+			// The kernel keeps a resolved entry for a while after its host leaves: a host
+			// switched off in the last minute can still show here.
+			return Failf(remedy+" If that host was just switched off, wait a minute and check again.",
+				"%s is in use: it answered ARP with %s", ip, mac)
 		}
 	}
 	if icmpRes == pingAnswered {

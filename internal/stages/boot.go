@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -25,6 +27,13 @@ const DefaultISOName = "agent.x86_64.iso"
 type Boot struct {
 	// Options are passed to bmc.BootAll (concurrency, retries, polls); tests shorten the waits.
 	Options []bmc.Option
+	// Serve, when set, makes sure the ISO HTTP server is up before any BMC is given a URL (the
+	// server must outlive this stage: nodes read the ISO until install ends). Nil means the ISO
+	// is served elsewhere (`bootstrap serve`).
+	Serve func(ctx context.Context, env *pipeline.Env) error
+	// Evidence, when set, must confirm a node read its ISO after its power action (the ISO
+	// server's fetch log); see bmc.WithBootEvidence. Nil trusts the BMC's read-back alone.
+	Evidence func(ctx context.Context, node, url string, since time.Time) error
 }
 
 // BootOutput is the boot stage's journaled output: what was done to each BMC, for the report.
@@ -97,7 +106,18 @@ func (b Boot) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if b.Serve != nil {
+		if err := b.Serve(ctx, env); err != nil {
+			return nil, fmt.Errorf("boot: start the ISO server: %w", err)
+		}
+	}
 	targets, out := bootTargets(env)
+	for _, t := range targets {
+		if u, err := url.Parse(urlFor(t.Node)); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("boot: node %s: ISO URL %q is not an http(s) URL a BMC can fetch: set iso.baseURL (e.g. http://10.0.0.5:8080)", t.Node, urlFor(t.Node))
+		}
+	}
+	checkISOReachable(ctx, env, targets, urlFor)
 	for _, n := range out.Insecure {
 		bootEmit(env, pipeline.Event{Kind: pipeline.Warning, Node: n,
 			Message: "BMC TLS verification is off for node " + n + " (bmc.insecure: true)"})
@@ -119,6 +139,9 @@ func (b Boot) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 		}
 	}
 	opts := append([]bmc.Option{bmc.WithProgress(progress)}, b.Options...)
+	if b.Evidence != nil {
+		opts = append(opts, bmc.WithBootEvidence(b.Evidence))
+	}
 	res, err := bmc.BootAll(ctx, targets, urlFor, env.Steps, opts...)
 	out.Nodes, out.Failed = res.Nodes, res.Failed
 	if err != nil {
@@ -152,6 +175,35 @@ func (Boot) Plan(_ context.Context, env *pipeline.Env) ([]string, error) {
 		}
 	}
 	return lines, nil
+}
+
+// checkISOReachable asks each distinct ISO URL for its headers from the jump host and warns when
+// it does not answer: every BMC would then fail with RAC0904 after a slow timeout.
+func checkISOReachable(ctx context.Context, env *pipeline.Env, targets []bmc.Target, urlFor func(string) string) {
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil}}
+	seen := map[string]bool{}
+	for _, t := range targets {
+		u := urlFor(t.Node)
+		if seen[u] {
+			continue
+		}
+		seen[u] = true
+		req, err := http.NewRequestWithContext(ctx, http.MethodHead, u, nil)
+		if err != nil {
+			bootEmit(env, pipeline.Event{Kind: pipeline.Warning, Message: fmt.Sprintf("ISO URL %s: %v", u, err)})
+			continue
+		}
+		resp, err := hc.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				continue
+			}
+			err = fmt.Errorf("HTTP %d", resp.StatusCode)
+		}
+		bootEmit(env, pipeline.Event{Kind: pipeline.Warning, Message: fmt.Sprintf(
+			"the ISO at %s does not answer from the jump host (%v): is `bootstrap serve` running? The BMCs will fail with RAC0904", u, err)})
+	}
 }
 
 // isoURLs returns each node's ISO URL: the iso stage's per-node or shared URL when it published

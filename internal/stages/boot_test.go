@@ -195,3 +195,39 @@ func TestBootStepKeysMatchPipeline(t *testing.T) {
 		t.Errorf("bmc.StepKey = %q, pipeline.NodeStep = %q", got, want)
 	}
 }
+
+func TestBootStageISOServerDown(t *testing.T) {
+	lab := newBootLab(t, "solo")
+	lab.iso.Close()
+	var events []pipeline.Event
+	env := lab.env(&bootSteps{m: map[string][]byte{}}, &events)
+	served := 0
+	stage := fastBoot()
+	stage.Serve = func(context.Context, *pipeline.Env) error { served++; return nil }
+	_, err := stage.Run(context.Background(), env)
+	if err == nil || !strings.Contains(err.Error(), "solo") {
+		t.Fatalf("want the node to fail, got %v", err)
+	}
+	warned := false
+	for _, e := range events {
+		warned = warned || (e.Kind == pipeline.Warning && strings.Contains(e.Message, "bootstrap serve"))
+	}
+	if !warned || served != 1 {
+		t.Errorf("warned %t, Serve called %d times", warned, served)
+	}
+	if st := lab.sims["solo"].Stats(); st.PowerActions != 0 {
+		t.Error("powered a node whose ISO cannot be read")
+	}
+}
+
+func TestBootStageNeedsISOURL(t *testing.T) {
+	lab := newBootLab(t, "n")
+	lab.site.ISO = site.ISO{}
+	_, err := fastBoot().Run(context.Background(), lab.env(&bootSteps{m: map[string][]byte{}}, nil))
+	if err == nil || !strings.Contains(err.Error(), "iso.baseURL") {
+		t.Fatalf("want an error naming iso.baseURL, got %v", err)
+	}
+	if st := lab.sims["n"].Stats(); st.Writes != 0 {
+		t.Error("touched the BMC without an ISO URL")
+	}
+}

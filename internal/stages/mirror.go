@@ -2,11 +2,8 @@ package stages
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -143,21 +140,16 @@ func (m Mirror) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	if cr == nil {
 		return nil, copyErr
 	}
-	content := mirror.Content{Images: cr.Images}
+	cats, catImages, err := mirror.Catalogs(ctx, res, cr.Images, o)
+	if err != nil {
+		return nil, err
+	}
+	content := mirror.Content{Images: append(cr.Images, catImages...), Catalogs: cats}
 	out := MirrorOutput{Images: len(cr.Images), Copied: cr.BlobsCopied, BytesPulled: cr.BytesPulled, Seconds: cr.Duration.Seconds()}
 	for _, im := range cr.Images {
 		if im.Kind == mirror.KindRelease && im.Digest != "" && out.ReleaseImage == "" {
 			out.ReleaseImage = repoOf(im.Dest) + "@" + im.Digest
 		}
-	}
-	for _, rc := range res.Catalogs {
-		co := mirror.CatalogOut{Name: rc.Name, Source: rc.Source, Advertised: rc.Advertised}
-		for _, im := range cr.Images {
-			if im.Source == rc.Source && im.Digest != "" {
-				co.Image = repoOf(im.Dest) + "@" + im.Digest
-			}
-		}
-		content.Catalogs = append(content.Catalogs, co)
 	}
 	if out.Outputs, err = mirror.WriteOutputs(env.WorkDir, content); err != nil {
 		return nil, err
@@ -227,15 +219,6 @@ func (Mirror) Plan(ctx context.Context, env *pipeline.Env) ([]string, error) {
 		lines = append(lines, fmt.Sprintf("%s %s -> %s (%s, %d bytes)", state, im.Source, im.Dest, im.Digest, im.Size))
 	}
 	return lines, nil
-}
-
-func fileSHA256(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:]), nil
 }
 
 // repoOf strips the tag and digest of a reference.

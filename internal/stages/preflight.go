@@ -18,8 +18,8 @@ const PreflightResultsFile = "preflight.json"
 
 // Preflight is the read-only first stage: it runs every check the site profile calls for and
 // fails when any check fails (the error is a *preflight.FailedError; the CLI exits 2). It changes
-// nothing, so it runs on every run: it reports AlwaysRun, and Verify re-runs the checks for a
-// runner that only knows Verify.
+// nothing, so it runs on every pass (AlwaysRun); Verify runs the checks for callers that only
+// ask whether the world still holds.
 type Preflight struct {
 	// Options are the base check options; WorkDir, ClusterInstalled and (through DiskNeed)
 	// MinFreeBytes are filled in from the environment.
@@ -29,12 +29,25 @@ type Preflight struct {
 	// DiskNeed, when set, says how many bytes the run will still write to the work dir (the
 	// mirror plan's remaining total plus the ISOs); it overrides Options.MinFreeBytes.
 	DiskNeed func(ctx context.Context, env *pipeline.Env) (int64, error)
+	// More adds checks that need another adapter's view of the profile (the registry's TLS
+	// and credentials as the mirror stage builds them, the BMC targets as the boot stage
+	// builds them). Each returns its checks for env; the runner orders them by category.
+	More []func(env *pipeline.Env) []preflight.Check
 }
 
-// PreflightOutput is the journaled output of the preflight stage.
+// PreflightOutput is the journaled output of the preflight stage. It holds only what changes
+// with the profile: the runner marks later stages stale when a stage's output changes, and the
+// measured details (offsets, free bytes, durations) change on every run. The full report is
+// journaled as the stage's "results" step and written to ResultsFile.
 type PreflightOutput struct {
-	Report preflight.Report `json:"report"`
+	// Checks names every check that ran, in report order.
+	Checks []string `json:"checks"`
+	// ResultsFile is the last full report, relative to the work dir.
+	ResultsFile string `json:"resultsFile"`
 }
+
+// PreflightResultsStep is the step key under which the full report is journaled.
+const PreflightResultsStep = "results"
 
 // preflightInputs is what the stage's checks depend on; it holds no secret values. The stage
 // runs every time anyway; the fingerprint only tells the journal what was checked.
@@ -56,8 +69,8 @@ func (Preflight) Summary() string {
 	return "read-only checks of the jump host, DNS, VIPs, NTP and referenced files"
 }
 
-// AlwaysRun tells the runner to run this stage even after a success with unchanged inputs. Its
-// output is not an input of later stages, so running it again must not make them stale.
+// AlwaysRun implements pipeline.AlwaysRunner: the world is checked on every pass. Its output is
+// not an input of later stages.
 func (Preflight) AlwaysRun() bool { return true }
 
 // Inputs implements pipeline.Stage.
@@ -80,10 +93,19 @@ func (p Preflight) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	if err := ctx.Err(); err != nil { // interrupted: not a verdict on the site
 		return nil, fmt.Errorf("preflight: %w", err)
 	}
+	if env.Steps != nil {
+		if err := env.Steps.Record(PreflightResultsStep, rep); err != nil {
+			return nil, fmt.Errorf("preflight: journal results: %w", err)
+		}
+	}
 	if err := writeReport(env.WorkDir, rep); err != nil {
 		return nil, err
 	}
-	return PreflightOutput{Report: rep}, rep.Err()
+	out := PreflightOutput{ResultsFile: PreflightResultsFile}
+	for _, c := range rep.Checks {
+		out.Checks = append(out.Checks, c.Name)
+	}
+	return out, rep.Err()
 }
 
 // Verify implements pipeline.Verifier: the world still passes preflight.
@@ -98,7 +120,10 @@ func (p Preflight) Verify(ctx context.Context, env *pipeline.Env) error {
 	return rep.Err()
 }
 
-func (p Preflight) check(ctx context.Context, env *pipeline.Env) (preflight.Report, error) {
+// Checks returns every check for env: the profile's jump-host checks (preflight.Checks with
+// Options completed from env: the work dir, whether install already succeeded, the disk need),
+// then those of More. `bootstrap preflight` runs the same list without running the pipeline.
+func (p Preflight) Checks(ctx context.Context, env *pipeline.Env) ([]preflight.Check, error) {
 	o := p.Options
 	o.WorkDir = env.WorkDir
 	if _, installed := env.Outputs["install"]; installed {
@@ -107,11 +132,22 @@ func (p Preflight) check(ctx context.Context, env *pipeline.Env) (preflight.Repo
 	if p.DiskNeed != nil {
 		need, err := p.DiskNeed(ctx, env)
 		if err != nil {
-			return preflight.Report{}, fmt.Errorf("preflight: disk need: %w", err)
+			return nil, fmt.Errorf("preflight: disk need: %w", err)
 		}
 		o.MinFreeBytes = max(need, 1) // 0 would mean "use the default"
 	}
 	checks := preflight.Checks(env.Site, o)
+	for _, more := range p.More {
+		checks = append(checks, more(env)...)
+	}
+	return checks, nil
+}
+
+func (p Preflight) check(ctx context.Context, env *pipeline.Env) (preflight.Report, error) {
+	checks, err := p.Checks(ctx, env)
+	if err != nil {
+		return preflight.Report{}, err
+	}
 	total := int64(len(checks))
 	var done atomic.Int64
 	r := p.Runner
@@ -123,7 +159,7 @@ func (p Preflight) check(ctx context.Context, env *pipeline.Env) (preflight.Repo
 		if c.Status != preflight.Pass {
 			kind = pipeline.Warning
 		}
-		msg := c.Status.String() + " " + c.Message
+		msg := c.Status.String() + " " + c.Name + ": " + c.Message
 		if c.Remedy != "" && c.Status != preflight.Pass {
 			msg += " → " + c.Remedy
 		}

@@ -22,9 +22,9 @@ import (
 
 // The interfaces the runner looks for.
 var (
-	_ pipeline.Stage                = Preflight{}
-	_ pipeline.Verifier             = Preflight{}
-	_ interface{ AlwaysRun() bool } = Preflight{}
+	_ pipeline.Stage        = Preflight{}
+	_ pipeline.Verifier     = Preflight{}
+	_ pipeline.AlwaysRunner = Preflight{}
 )
 
 func TestPreflightStage(t *testing.T) {
@@ -49,7 +49,8 @@ func TestPreflightStage(t *testing.T) {
 		DNSServers: []string{d.Addr()}, NTPSources: []string{n.Addr()}}}
 	var mu sync.Mutex
 	var events []pipeline.Event
-	env := &pipeline.Env{Site: s, WorkDir: filepath.Join(t.TempDir(), ".bootstrap"),
+	steps := newMemSteps()
+	env := &pipeline.Env{Site: s, WorkDir: filepath.Join(t.TempDir(), ".bootstrap"), Steps: steps,
 		Events: func(e pipeline.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }}
 	st := Preflight{Options: preflight.Options{MinFreeBytes: 1, VIPPorts: []int{1}}, Runner: preflight.Runner{Timeout: 5 * time.Second}}
 
@@ -57,20 +58,35 @@ func TestPreflightStage(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	rep := out.(PreflightOutput).Report
-	if rep.Summary.Fail != 0 || rep.Summary.Pass < 6 {
-		t.Errorf("summary %+v", rep.Summary)
-	}
 	b, err := os.ReadFile(filepath.Join(env.WorkDir, PreflightResultsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back preflight.Report
-	if err := json.Unmarshal(b, &back); err != nil || len(back.Checks) != len(rep.Checks) {
-		t.Errorf("results file: %v, %d checks", err, len(back.Checks))
+	var rep preflight.Report
+	if err := json.Unmarshal(b, &rep); err != nil || rep.Summary.Fail != 0 || rep.Summary.Pass < 6 {
+		t.Errorf("results file: %v, summary %+v", err, rep.Summary)
 	}
-	if len(events) != 2*len(rep.Checks) {
-		t.Errorf("%d events for %d checks, want one result and one progress event each", len(events), len(rep.Checks))
+	if got := out.(PreflightOutput); len(got.Checks) != len(rep.Checks) || got.ResultsFile != PreflightResultsFile {
+		t.Errorf("output %+v", got)
+	}
+	var recorded preflight.Report
+	if !steps.Done(PreflightResultsStep, &recorded) || len(recorded.Checks) != len(rep.Checks) {
+		t.Errorf("the full report is not journaled as a step: %+v", recorded)
+	}
+
+	// The output holds nothing measured: a second run (new offsets, durations, a new random
+	// *.apps name) gives the same output, so later stages are not made stale by preflight.
+	out2, err := st.Run(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j1, _ := json.Marshal(out)
+	j2, _ := json.Marshal(out2)
+	if string(j1) != string(j2) {
+		t.Errorf("output changed between runs:\n%s\n%s", j1, j2)
+	}
+	if len(events) != 4*len(rep.Checks) {
+		t.Errorf("%d events for %d checks in two runs, want one result and one progress event each", len(events), len(rep.Checks))
 	}
 	if err := st.Verify(context.Background(), env); err != nil {
 		t.Errorf("Verify: %v", err)
@@ -83,6 +99,9 @@ func TestPreflightStage(t *testing.T) {
 	var fe *preflight.FailedError
 	if !errors.As(err, &fe) || !strings.Contains(strings.Join(fe.Checks, ","), "dns api.lab.example.test") {
 		t.Fatalf("Run with a broken record: %v", err)
+	}
+	if !steps.Done(PreflightResultsStep, &recorded) || recorded.Summary.Fail != 1 {
+		t.Errorf("a failed run's results must be journaled too: %+v", recorded.Summary)
 	}
 	if err := st.Verify(context.Background(), env); !errors.As(err, &fe) {
 		t.Errorf("Verify with a broken record: %v", err)
@@ -128,11 +147,33 @@ func TestPreflightStageDiskNeed(t *testing.T) {
 	if !errors.As(err, &fe) || len(fe.Checks) != 1 || fe.Checks[0] != "disk work dir" {
 		t.Fatalf("Run: %v, want the disk check failing", err)
 	}
-	if out == nil || !strings.Contains(out.(PreflightOutput).Report.Checks[0].Message, "1.0 EiB needed") {
-		t.Errorf("output %+v", out)
+	b, err := os.ReadFile(filepath.Join(env.WorkDir, PreflightResultsFile))
+	if err != nil || !strings.Contains(string(b), "1.0 EiB needed") || out == nil {
+		t.Errorf("results %s (%v), output %+v", b, err, out)
 	}
 	st.DiskNeed = func(context.Context, *pipeline.Env) (int64, error) { return 0, errors.New("no plan") }
 	if _, err := st.Run(context.Background(), env); err == nil || !strings.Contains(err.Error(), "no plan") {
 		t.Errorf("Run with a broken DiskNeed: %v", err)
+	}
+}
+
+// Checks that other adapters contribute (More) run with the rest and can fail the stage.
+func TestPreflightStageMore(t *testing.T) {
+	env := &pipeline.Env{Site: &site.Site{}, WorkDir: t.TempDir()}
+	st := Preflight{Options: preflight.Options{MinFreeBytes: 1}, More: []func(*pipeline.Env) []preflight.Check{
+		func(e *pipeline.Env) []preflight.Check {
+			return []preflight.Check{preflight.Func("registry quay.lab", preflight.CategoryRegistry, func(context.Context) preflight.Result {
+				return preflight.Failf("Trust the registry's CA.", "x509: certificate signed by unknown authority")
+			})}
+		},
+	}}
+	checks, err := st.Checks(context.Background(), env)
+	if err != nil || len(checks) == 0 || checks[len(checks)-1].Name() != "registry quay.lab" {
+		t.Fatalf("Checks: %v, %d checks, want the contributed one last", err, len(checks))
+	}
+	_, err = st.Run(context.Background(), env)
+	var fe *preflight.FailedError
+	if !errors.As(err, &fe) || len(fe.Checks) != 1 || fe.Checks[0] != "registry quay.lab" {
+		t.Fatalf("Run: %v, want the registry check failing", err)
 	}
 }

@@ -7,6 +7,7 @@ func All() []pipeline.Stage {
 	return []pipeline.Stage{
 		Preflight{},
 		Mirror{},
+		ISO{},
 		Boot{},
 	}
 }

@@ -15,8 +15,9 @@ import (
 )
 
 // Files writes the files the profile references that no stand-in owns: the SSH key pair of the
-// cluster, the ImageSetConfiguration, and the BMC password files. Files already in the lab dir
-// are kept, so a lab dir's profile does not change between starts.
+// cluster, the ImageSetConfiguration, and the BMC password file. Files already in the lab dir
+// are kept, so a lab dir's profile does not change between starts. The layout is the one
+// profiles/lab.yaml documents (ssh/, mirror/, secrets/, certs/).
 type Files struct {
 	dir string
 }
@@ -27,23 +28,25 @@ func (*Files) Name() string { return "files" }
 // Start implements Component.
 func (f *Files) Start(_ context.Context, l *Lab) error {
 	f.dir = l.Dir
-	if err := os.MkdirAll(filepath.Join(l.Dir, "secrets"), 0o700); err != nil {
-		return err
+	for _, d := range []string{"ssh", "secrets"} {
+		if err := os.MkdirAll(filepath.Join(l.Dir, d), 0o700); err != nil {
+			return err
+		}
 	}
-	key := filepath.Join(l.Dir, "secrets", "id_ed25519")
+	key := filepath.Join(l.Dir, "ssh", "id_ed25519")
 	if _, err := os.Stat(key + ".pub"); errors.Is(err, fs.ErrNotExist) {
 		out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "bootstrap-lab", "-f", key).CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("ssh-keygen (openssh-client; make deps installs it): %v: %s", err, out)
 		}
 	}
-	return writeIfMissing(filepath.Join(l.Dir, "imageset-config.yaml"), []byte(imageSetConfig), 0o644)
+	return writeIfMissing(filepath.Join(l.Dir, "mirror", "imageset-config.yaml"), []byte(imageSetConfig), 0o644)
 }
 
 // Configure implements Component.
 func (f *Files) Configure(s *site.Site, _ *Lab) error {
-	s.Cluster.SSHKeyFile = "secrets/id_ed25519.pub"
-	s.Mirror.ImageSetConfig = "imageset-config.yaml"
+	s.Cluster.SSHKeyFile = "ssh/id_ed25519.pub"
+	s.Mirror.ImageSetConfig = "mirror/imageset-config.yaml"
 	for _, n := range s.Nodes {
 		if p := n.BMC.Password.File; p != "" {
 			if err := writeIfMissing(filepath.Join(f.dir, p), []byte(randomSecret()), 0o600); err != nil {

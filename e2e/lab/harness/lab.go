@@ -58,6 +58,8 @@ type Lab struct {
 	Site *site.Site
 	// SiteFile is the absolute path of the written profile.
 	SiteFile string
+	// CA issues the certificates of stand-ins that speak TLS; its certificate is CAFile.
+	CA *CA
 
 	components []Component
 	started    []Component
@@ -145,6 +147,9 @@ func (l *Lab) Up(ctx context.Context) (err error) {
 			err = errors.Join(err, l.Down(context.WithoutCancel(ctx)))
 		}
 	}()
+	if l.CA, err = loadOrCreateCA(l.Dir); err != nil {
+		return err
+	}
 	isoPort, err := l.FreePort("iso", 1)
 	if err != nil {
 		return err

@@ -71,7 +71,7 @@ func baseSite(l *Lab, isoPort int) *site.Site {
 				Address:  fmt.Sprintf("https://%s:8443", l.IP(byte(100+i))),
 				Vendor:   "dell",
 				Username: "root",
-				Password: site.SecretRef{File: "secrets/bmc-" + n.name + ".password"},
+				Password: site.SecretRef{File: "secrets/bmc-password"},
 			},
 			Interfaces: []site.Interface{{Name: "eno1", MACAddress: mac}},
 			RootDevice: "/dev/disk/by-path/pci-0000:00:11.5-ata-1.0",

@@ -21,8 +21,9 @@ type Cert struct {
 	CAPEM []byte
 }
 
-// NewCert makes a certificate valid for a day.
-func NewCert() (*Cert, error) {
+// NewCert makes a certificate valid for a day, for 127.0.0.1, ::1, localhost and any extra IPs
+// (the lab's per-node loopback addresses).
+func NewCert(extra ...net.IP) (*Cert, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
@@ -40,7 +41,7 @@ func NewCert() (*Cert, error) {
 		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		BasicConstraintsValid: true,
 		IsCA:                  true,
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		IPAddresses:           append([]net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}, extra...),
 		DNSNames:              []string{"localhost"},
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)

@@ -58,6 +58,9 @@ func (b *BMC) completeBoot() {
 		standard = false // iDRAC9 < 4.40: the standard Cd override is ignored for the virtual CD
 	}
 	oem := b.attrs["ServerBoot.1.BootOnce"] == "Enabled" && b.attrs["ServerBoot.1.FirstBootDevice"] == "VCD-DVD"
+	if b.opts.IgnoreBootOnce {
+		standard, oem = false, false
+	}
 	img := ""
 	for _, m := range b.media {
 		if m.Inserted && hasType(m.Types, "CD") {
@@ -198,7 +201,7 @@ func (b *BMC) importSCP(w http.ResponseWriter, r *http.Request) {
 func (b *BMC) advance() {
 	now := time.Now()
 	for _, j := range b.jobs {
-		if j.state == "Running" && !now.Before(j.doneAt) {
+		if (j.state == "Running" || j.state == "Scheduled") && !now.Before(j.doneAt) {
 			for k, v := range j.attrs {
 				b.attrs[k] = v
 			}

@@ -3,6 +3,7 @@ package bmctest
 import (
 	"encoding/json"
 	"net/http"
+	"sort"
 	"strings"
 )
 
@@ -37,6 +38,13 @@ func (b *BMC) get(w http.ResponseWriter, path string) {
 			m["VirtualMedia"] = link(mgrPath + "/VirtualMedia")
 		}
 		writeJSON(w, http.StatusOK, m)
+	case mgrPath + "/Jobs":
+		ps := make([]string, 0, len(b.jobs))
+		for p := range b.jobs {
+			ps = append(ps, p)
+		}
+		sort.Strings(ps)
+		writeJSON(w, http.StatusOK, members(ps...))
 	case mgrPath + "/Attributes":
 		a := map[string]any{}
 		for k, v := range b.attrs {

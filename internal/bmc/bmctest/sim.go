@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -24,8 +25,17 @@ type Options struct {
 	BootDelay    time.Duration // from a power action to the boot device chosen; default 20ms
 	JobDelay     time.Duration // how long an ImportSystemConfiguration job runs; default 10ms
 	SessionLimit int           // default 8, as iDRAC9
+	// IgnoreBootOnce makes the server ignore every one-time boot and start from its disk while
+	// the BMC still shows the override consumed (seen on iDRAC9 with the BIOS in legacy mode or
+	// the virtual optical drive missing from the UEFI boot options).
+	IgnoreBootOnce bool
+	// StuckJobs is how many Lifecycle Controller jobs sit in the queue, Scheduled forever (the
+	// state that makes iDRAC answer SYS446 and ImportSystemConfiguration never finish).
+	StuckJobs int
 	// StaleMedia, when set, is an image left inserted in the removable-disk slot and the CD slot.
 	StaleMedia string
+	// Listen is the address to listen on ("127.0.0.101:8443"); empty: 127.0.0.1 on a free port.
+	Listen string
 	// Cert is the TLS certificate; nil: a fresh one per simulator.
 	Cert *Cert
 	// Fetch is the client the iDRAC uses to read inserted media; default: no proxy, 10s timeout.
@@ -150,8 +160,20 @@ func New(o Options) *BMC {
 			s.Inserted, s.Image = true, o.StaleMedia
 		}
 	}
+	for i := 0; i < o.StuckJobs; i++ {
+		b.nextID++
+		b.jobs[mgrPath+"/Jobs/JID_"+itoa(900000000+b.nextID)] = &job{state: "Scheduled", doneAt: time.Now().Add(1000 * time.Hour)}
+	}
 	b.stats.Power = b.power
 	b.srv = httptest.NewUnstartedServer(http.HandlerFunc(b.serve))
+	if o.Listen != "" {
+		l, err := net.Listen("tcp", o.Listen)
+		if err != nil {
+			panic("bmctest: listen " + o.Listen + ": " + err.Error()) // as httptest does
+		}
+		b.srv.Listener.Close()
+		b.srv.Listener = l
+	}
 	if o.Cert == nil {
 		c, err := NewCert()
 		if err != nil {
@@ -160,7 +182,10 @@ func New(o Options) *BMC {
 		o.Cert = c
 		b.opts.Cert = c
 	}
-	b.srv.TLS = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{o.Cert.TLS}}
+	// iDRAC9 offers classic curves only (no post-quantum hybrid), which also keeps 128 simulated
+	// handshakes cheap.
+	b.srv.TLS = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{o.Cert.TLS},
+		CurvePreferences: []tls.CurveID{tls.X25519, tls.CurveP256}}
 	b.srv.Config.ErrorLog = log.New(io.Discard, "", 0) // clients killed mid-handshake are expected
 	b.srv.StartTLS()
 	return b

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/opencontainers/go-digest"
@@ -92,6 +93,8 @@ type ImageSpec struct {
 	Labels map[string]string
 	// Platform is "linux/amd64" when empty.
 	Platform string
+	// Entrypoint and Cmd go into the image config.
+	Entrypoint, Cmd []string
 }
 
 // Image pushes the spec's blobs and manifest to repo (host/path) under tag, or by digest only when
@@ -114,7 +117,7 @@ func (b *Builder) Image(ctx context.Context, repo, tag string, spec ImageSpec) (
 		diffs = append(diffs, l.Desc.Digest.String()) // not the real diff IDs; nothing here unpacks them
 	}
 	cfg := map[string]any{"architecture": p.Architecture, "os": p.OS,
-		"config": map[string]any{"Labels": spec.Labels}, "rootfs": map[string]any{"type": "layers", "diff_ids": diffs}}
+		"config": map[string]any{"Labels": spec.Labels, "Entrypoint": spec.Entrypoint, "Cmd": spec.Cmd}, "rootfs": map[string]any{"type": "layers", "diff_ids": diffs}}
 	cb, err := json.Marshal(cfg)
 	if err != nil {
 		return descriptor.Descriptor{}, err
@@ -171,4 +174,12 @@ func (b *Builder) put(ctx context.Context, r ref.Ref, tag string, m manifest.Man
 	}
 	d.Platform = p
 	return d, nil
+}
+
+// Sign pushes a cosign-style signature for the image digest in repo: a small manifest tagged
+// sha256-<hex>.sig in the same repository, as cosign stores them.
+func (b *Builder) Sign(ctx context.Context, repo string, dig string) (descriptor.Descriptor, error) {
+	payload := []byte(`{"critical":{"identity":{"docker-reference":"` + repo + `"},"image":{"docker-manifest-digest":"` + dig + `"},"type":"cosign container image signature"},"optional":null}`)
+	l := newBlob("application/vnd.dev.cosign.simplesigning.v1+json", payload)
+	return b.Image(ctx, repo, strings.Replace(dig, ":", "-", 1)+".sig", ImageSpec{Layers: []Blob{l}})
 }

@@ -181,7 +181,8 @@ func (b *Builder) Catalog(ctx context.Context, s CatalogSpec) (*Catalog, error) 
 		return nil, err
 	}
 	d, err := b.Image(ctx, s.PushHost+"/"+s.Repo, s.Tag, ImageSpec{Layers: []Blob{base, configs, cache},
-		Labels: map[string]string{"operators.operatorframework.io.index.configs.v1": "/configs"}})
+		Labels:     map[string]string{"operators.operatorframework.io.index.configs.v1": "/configs"},
+		Entrypoint: []string{"/bin/opm"}, Cmd: []string{"serve", "/configs", "--cache-dir=/tmp/cache"}})
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,240 @@
+package mirror
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+
+	"github.com/opencontainers/go-digest"
+	"github.com/regclient/regclient"
+	"github.com/regclient/regclient/types/descriptor"
+	"github.com/regclient/regclient/types/manifest"
+	"github.com/regclient/regclient/types/mediatype"
+	v1 "github.com/regclient/regclient/types/oci/v1"
+	"github.com/regclient/regclient/types/ref"
+)
+
+// Catalogs finishes the catalogs of a resolution after Copy: a catalog mirrored whole (full with
+// no packages) is referenced by the digest Copy gave it; every other catalog is rebuilt holding only
+// its selection and pushed under the catalog's destination tag, never alongside the unfiltered one.
+// It returns the CatalogSource data and the content.json entries of the rebuilt images.
+func Catalogs(ctx context.Context, res *Resolved, copied []ImageResult, o Options) ([]CatalogOut, []ImageResult, error) {
+	var outs []CatalogOut
+	var ims []ImageResult
+	var rc *regclient.RegClient
+	for _, cat := range res.Catalogs {
+		co := CatalogOut{Name: cat.Name, Source: cat.Source, Advertised: cat.Advertised}
+		if !cat.filtered {
+			for _, im := range copied {
+				if im.Source == cat.Source && im.Kind == KindCatalog && im.Digest != "" {
+					co.Image = repoOnly(im.Dest) + "@" + im.Digest
+				}
+			}
+			outs = append(outs, co)
+			continue
+		}
+		if rc == nil {
+			var err error
+			if rc, err = newClient(o, hostsOf([]Image{{Source: cat.Source}})...); err != nil {
+				return nil, nil, err
+			}
+		}
+		ir, err := pushFilteredCatalog(ctx, rc, cat, o)
+		if err != nil {
+			return outs, ims, fmt.Errorf("filtered catalog %s: %w", cat.Source, err)
+		}
+		co.Image = repoOnly(ir.Dest) + "@" + ir.Digest
+		outs = append(outs, co)
+		ims = append(ims, ir)
+	}
+	return outs, ims, nil
+}
+
+// pushFilteredCatalog builds the filtered catalog: the source image's layers, plus one layer that
+// replaces the configs directory (an opaque whiteout, then the filtered documents) and empties the
+// opm cache directory. The cache is removed rather than rebuilt: a cache computed from the
+// unfiltered catalog no longer matches, and opm serve with --cache-dir enforces cache integrity by
+// default, which is how filtered catalogs end in CrashLoopBackOff. The --cache-* arguments are
+// therefore dropped from the image's command, so opm serve builds its cache at start (seconds for
+// a filtered catalog) instead of trusting a stale one.
+func pushFilteredCatalog(ctx context.Context, rc *regclient.RegClient, cat ResolvedCatalog, o Options) (ImageResult, error) {
+	src, err := readRef(cat.Source, o.SourceRegistry)
+	if err != nil {
+		return ImageResult{}, err
+	}
+	m, err := platformImage(ctx, rc, src, cat.platform)
+	if err != nil {
+		return ImageResult{}, err
+	}
+	img := m.(manifest.Imager)
+	cfgDesc, _ := img.GetConfig()
+	layers, _ := img.GetLayers()
+	br, err := rc.BlobGet(ctx, src, cfgDesc)
+	if err != nil {
+		return ImageResult{}, err
+	}
+	rawCfg, err := io.ReadAll(io.LimitReader(br, 4<<20))
+	_ = br.Close()
+	if err != nil {
+		return ImageResult{}, err
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(rawCfg, &cfg); err != nil {
+		return ImageResult{}, fmt.Errorf("config: %w", err)
+	}
+	files, err := FilteredFBC(cat.cat, cat.sel, cat.defaults)
+	if err != nil {
+		return ImageResult{}, err
+	}
+	cc, _ := cfg["config"].(map[string]any)
+	if cc == nil {
+		cc = map[string]any{}
+		cfg["config"] = cc
+	}
+	labels, _ := cc["Labels"].(map[string]any)
+	dir, _ := labels[ConfigsLabel].(string)
+	dir = strings.Trim(dir, "/")
+	entries := map[string][]byte{path.Join(dir, ".wh..wh..opq"): nil}
+	for name, data := range files {
+		entries[path.Join(dir, name)] = data
+	}
+	cmd, cacheDir := dropCacheArgs(cc["Cmd"])
+	if cacheDir != "" {
+		entries[path.Join(strings.Trim(cacheDir, "/"), ".wh..wh..opq")] = nil
+	}
+	if cmd != nil {
+		cc["Cmd"] = cmd
+	}
+	layer, diffID, err := tarGz(entries)
+	if err != nil {
+		return ImageResult{}, err
+	}
+	rootfs, _ := cfg["rootfs"].(map[string]any)
+	if rootfs == nil {
+		rootfs = map[string]any{"type": "layers"}
+		cfg["rootfs"] = rootfs
+	}
+	ids, _ := rootfs["diff_ids"].([]any)
+	rootfs["diff_ids"] = append(ids, diffID.String())
+	hist, _ := cfg["history"].([]any)
+	cfg["history"] = append(hist, map[string]any{"created_by": "bootstrap mirror: filtered catalog (" + strings.Join(sortedKeys(cat.sel), ",") + ")"})
+	newCfg, err := json.Marshal(cfg)
+	if err != nil {
+		return ImageResult{}, err
+	}
+
+	destStr, err := DestFor(cat.Source, cat.target.Host, cat.target.Namespace)
+	if err != nil {
+		return ImageResult{}, err
+	}
+	dst, err := ref.New(destStr)
+	if err != nil {
+		return ImageResult{}, err
+	}
+	if dst.Tag == "" {
+		dst.Tag = "latest"
+	}
+	dst = dst.SetTag(dst.Tag)
+	for _, l := range layers {
+		err := retry(ctx, o.Retries, o.RetryBase, o.RetryMax, func(ctx context.Context) error {
+			return rc.BlobCopy(ctx, src, dst, l)
+		})
+		if err != nil {
+			return ImageResult{}, fmt.Errorf("layer %s: %w", l.Digest, err)
+		}
+	}
+	layerDesc := descriptor.Descriptor{MediaType: mediatype.OCI1LayerGzip, Digest: digest.FromBytes(layer), Size: int64(len(layer))}
+	newCfgDesc := descriptor.Descriptor{MediaType: mediatype.OCI1ImageConfig, Digest: digest.FromBytes(newCfg), Size: int64(len(newCfg))}
+	for _, b := range []struct {
+		d    descriptor.Descriptor
+		data []byte
+	}{{layerDesc, layer}, {newCfgDesc, newCfg}} {
+		if _, err := rc.BlobPut(ctx, dst, b.d, bytes.NewReader(b.data)); err != nil {
+			return ImageResult{}, err
+		}
+	}
+	nm, err := manifest.New(manifest.WithOrig(v1.Manifest{Versioned: v1.ManifestSchemaVersion, MediaType: mediatype.OCI1Manifest,
+		Config: newCfgDesc, Layers: append(append([]descriptor.Descriptor{}, layers...), layerDesc)}))
+	if err != nil {
+		return ImageResult{}, err
+	}
+	if err := rc.ManifestPut(ctx, dst, nm); err != nil {
+		return ImageResult{}, err
+	}
+	size := newCfgDesc.Size + layerDesc.Size
+	for _, l := range layers {
+		size += l.Size
+	}
+	return ImageResult{Image: Image{Source: cat.Source, Dest: dst.CommonName(), Kind: KindCatalog},
+		Digest: nm.GetDescriptor().Digest.String(), Size: size}, nil
+}
+
+// dropCacheArgs removes opm's --cache-dir, --cache-only and --cache-enforce-integrity arguments
+// from an image command, returning the new command and the cache directory it named.
+func dropCacheArgs(v any) ([]any, string) {
+	args, ok := v.([]any)
+	if !ok {
+		return nil, ""
+	}
+	out, dir := []any{}, ""
+	for i := 0; i < len(args); i++ {
+		s, _ := args[i].(string)
+		name, val, hasVal := strings.Cut(s, "=")
+		switch name {
+		case "--cache-dir":
+			if !hasVal && i+1 < len(args) {
+				i++
+				val, _ = args[i].(string)
+			}
+			dir = val
+			continue
+		case "--cache-only", "--cache-enforce-integrity":
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out, dir
+}
+
+// tarGz builds a gzip'd tar of the entries (a nil value is an empty whiteout marker) in name
+// order, returning the blob and the uncompressed tar's digest (the layer's diff ID).
+func tarGz(entries map[string][]byte) ([]byte, digest.Digest, error) {
+	var tb bytes.Buffer
+	tw := tar.NewWriter(&tb)
+	for _, n := range sortedKeys(entries) {
+		if err := tw.WriteHeader(&tar.Header{Name: n, Mode: 0o644, Size: int64(len(entries[n])), Typeflag: tar.TypeReg}); err != nil {
+			return nil, "", err
+		}
+		if _, err := tw.Write(entries[n]); err != nil {
+			return nil, "", err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, "", err
+	}
+	diffID := digest.FromBytes(tb.Bytes())
+	var gb bytes.Buffer
+	gz := gzip.NewWriter(&gb)
+	if _, err := gz.Write(tb.Bytes()); err != nil {
+		return nil, "", err
+	}
+	if err := gz.Close(); err != nil {
+		return nil, "", err
+	}
+	return gb.Bytes(), diffID, nil
+}
+
+// repoOnly strips the tag and digest of a reference.
+func repoOnly(r string) string {
+	r, _, _ = strings.Cut(r, "@")
+	if i := strings.LastIndex(r, ":"); i > strings.LastIndex(r, "/") {
+		r = r[:i]
+	}
+	return r
+}
