@@ -39,18 +39,15 @@ func (b *BMCs) Start(ctx context.Context, l *Lab) (err error) {
 			_ = b.Stop(context.WithoutCancel(ctx))
 		}
 	}()
-	pki, err := LoadOrCreatePKI(l)
+	var hosts []byte
+	for i := range l.Site.Nodes {
+		hosts = append(hosts, byte(100+i))
+	}
+	cert, _, _, err := serverCert(l, "", hosts...)
 	if err != nil {
 		return err
 	}
-	cert, err := pki.TLS()
-	if err != nil {
-		return err
-	}
-	ca, err := pki.CAPEM()
-	if err != nil {
-		return err
-	}
+	ca := l.CA.PEM()
 	if b.Latency == 0 {
 		b.Latency = 5 * time.Millisecond
 	}
@@ -114,7 +111,7 @@ func (b *BMCs) Configure(s *site.Site, _ *Lab) error {
 		n := &s.Nodes[i]
 		if f, ok := b.fwds[n.Name]; ok {
 			n.BMC.Address = "https://" + f.Addr()
-			n.BMC.CAFile = "pki/ca.pem"
+			n.BMC.CAFile = CAFile
 		}
 	}
 	return nil

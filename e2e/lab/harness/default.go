@@ -9,7 +9,8 @@ type Options struct {
 }
 
 // Default returns the lab's components in start order: files, DNS, NTP, the source and mirror
-// registries, sshd, the Redfish simulators, and a placeholder ISO while there is no iso stage.
+// registries, sshd, the Redfish simulators, the openshift-install test double, and the ISO
+// server while the boot stage does not start one itself.
 func Default(o Options) []Component {
 	cs := []Component{
 		&Files{},
@@ -19,9 +20,10 @@ func Default(o Options) []Component {
 		&Registry{},
 		&SSHD{},
 		&BMCs{},
+		&Installer{},
 	}
-	if NeedPlaceholderISO() {
-		cs = append(cs, &PlaceholderISO{})
+	if NeedISOServer() {
+		cs = append(cs, &ISOServer{})
 	}
 	return cs
 }

@@ -35,11 +35,11 @@ func (*Registry) Name() string { return "registry" }
 
 // Start implements Component.
 func (r *Registry) Start(ctx context.Context, l *Lab) error {
-	pki, err := LoadOrCreatePKI(l)
+	r.dir = filepath.Join(l.Dir, "registry")
+	cert, certFile, keyFile, err := serverCert(l, filepath.Join(r.dir, "tls"), 60, 62)
 	if err != nil {
 		return err
 	}
-	r.dir = filepath.Join(l.Dir, "registry")
 	pass, err := secretFile(filepath.Join(l.Dir, "secrets", "registry.password"))
 	if err != nil {
 		return err
@@ -60,17 +60,10 @@ func (r *Registry) Start(ctx context.Context, l *Lab) error {
 		return err
 	}
 	back := net.JoinHostPort(l.IP(62).String(), strconv.Itoa(port))
-	if r.back, err = startRegistry(ctx, l, "registry", back, r.dir, pki, htp); err != nil {
+	if r.back, err = startRegistry(ctx, l, "registry", back, r.dir, certFile, keyFile, htp); err != nil {
 		return err
 	}
-	ca, err := pki.CAPEM()
-	if err != nil {
-		return err
-	}
-	cert, err := pki.TLS()
-	if err != nil {
-		return err
-	}
+	ca := l.CA.PEM()
 	r.Proxy, err = startOnPort(l, "registry", 60, func(addr string) (*FaultProxy, error) {
 		return StartFaultProxy(addr, "https://"+back, cert, ca)
 	})
@@ -85,7 +78,7 @@ func (r *Registry) Start(ctx context.Context, l *Lab) error {
 // Configure implements Component.
 func (r *Registry) Configure(s *site.Site, _ *Lab) error {
 	s.Registry.Host = r.front
-	s.Registry.CAFile = "pki/ca.pem"
+	s.Registry.CAFile = CAFile
 	s.Registry.AuthFile = "secrets/registry-auth.json"
 	return nil
 }
@@ -107,9 +100,9 @@ func (r *Registry) Describe() string {
 // Storage is the registry's storage root (tests read what was pushed).
 func (r *Registry) Storage() string { return filepath.Join(r.dir, "storage") }
 
-// startRegistry runs docker-registry on addr with TLS from pki and, when htpasswd is set, basic
+// startRegistry runs docker-registry on addr with TLS (certFile, keyFile) and, when htpasswd is set, basic
 // auth. The config is JSON (a YAML subset), written beside the storage.
-func startRegistry(ctx context.Context, l *Lab, name, addr, dir string, pki *PKI, htpasswd string) (*proc, error) {
+func startRegistry(ctx context.Context, l *Lab, name, addr, dir, certFile, keyFile, htpasswd string) (*proc, error) {
 	cfg := map[string]any{
 		"version": "0.1",
 		"log":     map[string]any{"level": "warn", "accesslog": map[string]any{"disabled": true}},
@@ -119,7 +112,7 @@ func startRegistry(ctx context.Context, l *Lab, name, addr, dir string, pki *PKI
 		},
 		"http": map[string]any{
 			"addr": addr, "secret": "bootstrap-lab-" + name, "relativeurls": true,
-			"tls": map[string]any{"certificate": pki.CertFile, "key": pki.KeyFile},
+			"tls": map[string]any{"certificate": certFile, "key": keyFile},
 		},
 	}
 	if htpasswd != "" {

@@ -33,7 +33,8 @@ func (*Source) Name() string { return "source" }
 
 // Start implements Component.
 func (s *Source) Start(ctx context.Context, l *Lab) error {
-	pki, err := LoadOrCreatePKI(l)
+	s.dir = filepath.Join(l.Dir, "source")
+	_, certFile, keyFile, err := serverCert(l, filepath.Join(s.dir, "tls"), 61)
 	if err != nil {
 		return err
 	}
@@ -42,8 +43,7 @@ func (s *Source) Start(ctx context.Context, l *Lab) error {
 		return err
 	}
 	s.addr = net.JoinHostPort(l.IP(61).String(), strconv.Itoa(port))
-	s.dir = filepath.Join(l.Dir, "source")
-	if s.p, err = startRegistry(ctx, l, "source", s.addr, s.dir, pki, ""); err != nil {
+	if s.p, err = startRegistry(ctx, l, "source", s.addr, s.dir, certFile, keyFile, ""); err != nil {
 		return err
 	}
 	if s.Seed == nil {
@@ -53,7 +53,7 @@ func (s *Source) Start(ctx context.Context, l *Lab) error {
 	marker := filepath.Join(s.dir, "seeded")
 	isc, err := os.ReadFile(marker)
 	if err != nil {
-		if isc, err = s.Seed(ctx, s.addr, pki.CAFile); err != nil {
+		if isc, err = s.Seed(ctx, s.addr, filepath.Join(l.Dir, CAFile)); err != nil {
 			_ = s.p.stop()
 			return fmt.Errorf("seed: %w", err)
 		}
@@ -63,7 +63,7 @@ func (s *Source) Start(ctx context.Context, l *Lab) error {
 	}
 	// The seeded ISC replaces the placeholder: written only when it differs, so a lab dir's
 	// mirror fingerprint holds across starts.
-	path := filepath.Join(l.Dir, "imageset-config.yaml")
+	path := filepath.Join(l.Dir, "mirror", "imageset-config.yaml")
 	if old, err := os.ReadFile(path); err == nil && string(old) == string(isc) {
 		return nil
 	}
@@ -73,7 +73,7 @@ func (s *Source) Start(ctx context.Context, l *Lab) error {
 // Configure implements Component.
 func (s *Source) Configure(st *site.Site, _ *Lab) error {
 	st.Mirror.Source.Registry = s.addr
-	st.Mirror.Source.CAFile = "pki/ca.pem"
+	st.Mirror.Source.CAFile = CAFile
 	return nil
 }
 

@@ -52,7 +52,7 @@ func (d *SSHD) Start(ctx context.Context, l *Lab) error {
 	cfg := strings.Join([]string{
 		"ListenAddress " + d.addr,
 		"HostKey " + hostKey,
-		"AuthorizedKeysFile " + filepath.Join(l.Dir, "secrets", "id_ed25519.pub"),
+		"AuthorizedKeysFile " + filepath.Join(l.Dir, "ssh", "id_ed25519.pub"),
 		"PidFile none", "UsePAM no", "StrictModes no", "PasswordAuthentication no",
 		"KbdInteractiveAuthentication no", "PermitRootLogin prohibit-password", "LogLevel ERROR", "",
 	}, "\n")
@@ -99,5 +99,5 @@ func (d *SSHD) Addr() string { return d.addr }
 
 // Describe implements Describer.
 func (d *SSHD) Describe() string {
-	return fmt.Sprintf("sshd      %s OpenSSH as the rendezvous node (key secrets/id_ed25519, known_hosts sshd/known_hosts)", d.addr)
+	return fmt.Sprintf("sshd      %s OpenSSH as the rendezvous node (key ssh/id_ed25519, known_hosts sshd/known_hosts)", d.addr)
 }
