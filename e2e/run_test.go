@@ -16,7 +16,7 @@ func TestFullRunThenNothingToDo(t *testing.T) {
 	l := startLab(t)
 	first := l.mustRun(t, 0, "run")
 	j := l.journal(t)
-	for _, st := range []string{"mirror", "boot"} {
+	for _, st := range []string{"mirror", "iso", "boot"} {
 		if len(entries(j, pipeline.EntryStageSucceeded, st)) != 1 {
 			t.Errorf("stage %s did not succeed once:\n%s", st, tail(first.out, 30))
 		}
@@ -37,10 +37,12 @@ func TestFullRunThenNothingToDo(t *testing.T) {
 
 	second := l.mustRun(t, 0, "run")
 	j = l.journal(t)[before:]
-	if n := len(entries(j, pipeline.EntryStageStarted, "")); n != 1 { // preflight runs on every pass
-		t.Errorf("second run started %d stages, want only preflight:\n%s", n, second.out)
+	if es := entries(j, pipeline.EntryStageStarted, ""); len(es) != 1 { // preflight runs on every pass
+		for _, e := range es {
+			t.Errorf("second run started stage %s: %s", e.Stage, e.Reason)
+		}
 	}
-	for _, st := range []string{"mirror", "boot"} {
+	for _, st := range []string{"mirror", "iso", "boot"} {
 		if len(entries(j, pipeline.EntryStageSkipped, st)) != 1 {
 			t.Errorf("second run did not skip %s", st)
 		}
