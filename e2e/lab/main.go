@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -116,6 +117,10 @@ func demo(ctx context.Context, dir string, offset time.Duration, bin string, std
 	code := step(ctx, bin, stdout, stderr, "run", "-f", l.SiteFile)
 	if ctx.Err() == nil {
 		step(ctx, bin, stdout, stderr, "status", "-f", l.SiteFile)
+		report := filepath.Join(l.Dir, "report.html")
+		if step(ctx, bin, stdout, stderr, "report", "-f", l.SiteFile, "--format", "html", "--out", report) == 0 {
+			fmt.Fprintf(stdout, "evidence report: %s\n", report)
+		}
 	}
 	if err := down(l); err != nil {
 		return 1, err
