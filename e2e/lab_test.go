@@ -56,6 +56,20 @@ func binary(t *testing.T) string {
 	return binPath
 }
 
+// sourceCache holds the seeded source registry storage every lab of this test binary copies.
+var sourceCache string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "bootstrap-e2e-source-")
+	if err != nil {
+		panic(err)
+	}
+	sourceCache = dir
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
 // testLab is a running lab with handles on the stand-ins the tests inspect.
 type testLab struct {
 	*harness.Lab
@@ -66,7 +80,7 @@ type testLab struct {
 
 func startLab(t *testing.T) *testLab {
 	t.Helper()
-	l, err := harness.New(t.TempDir(), harness.Default(harness.Options{})...)
+	l, err := harness.New(t.TempDir(), harness.Default(harness.Options{SourceCache: sourceCache})...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import "time"
 type Options struct {
 	// NTPOffset shifts the lab's NTP clock from the local one (to demonstrate a failing check).
 	NTPOffset time.Duration
+	// SourceCache shares one seeded source registry storage among labs (see Source.Cache).
+	SourceCache string
 }
 
 // Default returns the lab's components in start order: files, DNS, NTP, the source and mirror
@@ -16,7 +18,7 @@ func Default(o Options) []Component {
 		&Files{},
 		&DNS{},
 		&NTP{Offset: o.NTPOffset},
-		&Source{Seed: SeedContent},
+		&Source{Seed: SeedContent, Cache: o.SourceCache},
 		&Registry{},
 		&SSHD{},
 		&BMCs{},
