@@ -121,6 +121,11 @@ func expectClearError(t *testing.T, r result, culprit string, hints []string) {
 	if r.code == 0 {
 		t.Fatalf("run succeeded; want a failure naming %s", culprit)
 	}
+	for _, line := range strings.Split(r.out, "\n") {
+		if strings.HasPrefix(line, "error:") || strings.HasPrefix(line, "remedy:") {
+			t.Logf("%.400s", line)
+		}
+	}
 	low := strings.ToLower(r.out)
 	if !strings.Contains(r.out, culprit) {
 		t.Errorf("the error does not name %s:\n%s", culprit, tail(r.out, 25))
