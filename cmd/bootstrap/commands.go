@@ -22,6 +22,7 @@ func addCommands(root *cobra.Command, g *globals) {
 		newMirrorCmd(),
 		newISOCmd(g),
 		newServeCmd(g),
+		newGatherCmd(),
 		newPlanCmd(g),
 		newRunCmd(g),
 		newReplayCmd(g),

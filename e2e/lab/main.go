@@ -19,8 +19,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sirupsen/logrus"
-
 	"github.com/bootstrap-dev/bootstrap/e2e/lab/harness"
 )
 
@@ -28,8 +26,8 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const usage = `usage: lab up [--dir D] [--ntp-offset DURATION] [--release-components N]
-       lab demo --bin PATH [--dir D] [--ntp-offset DURATION] [--release-components N]
+const usage = `usage: lab up [--dir D] [--ntp-offset DURATION]
+       lab demo --bin PATH [--dir D] [--ntp-offset DURATION]
 
 up    starts the lab's stand-ins on loopback, writes a site profile into the lab dir and stays
       up until interrupted (Ctrl-C or SIGTERM), then stops everything it started.
@@ -49,7 +47,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	dir := fs.String("dir", "", "lab dir (default: a new directory under $TMPDIR)")
 	offset := fs.Duration("ntp-offset", 0, "shift the lab NTP clock by this much (makes the clock check fail)")
 	bin := fs.String("bin", "", "demo: the bootstrap binary to run")
-	components := fs.Int("release-components", 20, "component images in the synthetic release")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
@@ -59,14 +56,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var err error
 	switch args[0] {
 	case "up":
-		err = up(ctx, *dir, harness.Options{NTPOffset: *offset, ReleaseComponents: *components}, stdout)
+		err = up(ctx, *dir, *offset, stdout)
 	case "demo":
 		if *bin == "" {
 			fmt.Fprint(stderr, "lab demo: --bin is required\n"+usage)
 			return 2
 		}
 		var code int
-		code, err = demo(ctx, *dir, harness.Options{NTPOffset: *offset, ReleaseComponents: *components}, *bin, stdout, stderr)
+		code, err = demo(ctx, *dir, *offset, *bin, stdout, stderr)
 		if err == nil {
 			return code
 		}
@@ -81,7 +78,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func start(ctx context.Context, dir string, o harness.Options, stdout io.Writer) (*harness.Lab, error) {
+func start(ctx context.Context, dir string, offset time.Duration, stdout io.Writer) (*harness.Lab, error) {
 	if dir == "" {
 		d, err := os.MkdirTemp("", "bootstrap-lab-")
 		if err != nil {
@@ -89,17 +86,10 @@ func start(ctx context.Context, dir string, o harness.Options, stdout io.Writer)
 		}
 		dir = d
 	}
-	l, err := harness.New(dir, harness.Default(o)...)
+	l, err := harness.New(dir, harness.Default(harness.Options{NTPOffset: offset})...)
 	if err != nil {
 		return nil, err
 	}
-	// The in-process registries (distribution) log every request through logrus's standard
-	// logger; this program owns the process, so it sends that log to a file in the lab dir.
-	logf, err := os.OpenFile(filepath.Join(l.Dir, "registry.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	logrus.SetOutput(logf)
 	if err := l.Up(ctx); err != nil {
 		return nil, err
 	}
@@ -107,8 +97,8 @@ func start(ctx context.Context, dir string, o harness.Options, stdout io.Writer)
 	return l, nil
 }
 
-func up(ctx context.Context, dir string, o harness.Options, stdout io.Writer) error {
-	l, err := start(ctx, dir, o, stdout)
+func up(ctx context.Context, dir string, offset time.Duration, stdout io.Writer) error {
+	l, err := start(ctx, dir, offset, stdout)
 	if err != nil {
 		return err
 	}
@@ -119,14 +109,18 @@ func up(ctx context.Context, dir string, o harness.Options, stdout io.Writer) er
 }
 
 // demo runs the pipeline against the lab; its exit code is the run's (status is shown either way).
-func demo(ctx context.Context, dir string, o harness.Options, bin string, stdout, stderr io.Writer) (int, error) {
-	l, err := start(ctx, dir, o, stdout)
+func demo(ctx context.Context, dir string, offset time.Duration, bin string, stdout, stderr io.Writer) (int, error) {
+	l, err := start(ctx, dir, offset, stdout)
 	if err != nil {
 		return 1, err
 	}
 	code := step(ctx, bin, stdout, stderr, "run", "-f", l.SiteFile)
 	if ctx.Err() == nil {
 		step(ctx, bin, stdout, stderr, "status", "-f", l.SiteFile)
+		report := filepath.Join(l.Dir, "report.html")
+		if step(ctx, bin, stdout, stderr, "report", "-f", l.SiteFile, "--format", "html", "--out", report) == 0 {
+			fmt.Fprintf(stdout, "evidence report: %s\n", report)
+		}
 	}
 	if err := down(l); err != nil {
 		return 1, err

@@ -31,7 +31,7 @@ exit 0
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	code := run([]string{"--", "demo", "--bin", bin, "--dir", lab, "--release-components", "2"}, &out, &errb)
+	code := run([]string{"--", "demo", "--bin", bin, "--dir", lab}, &out, &errb)
 	if code != 3 {
 		t.Fatalf("exit %d, want the run's 3\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
 	}
@@ -41,7 +41,8 @@ exit 0
 	}
 	site := filepath.Join(lab, "site.yaml")
 	lines := strings.Split(strings.TrimSpace(string(calls)), "\n")
-	if len(lines) != 4 || lines[0] != "run -f "+site || lines[2] != "status -f "+site {
+	report := "report -f " + site + " --format html --out " + filepath.Join(lab, "report.html")
+	if len(lines) != 6 || lines[0] != "run -f "+site || lines[2] != "status -f "+site || lines[4] != report {
 		t.Fatalf("calls:\n%s", calls)
 	}
 	dns, state, _ := strings.Cut(strings.TrimPrefix(lines[1], "dns="), " ")

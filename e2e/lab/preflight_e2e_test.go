@@ -35,7 +35,7 @@ func TestPreflightAgainstLab(t *testing.T) {
 		offset time.Duration
 		code   int
 	}{{0, 0}, {10 * time.Minute, 2}} {
-		l, err := harness.New(t.TempDir(), harness.Default(harness.Options{NTPOffset: tc.offset, ReleaseComponents: 3, LayerKiB: 4})...)
+		l, err := harness.New(t.TempDir(), harness.Default(harness.Options{NTPOffset: tc.offset})...)
 		if err != nil {
 			t.Fatal(err)
 		}

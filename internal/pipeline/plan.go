@@ -60,7 +60,7 @@ func (r *Runner) Plan(ctx context.Context) ([]StagePlan, error) {
 		default:
 			p.Action, p.Reason = PlanSkip, "finished with the same inputs"
 			if v, ok := stg.(Verifier); ok {
-				if verr := v.Verify(ctx, env); verr != nil {
+				if verr := verifyWithOwnOutput(ctx, v, env, name, prev.Output); verr != nil {
 					p.Action, p.Reason = PlanRun, "verify: "+r.scrubText(verr.Error())
 				} else {
 					p.Reason += "; verified"

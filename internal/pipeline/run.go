@@ -122,7 +122,7 @@ func (s *session) stage(ctx context.Context, i int, replay bool, nodes []string)
 		why = "inputs changed since it last succeeded"
 	default:
 		if v, ok := stg.(Verifier); ok {
-			if verr := v.Verify(ctx, env); verr != nil {
+			if verr := verifyWithOwnOutput(ctx, v, env, name, prev.Output); verr != nil {
 				if ctx.Err() != nil {
 					return s.failed(ctx, name, prev.Attempt, fp, verr)
 				}

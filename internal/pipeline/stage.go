@@ -26,7 +26,8 @@ type Stage interface {
 }
 
 // Verifier is implemented by stages that can check, read-only, that the world still matches a
-// previous success. The runner calls it before skipping a finished stage.
+// previous success. The runner calls it before skipping a finished stage; during Verify,
+// env.Outputs also holds the stage's own last successful output under its own name.
 type Verifier interface {
 	Verify(ctx context.Context, env *Env) error
 }
@@ -124,3 +125,25 @@ type Event struct {
 
 // Sink receives events. It must be cheap and safe to call from many goroutines.
 type Sink func(Event)
+
+// verifyWithOwnOutput calls v.Verify with the stage's own last output visible in env.Outputs
+// (what the previous success produced is what Verify checks), then hides it again so Run sees
+// only earlier stages' outputs.
+func verifyWithOwnOutput(ctx context.Context, v Verifier, env *Env, name string, own json.RawMessage) error {
+	if len(own) == 0 {
+		return v.Verify(ctx, env)
+	}
+	prev, had := env.Outputs[name]
+	if env.Outputs == nil {
+		env.Outputs = map[string]json.RawMessage{}
+	}
+	env.Outputs[name] = own
+	defer func() {
+		if had {
+			env.Outputs[name] = prev
+		} else {
+			delete(env.Outputs, name)
+		}
+	}()
+	return v.Verify(ctx, env)
+}

@@ -12,5 +12,8 @@ func All() []pipeline.Stage {
 		Mirror{},
 		ISO{},
 		Boot{Serve: iso.Ensure},
+		Install{},
+		Configure{},
+		Handoff{},
 	}
 }

@@ -2,116 +2,141 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
-	"net/netip"
-	"os"
+	"net/url"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/bmc/bmctest"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
-// BMC starts one simulated iDRAC9 (internal/bmc/bmctest) per node of the profile: the node's
-// user and password, its interface MACs, and a TLS certificate from the lab CA, so the profile
-// verifies BMC TLS against certs/lab-ca.pem as a site does against its own PKI.
-//
-// Each node's BMC is at .100+i of the lab net, on a port the lab dir remembers: bmctest serves
-// through httptest on 127.0.0.1:random, so a forwarder relays the stable address to it (TLS
-// passes through; the certificate names both addresses).
-type BMC struct {
-	// Firmware of every simulator; empty: bmctest's default (a current iDRAC9).
-	Firmware string
-
-	sims  map[string]*bmctest.BMC // by node name
+// BMCs are the nodes' iDRAC9s: one Redfish simulator per node (the bmc engineer's bmctest), each
+// reached at the node's lab BMC address (.100 + index) through a TCP relay, serving the lab CA's
+// certificate. Control-plane nodes run firmware 5.10 (virtual media under the Manager), GPU
+// workers 7.00 (under the System), so both layouts are exercised. Each simulator reports the
+// node's MACs and fetches inserted media from the ISO server with range requests.
+type BMCs struct {
+	// Latency is added to every Redfish call, BootDelay from power action to booted; defaults
+	// 5 ms and 1 s (a real iDRAC takes seconds; the lab keeps a run short).
+	Latency, BootDelay time.Duration
+	// Sims maps node name to its simulator (stats, fault injection); set by Start.
+	Sims  map[string]*bmctest.BMC
 	fwds  map[string]*forwarder
 	order []string
 }
 
 // Name implements Component.
-func (*BMC) Name() string { return "bmc" }
+func (*BMCs) Name() string { return "bmc" }
 
-// Start implements Component: one simulator per node that has a BMC in the profile.
-func (b *BMC) Start(_ context.Context, l *Lab) error {
-	ips := []netip.Addr{netip.MustParseAddr("127.0.0.1")}
+// Start implements Component.
+func (b *BMCs) Start(ctx context.Context, l *Lab) (err error) {
+	defer func() {
+		if err != nil {
+			_ = b.Stop(context.WithoutCancel(ctx))
+		}
+	}()
+	var hosts []byte
 	for i := range l.Site.Nodes {
-		ips = append(ips, l.IP(byte(100+i)))
+		hosts = append(hosts, byte(100+i))
 	}
-	cert, err := l.CA.Issue(ips, "localhost")
+	cert, _, _, err := serverCert(l, "", hosts...)
 	if err != nil {
 		return err
 	}
-	shared := &bmctest.Cert{TLS: cert, CAPEM: l.CA.PEM()}
-	b.sims, b.fwds = map[string]*bmctest.BMC{}, map[string]*forwarder{}
+	ca := l.CA.PEM()
+	if b.Latency == 0 {
+		b.Latency = 5 * time.Millisecond
+	}
+	if b.BootDelay == 0 {
+		b.BootDelay = time.Second
+	}
+	b.Sims, b.fwds = map[string]*bmctest.BMC{}, map[string]*forwarder{}
 	for i, n := range l.Site.Nodes {
-		pw, err := os.ReadFile(filepath.Join(l.Dir, n.BMC.Password.File))
+		pass, err := secretFile(filepath.Join(l.Dir, n.BMC.Password.File))
 		if err != nil {
-			b.closeAll()
-			return fmt.Errorf("node %s: BMC password (the files component writes it): %w", n.Name, err)
+			return err
 		}
-		macs := make([]string, 0, len(n.Interfaces))
-		for _, i := range n.Interfaces {
-			macs = append(macs, i.MACAddress)
+		o := bmctest.Options{Firmware: "5.10.50.00", Model: "PowerEdge R660", Username: n.BMC.Username, Password: pass,
+			MACs: nodeMACs(n), Latency: b.Latency, BootDelay: b.BootDelay, Cert: &bmctest.Cert{TLS: cert, CAPEM: ca}}
+		if n.GPU {
+			o.Firmware, o.Model = "7.00.00.00", "PowerEdge XE9680"
 		}
-		sim := bmctest.New(bmctest.Options{Firmware: b.Firmware, Username: n.BMC.Username,
-			Password: strings.TrimSpace(string(pw)), MACs: macs, Cert: shared})
-		b.sims[n.Name] = sim
+		sim := bmctest.New(o)
+		b.Sims[n.Name] = sim
+		b.order = append(b.order, n.Name)
+		u, err := url.Parse(sim.URL())
+		if err != nil {
+			return err
+		}
 		fwd, err := startOnPort(l, "bmc-"+n.Name, byte(100+i), func(addr string) (*forwarder, error) {
-			ln, err := net.Listen("tcp", addr)
-			if err != nil {
-				return nil, err
-			}
-			return forward(ln, strings.TrimPrefix(sim.URL(), "https://")), nil
+			return startForwarder(addr, u.Host)
 		})
 		if err != nil {
-			b.closeAll()
-			return fmt.Errorf("node %s: BMC address: %w", n.Name, err)
+			return err
 		}
 		b.fwds[n.Name] = fwd
-		b.order = append(b.order, n.Name)
 	}
 	return nil
 }
 
-// Configure implements Component: each node's bmc.address is its simulator, trusted through
-// the lab CA.
-func (b *BMC) Configure(s *site.Site, _ *Lab) error {
-	for i, n := range s.Nodes {
-		if fwd, ok := b.fwds[n.Name]; ok {
-			s.Nodes[i].BMC.Address = "https://" + fwd.Addr()
-			s.Nodes[i].BMC.CAFile = CAFile
+// nodeMACs are the MACs the node's BMC reports: the boot MAC and every interface's.
+func nodeMACs(n site.Node) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range append([]string{n.BootMAC}, macsOf(n.Interfaces)...) {
+		m = strings.ToUpper(m)
+		if m != "" && !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func macsOf(ifs []site.Interface) []string {
+	var out []string
+	for _, i := range ifs {
+		out = append(out, i.MACAddress)
+	}
+	return out
+}
+
+// Configure implements Component.
+func (b *BMCs) Configure(s *site.Site, _ *Lab) error {
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		if f, ok := b.fwds[n.Name]; ok {
+			n.BMC.Address = "https://" + f.Addr()
+			n.BMC.CAFile = CAFile
 		}
 	}
 	return nil
 }
 
 // Stop implements Component.
-func (b *BMC) Stop(context.Context) error {
-	b.closeAll()
-	return nil
-}
-
-func (b *BMC) closeAll() {
+func (b *BMCs) Stop(ctx context.Context) error {
+	var errs []error
 	for _, f := range b.fwds {
-		_ = f.Close()
+		if err := f.Close(ctx); err != nil && !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, err)
+		}
 	}
-	for _, sim := range b.sims {
-		sim.Close()
+	for _, s := range b.Sims {
+		s.Close()
 	}
-	b.sims, b.fwds = nil, nil
+	b.fwds, b.Sims = nil, nil
+	return errors.Join(errs...)
 }
 
 // Describe implements Describer.
-func (b *BMC) Describe() string {
+func (b *BMCs) Describe() string {
 	var parts []string
-	for _, name := range b.order {
-		if f, ok := b.fwds[name]; ok {
-			parts = append(parts, name+" "+f.Addr())
-		}
+	for _, n := range b.order {
+		parts = append(parts, n+"="+b.fwds[n].Addr())
 	}
-	return "bmc  simulated iDRAC9 (Redfish, TLS from the lab CA): " + strings.Join(parts, ", ")
+	return fmt.Sprintf("bmc       %d iDRAC9 Redfish simulators (TLS, lab CA): %s", len(b.order), strings.Join(parts, " "))
 }
-
-// Sim returns the simulator of a node, for tests that inspect what the pipeline did to it.
-func (b *BMC) Sim(node string) *bmctest.BMC { return b.sims[node] }

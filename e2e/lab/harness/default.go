@@ -6,20 +6,26 @@ import "time"
 type Options struct {
 	// NTPOffset shifts the lab's NTP clock from the local one (to demonstrate a failing check).
 	NTPOffset time.Duration
-	// ReleaseComponents and LayerKiB size the synthetic release (0: 20 components, 64 KiB);
-	// tests make it small.
-	ReleaseComponents, LayerKiB int
+	// SourceCache shares one seeded source registry storage among labs (see Source.Cache).
+	SourceCache string
 }
 
-// Default returns the lab's components in start order. Later issues append their stand-ins
-// here (registries, Redfish simulators, kube-apiserver, sshd).
+// Default returns the lab's components in start order: files, DNS, NTP, the source and mirror
+// registries, sshd, the Redfish simulators, the openshift-install test double, and the ISO
+// server while the boot stage does not start one itself.
 func Default(o Options) []Component {
-	return []Component{
+	cs := []Component{
 		&Files{},
 		&DNS{},
 		&NTP{Offset: o.NTPOffset},
-		&BMC{},
-		&Registry{Components: o.ReleaseComponents, LayerKiB: o.LayerKiB},
+		&Source{Seed: SeedContent, Cache: o.SourceCache},
+		&Registry{},
+		&SSHD{},
+		&BMCs{},
 		&Installer{},
 	}
+	if NeedISOServer() {
+		cs = append(cs, &ISOServer{})
+	}
+	return cs
 }

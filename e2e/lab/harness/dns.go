@@ -94,22 +94,6 @@ func parse(ss []string) []netip.Addr {
 	return out
 }
 
-// listenRemembered listens on ip at the port remembered under key when it is free, else on a
-// new one, and remembers it.
-func listenRemembered(l *Lab, key, ip string) (net.Listener, error) {
-	if p := l.Port(key); p > 0 {
-		if ln, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(p))); err == nil {
-			return ln, nil
-		}
-	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
-	if err != nil {
-		return nil, err
-	}
-	l.RememberPort(key, ln.Addr().(*net.TCPAddr).Port)
-	return ln, nil
-}
-
 // startOnPort starts a server on lab host .host, on the port remembered under key when it is
 // still free, else on a new one, and remembers the port.
 func startOnPort[T interface{ Addr() string }](l *Lab, key string, host byte, start func(addr string) (T, error)) (T, error) {

@@ -12,9 +12,5 @@
 // too, remembered in lab-state.json). Nothing outside 127.0.0.0/8 is ever used.
 //
 //	.1 jump host (ISO server)   .5 API VIP   .7 ingress VIP   .21-.23 control plane   .31-.32 GPU workers
-//	.53 DNS      .123 NTP         .70 Git (later)   .100+ BMCs
-//
-// The Redfish simulators and the registries themselves listen on 127.0.0.1:random (they serve
-// through httptest); forwarders give them stable addresses: the BMCs their planned ones, the
-// registries 127.0.0.1:PORT (their certificates name 127.0.0.1).
+//	.53 DNS      .123 NTP         .60-.69 registries   .70 Git   .100+ BMCs (later issues)
 package harness

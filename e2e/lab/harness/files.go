@@ -18,13 +18,16 @@ import (
 // cluster, the ImageSetConfiguration, and the BMC password file. Files already in the lab dir
 // are kept, so a lab dir's profile does not change between starts. The layout is the one
 // profiles/lab.yaml documents (ssh/, mirror/, secrets/, certs/).
-type Files struct{}
+type Files struct {
+	dir string
+}
 
 // Name implements Component.
 func (*Files) Name() string { return "files" }
 
 // Start implements Component.
 func (f *Files) Start(_ context.Context, l *Lab) error {
+	f.dir = l.Dir
 	for _, d := range []string{"ssh", "secrets"} {
 		if err := os.MkdirAll(filepath.Join(l.Dir, d), 0o700); err != nil {
 			return err
@@ -37,13 +40,6 @@ func (f *Files) Start(_ context.Context, l *Lab) error {
 			return fmt.Errorf("ssh-keygen (openssh-client; make deps installs it): %v: %s", err, out)
 		}
 	}
-	for _, n := range l.Site.Nodes {
-		if p := n.BMC.Password.File; p != "" {
-			if err := writeIfMissing(filepath.Join(l.Dir, p), []byte(randomSecret()), 0o600); err != nil {
-				return err
-			}
-		}
-	}
 	return writeIfMissing(filepath.Join(l.Dir, "mirror", "imageset-config.yaml"), []byte(imageSetConfig), 0o644)
 }
 
@@ -51,6 +47,13 @@ func (f *Files) Start(_ context.Context, l *Lab) error {
 func (f *Files) Configure(s *site.Site, _ *Lab) error {
 	s.Cluster.SSHKeyFile = "ssh/id_ed25519.pub"
 	s.Mirror.ImageSetConfig = "mirror/imageset-config.yaml"
+	for _, n := range s.Nodes {
+		if p := n.BMC.Password.File; p != "" {
+			if err := writeIfMissing(filepath.Join(f.dir, p), []byte(randomSecret()), 0o600); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 
@@ -80,7 +83,7 @@ apiVersion: mirror.openshift.io/v2alpha1
 mirror:
   platform:
     channels:
-      - name: stable-4.16
-        minVersion: 4.16.3
-        maxVersion: 4.16.3
+      - name: stable-4.18
+        minVersion: 4.18.0
+        maxVersion: 4.18.0
 `

@@ -4,39 +4,45 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 
 	"github.com/bootstrap-dev/bootstrap/internal/agentiso/agentisotest"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
-// InstallerPath is where the lab puts its openshift-install, relative to the lab dir.
-const InstallerPath = "bin/openshift-install"
-
-// Installer builds the openshift-install test double (internal/agentiso/agentisotest, never
-// shipped) into the lab dir and points cluster.installer.path at it: the iso stage runs it as
-// it would the real installer, and it writes an agent ISO laid out like CoreOS's with xorriso.
-// Go's build cache makes every start after the first quick.
-type Installer struct{}
+// Installer puts the agentiso engineer's openshift-install TEST DOUBLE (never shipped) into
+// <lab>/bin and points cluster.installer.path at a wrapper that makes it report the lab's
+// release version. The double checks the files it receives as the real installer would and
+// writes an ISO laid out like a CoreOS live ISO with xorriso. Built with `go build` from this
+// module, so the Go build cache makes later starts fast.
+type Installer struct {
+	path string
+}
 
 // Name implements Component.
 func (*Installer) Name() string { return "installer" }
 
 // Start implements Component.
-func (*Installer) Start(_ context.Context, l *Lab) error {
-	dir := filepath.Join(l.Dir, filepath.Dir(InstallerPath))
+func (i *Installer) Start(ctx context.Context, l *Lab) error {
+	dir := filepath.Join(l.Dir, "bin")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if _, err := agentisotest.BuildInstallerDouble(dir); err != nil {
-		return fmt.Errorf("%w (the lab builds it with the go tool, from inside the module)", err)
+	double := filepath.Join(dir, "openshift-install-double")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", double, agentisotest.DoublePackage)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("build the openshift-install test double (run the lab from the bootstrap checkout): %v: %s", err, out)
 	}
-	return nil
+	i.path = filepath.Join(dir, "openshift-install")
+	script := "#!/bin/sh\n# openshift-install of the lab: the TEST DOUBLE, reporting the lab's release.\n" +
+		"OPENSHIFT_INSTALL_DOUBLE_VERSION=" + ReleaseVersion + " exec " + double + " \"$@\"\n"
+	return os.WriteFile(i.path, []byte(script), 0o755)
 }
 
 // Configure implements Component.
-func (*Installer) Configure(s *site.Site, _ *Lab) error {
-	s.Cluster.Installer.Path = InstallerPath
+func (i *Installer) Configure(s *site.Site, _ *Lab) error {
+	s.Cluster.Installer.Path = "bin/openshift-install"
 	return nil
 }
 
@@ -44,6 +50,6 @@ func (*Installer) Configure(s *site.Site, _ *Lab) error {
 func (*Installer) Stop(context.Context) error { return nil }
 
 // Describe implements Describer.
-func (*Installer) Describe() string {
-	return "installer  " + InstallerPath + " (the openshift-install test double)"
+func (i *Installer) Describe() string {
+	return "installer bin/openshift-install: the openshift-install TEST DOUBLE (agentisotest), release " + ReleaseVersion
 }

@@ -2,146 +2,156 @@ package harness
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 
-	"github.com/regclient/regclient"
-	"github.com/regclient/regclient/config"
+	"golang.org/x/crypto/bcrypt"
 
-	"github.com/bootstrap-dev/bootstrap/internal/mirror/mirrortest"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
-// Registry runs the lab's two registries (internal/mirror/mirrortest: distribution v3 in
-// process, TLS on 127.0.0.1): the source, standing in for quay.io and seeded with a synthetic
-// release payload of the profile's version (components listed in image-references), and the
-// site's registry, the Quay stand-in, with htpasswd credentials in an auth file. The profile
-// reads the release through mirror.source.registry, as a proxied or connected site does.
-//
-// The registries listen on 127.0.0.1:random (httptest, whose certificate names 127.0.0.1); a
-// forwarder on a port the lab dir remembers gives each a stable 127.0.0.1:PORT, so the profile
-// does not change between starts.
-type Registry struct {
-	// Components is the number of release component images; 0 means 20.
-	Components int
-	// LayerKiB scales the synthetic layers; 0 means 64.
-	LayerKiB int
+// RegistryUser is the lab registry's account (a Quay robot account on site).
+const RegistryUser = "bootstrap+robot"
 
-	src, dst       *mirrortest.Registry
-	srcFwd, dstFwd *forwarder
-	release        *mirrortest.Release
-	dir            string
-	authFile       string
+// Registry is the site's mirror registry: Debian's docker-registry (distribution 2.8) with TLS
+// from the lab CA and htpasswd basic auth, the stand-in for Quay. It listens on an internal
+// address (.62); the profile's registry.host (.60) is a TLS front (FaultProxy) through which tests
+// make one repository fail. Storage lives in <lab>/registry and survives restarts.
+type Registry struct {
+	// Proxy is the front tests inject faults into; set by Start.
+	Proxy *FaultProxy
+	back  *proc
+	front string
+	dir   string
 }
 
 // Name implements Component.
 func (*Registry) Name() string { return "registry" }
 
-// Start implements Component: both registries, then the release pushed to the source (the
-// content is deterministic, so a lab dir's second start pushes nothing new).
+// Start implements Component.
 func (r *Registry) Start(ctx context.Context, l *Lab) error {
-	r.dir = l.Dir
-	n, kib := r.Components, r.LayerKiB
-	if n == 0 {
-		n = 20
-	}
-	if kib == 0 {
-		kib = 64
-	}
-	var err error
-	if r.src, err = mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: filepath.Join(l.Dir, "registry", "source"), TLS: true}); err != nil {
-		return fmt.Errorf("source registry: %w", err)
-	}
-	// One password per lab dir: the auth file's content feeds the iso stage's pull secret, so a
-	// new password would make it (and boot) run again on every start.
-	pwFile := filepath.Join(l.Dir, "secrets", "registry-password")
-	if err := writeIfMissing(pwFile, []byte(randomSecret()), 0o600); err != nil {
-		r.src.Close()
-		return err
-	}
-	pw, err := os.ReadFile(pwFile)
+	r.dir = filepath.Join(l.Dir, "registry")
+	cert, certFile, keyFile, err := serverCert(l, filepath.Join(r.dir, "tls"), 60, 62)
 	if err != nil {
-		r.src.Close()
 		return err
 	}
-	password := string(pw)
-	if r.dst, err = mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: filepath.Join(l.Dir, "registry", "site"), TLS: true,
-		User: "lab", Password: password}); err != nil {
-		r.src.Close()
-		return fmt.Errorf("site registry: %w", err)
-	}
-	if r.srcFwd, err = forwardStable(l, "registry-source", r.src.Host); err == nil {
-		r.dstFwd, err = forwardStable(l, "registry-site", r.dst.Host)
-	}
+	pass, err := secretFile(filepath.Join(l.Dir, "secrets", "registry.password"))
 	if err != nil {
-		_ = r.Stop(ctx)
 		return err
 	}
-	// The credentials are for the address the profile names.
-	r.authFile = filepath.Join(l.Dir, "secrets", "registry-auth.json")
-	if err := mirrortest.WriteAuthFile(r.authFile, r.dstFwd.Addr(), "lab", password); err != nil {
-		_ = r.Stop(ctx)
-		return err
-	}
-	ca, err := os.ReadFile(r.src.CAFile)
+	htp := filepath.Join(r.dir, "htpasswd")
+	hash, err := bcrypt.GenerateFromPassword([]byte(pass), bcrypt.MinCost)
 	if err != nil {
-		_ = r.Stop(ctx)
 		return err
 	}
-	rc := regclient.New(regclient.WithConfigHost(config.Host{Name: r.src.Host, RegCert: string(ca)}))
-	b := mirrortest.NewBuilder(rc, 1)
-	r.release, err = b.Release(ctx, mirrortest.ReleaseSpec{PushHost: r.src.Host, NameHost: "quay.io",
-		Version: l.Site.Cluster.Release.Version, Components: n, LayerKiB: kib})
-	if err != nil {
-		_ = r.Stop(ctx)
-		return fmt.Errorf("seed the release: %w", err)
+	if err := os.MkdirAll(r.dir, 0o700); err != nil {
+		return err
 	}
-	return nil
+	if err := os.WriteFile(htp, []byte(RegistryUser+":"+string(hash)+"\n"), 0o600); err != nil {
+		return err
+	}
+	port, err := l.FreePort("registry-backend", 62)
+	if err != nil {
+		return err
+	}
+	back := net.JoinHostPort(l.IP(62).String(), strconv.Itoa(port))
+	if r.back, err = startRegistry(ctx, l, "registry", back, r.dir, certFile, keyFile, htp); err != nil {
+		return err
+	}
+	ca := l.CA.PEM()
+	r.Proxy, err = startOnPort(l, "registry", 60, func(addr string) (*FaultProxy, error) {
+		return StartFaultProxy(addr, "https://"+back, cert, ca)
+	})
+	if err != nil {
+		_ = r.back.stop()
+		return err
+	}
+	r.front = r.Proxy.Addr()
+	return writeAuthFile(filepath.Join(l.Dir, "secrets", "registry-auth.json"), r.front, RegistryUser, pass)
 }
 
 // Configure implements Component.
 func (r *Registry) Configure(s *site.Site, _ *Lab) error {
-	rel := func(p string) string {
-		if q, err := filepath.Rel(r.dir, p); err == nil {
-			return q
-		}
-		return p
-	}
-	s.Registry.Host, s.Registry.CAFile, s.Registry.AuthFile = r.dstFwd.Addr(), rel(r.dst.CAFile), rel(r.authFile)
-	s.Mirror.Source.Registry, s.Mirror.Source.CAFile = r.srcFwd.Addr(), rel(r.src.CAFile)
+	s.Registry.Host = r.front
+	s.Registry.CAFile = CAFile
+	s.Registry.AuthFile = "secrets/registry-auth.json"
 	return nil
 }
 
 // Stop implements Component.
-func (r *Registry) Stop(context.Context) error {
-	for _, f := range []*forwarder{r.srcFwd, r.dstFwd} {
-		if f != nil {
-			_ = f.Close()
-		}
+func (r *Registry) Stop(ctx context.Context) error {
+	err := r.Proxy.Close(ctx)
+	if e := r.back.stop(); err == nil {
+		err = e
 	}
-	r.srcFwd, r.dstFwd = nil, nil
-	if r.dst != nil {
-		r.dst.Close()
-	}
-	if r.src != nil {
-		r.src.Close()
-	}
-	r.src, r.dst = nil, nil
-	return nil
+	return err
 }
 
 // Describe implements Describer.
 func (r *Registry) Describe() string {
-	return fmt.Sprintf("registry  source %s (quay.io stand-in: %s, %d components), site %s (TLS, htpasswd)",
-		r.srcFwd.Addr(), r.release.Image, len(r.release.Components), r.dstFwd.Addr())
+	return fmt.Sprintf("registry  https://%s docker-registry (TLS, htpasswd user %s), the Quay stand-in", r.front, RegistryUser)
 }
 
-// forwardStable relays 127.0.0.1:PORT, PORT remembered under key, to target.
-func forwardStable(l *Lab, key, target string) (*forwarder, error) {
-	ln, err := listenRemembered(l, key, "127.0.0.1")
+// Storage is the registry's storage root (tests read what was pushed).
+func (r *Registry) Storage() string { return filepath.Join(r.dir, "storage") }
+
+// startRegistry runs docker-registry on addr with TLS (certFile, keyFile) and, when htpasswd is set, basic
+// auth. The config is JSON (a YAML subset), written beside the storage.
+func startRegistry(ctx context.Context, l *Lab, name, addr, dir, certFile, keyFile, htpasswd string) (*proc, error) {
+	cfg := map[string]any{
+		"version": "0.1",
+		"log":     map[string]any{"level": "warn", "accesslog": map[string]any{"disabled": true}},
+		"storage": map[string]any{
+			"filesystem": map[string]any{"rootdirectory": filepath.Join(dir, "storage")},
+			"delete":     map[string]any{"enabled": true},
+		},
+		"http": map[string]any{
+			"addr": addr, "secret": "bootstrap-lab-" + name, "relativeurls": true,
+			"tls": map[string]any{"certificate": certFile, "key": keyFile},
+		},
+	}
+	if htpasswd != "" {
+		cfg["auth"] = map[string]any{"htpasswd": map[string]any{"realm": "bootstrap-lab", "path": htpasswd}}
+	}
+	b, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
 		return nil, err
 	}
-	return forward(ln, target), nil
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "config.yml")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return nil, err
+	}
+	return startProc(ctx, l, name, addr, "docker-registry", "serve", path)
+}
+
+// writeAuthFile writes a containers auth file (auths JSON, 0600) with one entry.
+func writeAuthFile(path, host, user, pass string) error {
+	f := map[string]any{"auths": map[string]any{
+		host: map[string]string{"auth": base64.StdEncoding.EncodeToString([]byte(user + ":" + pass))},
+	}}
+	b, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o600)
+}
+
+// secretFile returns the secret in path, creating a random one (0600) on first use.
+func secretFile(path string) (string, error) {
+	if err := writeIfMissing(path, []byte(randomSecret()), 0o600); err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(path)
+	return string(b), err
 }

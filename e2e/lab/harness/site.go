@@ -40,8 +40,7 @@ func baseSite(l *Lab, isoPort int) *site.Site {
 		Cluster: site.Cluster{
 			Name:       ClusterName,
 			BaseDomain: BaseDomain,
-			// The version the openshift-install test double reports.
-			Release: site.Release{Version: "4.16.3", Architecture: "amd64"},
+			Release:    site.Release{Version: "4.18.0", Architecture: "amd64"},
 			Networking: site.Networking{
 				NetworkType:    "OVNKubernetes",
 				MachineNetwork: []string{l.Net.String()},
@@ -53,8 +52,8 @@ func baseSite(l *Lab, isoPort int) *site.Site {
 			RendezvousIP: l.IP(21).String(),
 		},
 		ISO: site.ISO{ServeAddress: net.JoinHostPort(l.IP(1).String(), strconv.Itoa(isoPort))},
-		// The registry component replaces these with its registries; the Git address answers
-		// nothing until a Git stand-in lands, and the stages that use it fail saying so.
+		// Where the registry and Git stand-ins of later issues listen; until they land these
+		// addresses answer nothing and the stages that use them fail saying so.
 		Registry: site.Registry{Host: l.IP(60).String() + ":8443", Namespace: "ocp4"},
 		Mirror:   site.Mirror{Source: site.MirrorSource{Registry: l.IP(61).String() + ":5000"}},
 		GitOps: site.GitOps{Channel: "latest", RepoURL: "https://" + l.IP(70).String() + ":3000/lab/cluster-config.git",

@@ -1,0 +1,111 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/bootstrap-dev/bootstrap/e2e/lab/harness"
+	"github.com/bootstrap-dev/bootstrap/internal/bmc/bmctest"
+	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/site"
+)
+
+// One more GPU worker in the profile: the next run re-runs only the stages whose inputs changed
+// (iso: agent-config lists the hosts; boot: the new node), leaves the mirror alone, and powers
+// only the new node.
+func TestOneMoreWorker(t *testing.T) {
+	l := startLab(t)
+	l.mustRun(t, 0, "run")
+	power := l.powerActions()
+	pushes := l.reg.Proxy.Writes()
+	before := len(l.journal(t))
+
+	sim := newWorkerBMC(t, l, "52:54:00:00:21:01")
+	l.editSite(t, func(m map[string]any) {
+		nodes := m["nodes"].([]any)
+		var n map[string]any
+		b, _ := json.Marshal(node(m, "gpu-1"))
+		_ = json.Unmarshal(b, &n)
+		mac, ip := "52:54:00:00:21:01", l.IP(33).String()
+		n["name"], n["bootMAC"] = "gpu-2", mac
+		n["interfaces"].([]any)[0].(map[string]any)["macAddress"] = mac
+		iface := n["networkConfig"].(map[string]any)["interfaces"].([]any)[0].(map[string]any)
+		iface["mac-address"] = mac
+		iface["ipv4"].(map[string]any)["address"].([]any)[0].(map[string]any)["ip"] = ip
+		n["bmc"].(map[string]any)["address"] = sim.URL()
+		m["nodes"] = append(nodes, n)
+	})
+	l.publishDNS(t)
+
+	r := l.mustRun(t, 0, "run")
+	j := l.journal(t)[before:]
+	started := map[string]string{}
+	for _, e := range entries(j, pipeline.EntryStageStarted, "") {
+		started[e.Stage] = e.Reason
+	}
+	if _, ok := started["mirror"]; ok {
+		t.Errorf("mirror ran again (%s) although its inputs did not change", started["mirror"])
+	}
+	for _, st := range []string{"iso", "boot"} {
+		if _, ok := started[st]; !ok {
+			t.Errorf("%s did not run for the new worker:\n%s", st, tail(r.out, 30))
+		}
+	}
+	if p := l.reg.Proxy.Writes(); p != pushes {
+		t.Errorf("%d pushes to the registry for a new worker", p-pushes)
+	}
+	for n, p := range l.powerActions() {
+		if p != power[n] {
+			t.Errorf("node %s power-cycled again (%d -> %d) for a new worker", n, power[n], p)
+		}
+	}
+	if s := sim.Stats(); s.PowerActions != 1 || s.RangeRequests == 0 {
+		t.Errorf("gpu-2: %d power actions, %d range requests of its ISO; want 1 and some", s.PowerActions, s.RangeRequests)
+	}
+	t.Logf("stages started for the new worker: %v", started)
+}
+
+// newWorkerBMC starts one more iDRAC9 simulator on 127.0.0.1 with a lab CA certificate and the
+// lab's BMC password, reporting mac.
+func newWorkerBMC(t *testing.T, l *testLab, mac string) *bmctest.BMC {
+	t.Helper()
+	cert, err := l.CA.Issue([]netip.Addr{netip.MustParseAddr("127.0.0.1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pass, err := os.ReadFile(filepath.Join(l.Dir, l.Site.Nodes[0].BMC.Password.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := bmctest.New(bmctest.Options{Firmware: "7.00.00.00", Model: "PowerEdge XE9680", Password: string(pass),
+		MACs: []string{mac}, BootDelay: l.bmcs.BootDelay, Cert: &bmctest.Cert{TLS: cert, CAPEM: l.CA.PEM()}})
+	t.Cleanup(sim.Close)
+	return sim
+}
+
+// publishDNS makes the lab DNS answer for every node of the edited profile.
+func (l *testLab) publishDNS(t *testing.T) {
+	t.Helper()
+	b, err := os.ReadFile(l.SiteFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s site.Site
+	if err := json.Unmarshal(b[bytes.IndexByte(b, '{'):], &s); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range l.Components() {
+		if d, ok := c.(*harness.DNS); ok {
+			d.SetZone(harness.ZoneFor(&s))
+			return
+		}
+	}
+	t.Fatal(fmt.Errorf("the lab has no DNS"))
+}

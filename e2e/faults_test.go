@@ -1,0 +1,173 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+)
+
+// Bad input and broken peers: each run ends with a clear error that names the thing and says how
+// to fix it; after the fix the next run finishes, and nothing done before is done again.
+
+func TestWrongBMCPassword(t *testing.T) {
+	l := startLab(t)
+	wrong := filepath.Join(l.Dir, "secrets", "bmc-gpu-1-wrong")
+	if err := os.WriteFile(wrong, []byte("not-the-password"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var good any
+	l.editSite(t, func(m map[string]any) {
+		pw := node(m, "gpu-1")["bmc"].(map[string]any)["password"].(map[string]any)
+		good, pw["file"] = pw["file"], "secrets/bmc-gpu-1-wrong"
+	})
+	r := l.run(t, "run")
+	expectClearError(t, r, "gpu-1", []string{"password", "credential", "401", "authenticat"})
+	if p := l.powerActions()["gpu-1"]; p != 0 {
+		t.Errorf("gpu-1 was power-cycled %d times with a wrong password", p)
+	}
+	powered := l.powerActions()
+	l.editSite(t, func(m map[string]any) {
+		node(m, "gpu-1")["bmc"].(map[string]any)["password"].(map[string]any)["file"] = good
+	})
+	l.mustRun(t, 0, "run")
+	expectNothingRedone(t, l, powered)
+}
+
+func TestUnreachableRegistry(t *testing.T) {
+	l := startLab(t)
+	var host any
+	closed := l.IP(60).String() + ":1"
+	l.editSite(t, func(m map[string]any) {
+		reg := m["registry"].(map[string]any)
+		host, reg["host"] = reg["host"], closed
+	})
+	r := l.run(t, "run")
+	expectClearError(t, r, closed, []string{"reach", "connect", "refused", "unreachable"})
+	if n := len(l.storedManifests(t)); n != 0 {
+		t.Errorf("%d manifests pushed somewhere while the registry was unreachable", n)
+	}
+	if p := sum(l.powerActions()); p != 0 {
+		t.Errorf("%d power actions with an unreachable registry", p)
+	}
+	l.editSite(t, func(m map[string]any) { m["registry"].(map[string]any)["host"] = host })
+	l.mustRun(t, 0, "run")
+	expectNothingRedone(t, l, nil)
+}
+
+// A MAC in the profile that the node's BMC does not report (a swapped cable, a typo) is caught
+// before any server reboots.
+func TestWrongMAC(t *testing.T) {
+	l := startLab(t)
+	const bad = "52:54:00:00:99:99"
+	l.editSite(t, func(m map[string]any) {
+		n := node(m, "master-1")
+		n["bootMAC"] = bad
+		n["interfaces"].([]any)[0].(map[string]any)["macAddress"] = bad
+		n["networkConfig"].(map[string]any)["interfaces"].([]any)[0].(map[string]any)["mac-address"] = bad
+	})
+	r := l.run(t, "run")
+	expectClearError(t, r, "master-1", []string{bad, strings.ToUpper(bad)})
+	if p := sum(l.powerActions()); p != 0 {
+		t.Errorf("%d power actions although master-1's MAC is wrong: %v", p, l.powerActions())
+	}
+}
+
+// The registry answers 500 for every request of one repository: that image is listed as failed,
+// the rest is mirrored, and the next run (fault gone) copies only what is missing.
+func TestRegistry500ForOneImage(t *testing.T) {
+	l := startLab(t)
+	l.reg.Proxy.Fail("/ubi9/ubi/", 500)
+	r := l.run(t, "run")
+	expectClearError(t, r, "ubi9/ubi", []string{"500", "retry", "run again", "replay"})
+	stored := l.storedManifests(t)
+	for _, m := range stored {
+		if strings.Contains(m, "ubi9/ubi@") {
+			t.Errorf("%s stored although every request for it failed", m)
+		}
+	}
+	if len(stored) < 20 {
+		t.Errorf("only %d manifests mirrored besides the failing image", len(stored))
+	}
+	l.reg.Proxy.Fail("/ubi9/ubi/", 0)
+	l.mustRun(t, 0, "run")
+	after := l.journal(t)
+	if got, want := l.storedManifests(t), l.content(t).plannedManifests(); !reflect.DeepEqual(got, want) {
+		t.Errorf("registry holds %v, want %v", got, want)
+	}
+	count := map[string]int{}
+	for _, e := range entries(after, pipeline.EntryStepDone, "mirror") {
+		count[e.Step]++
+	}
+	for step, n := range count {
+		if n > 1 {
+			t.Errorf("journaled %d times: %s", n, step)
+		}
+	}
+	if n := count["image registry.redhat.io/ubi9/ubi:9.5 -> "+l.Site.Registry.Host+"/ocp4/ubi9/ubi:9.5"]; n != 1 {
+		t.Errorf("the failed image was journaled %d times after the fix, want 1 (steps: %v)", n, count)
+	}
+}
+
+// expectClearError checks a failed run: non-zero exit, the culprit named, a hint of the cause
+// (one of hints, case-insensitive), and a remedy.
+func expectClearError(t *testing.T, r result, culprit string, hints []string) {
+	t.Helper()
+	if r.code == 0 {
+		t.Fatalf("run succeeded; want a failure naming %s", culprit)
+	}
+	for _, line := range strings.Split(r.out, "\n") {
+		if strings.HasPrefix(line, "error:") || strings.HasPrefix(line, "remedy:") {
+			t.Logf("%.400s", line)
+		}
+	}
+	low := strings.ToLower(r.out)
+	if !strings.Contains(r.out, culprit) {
+		t.Errorf("the error does not name %s:\n%s", culprit, tail(r.out, 25))
+	}
+	found := false
+	for _, h := range hints {
+		found = found || strings.Contains(low, strings.ToLower(h))
+	}
+	if !found {
+		t.Errorf("the error gives no cause (any of %v):\n%s", hints, tail(r.out, 25))
+	}
+	if !strings.Contains(low, "remedy") && !strings.Contains(low, "fix") && !strings.Contains(low, "check") {
+		t.Errorf("the error gives no remedy:\n%s", tail(r.out, 25))
+	}
+}
+
+// expectNothingRedone checks a run that finished after a failure: no step journaled twice, and
+// nodes powered before (powered) were not power-cycled again; every node powered once.
+func expectNothingRedone(t *testing.T, l *testLab, powered map[string]int) {
+	t.Helper()
+	seen := map[string]int{}
+	for _, e := range entries(l.journal(t), pipeline.EntryStepDone, "") {
+		if e.Stage != "preflight" {
+			seen[e.Stage+" "+e.Step]++
+		}
+	}
+	for k, n := range seen {
+		if n > 1 {
+			t.Errorf("step %q journaled %d times", k, n)
+		}
+	}
+	for n, p := range l.powerActions() {
+		if p != 1 {
+			t.Errorf("node %s: %d power actions (before the fix: %d), want 1", n, p, powered[n])
+		}
+	}
+}
+
+func sum(m map[string]int) int {
+	s := 0
+	for _, v := range m {
+		s += v
+	}
+	return s
+}

@@ -1,0 +1,103 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/bootstrap-dev/bootstrap/internal/site"
+)
+
+// SSHD is a real OpenSSH server on the rendezvous host's address, standing in for the nodes'
+// sshd (gather, the irdma check). It accepts the profile's cluster key (cluster.sshKeyFile) for
+// the user running the lab, with a host key kept in <lab>/sshd; <lab>/sshd/known_hosts holds the
+// line a client that verifies host keys expects.
+type SSHD struct {
+	p    *proc
+	addr string
+	// KnownHosts is the known_hosts file for this server; set by Start.
+	KnownHosts string
+}
+
+// Name implements Component.
+func (*SSHD) Name() string { return "sshd" }
+
+// Start implements Component.
+func (d *SSHD) Start(ctx context.Context, l *Lab) error {
+	dir := filepath.Join(l.Dir, "sshd")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	hostKey := filepath.Join(dir, "ssh_host_ed25519_key")
+	if _, err := os.Stat(hostKey); errors.Is(err, fs.ErrNotExist) {
+		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "lab-node", "-f", hostKey).CombinedOutput(); err != nil {
+			return fmt.Errorf("ssh-keygen: %v: %s", err, out)
+		}
+	}
+	// sshd refuses to start without its privilege separation directory (Debian creates it in
+	// the service unit, which the lab does not use).
+	_ = os.MkdirAll("/run/sshd", 0o755)
+	port, err := sshPort(l)
+	if err != nil {
+		return err
+	}
+	d.addr = net.JoinHostPort(l.IP(21).String(), strconv.Itoa(port))
+	cfg := strings.Join([]string{
+		"ListenAddress " + d.addr,
+		"HostKey " + hostKey,
+		"AuthorizedKeysFile " + filepath.Join(l.Dir, "ssh", "id_ed25519.pub"),
+		"PidFile none", "UsePAM no", "StrictModes no", "PasswordAuthentication no",
+		"KbdInteractiveAuthentication no", "PermitRootLogin prohibit-password", "LogLevel ERROR", "",
+	}, "\n")
+	path := filepath.Join(dir, "sshd_config")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		return err
+	}
+	pub, err := os.ReadFile(hostKey + ".pub")
+	if err != nil {
+		return err
+	}
+	f := strings.Fields(string(pub))
+	host := l.IP(21).String()
+	if port != 22 {
+		host = "[" + host + "]:" + strconv.Itoa(port)
+	}
+	d.KnownHosts = filepath.Join(dir, "known_hosts")
+	if err := os.WriteFile(d.KnownHosts, []byte(host+" "+f[0]+" "+f[1]+"\n"), 0o644); err != nil {
+		return err
+	}
+	d.p, err = startProc(ctx, l, "sshd", d.addr, "/usr/sbin/sshd", "-D", "-e", "-f", path)
+	return err
+}
+
+// sshPort is 22 when free on the rendezvous address (what gather dials), else a remembered one.
+func sshPort(l *Lab) (int, error) {
+	if ln, err := net.Listen("tcp", net.JoinHostPort(l.IP(21).String(), "22")); err == nil {
+		ln.Close()
+		l.RememberPort("sshd", 22)
+		return 22, nil
+	}
+	return l.FreePort("sshd", 21)
+}
+
+// Configure implements Component: the profile has no field for it yet (gather dials port 22 of
+// each node's address).
+func (d *SSHD) Configure(*site.Site, *Lab) error { return nil }
+
+// Stop implements Component.
+func (d *SSHD) Stop(context.Context) error { return d.p.stop() }
+
+// Addr is host:port.
+func (d *SSHD) Addr() string { return d.addr }
+
+// Describe implements Describer.
+func (d *SSHD) Describe() string {
+	return fmt.Sprintf("sshd      %s OpenSSH as the rendezvous node (key ssh/id_ed25519, known_hosts sshd/known_hosts)", d.addr)
+}

@@ -1,0 +1,89 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+)
+
+// The whole pipeline against the lab, then a second run that does nothing and says so: no stage
+// runs again, no BMC is written to, nothing is pushed to the registry.
+func TestFullRunThenNothingToDo(t *testing.T) {
+	l := startLab(t)
+	first := l.mustRun(t, 0, "run")
+	j := l.journal(t)
+	for _, st := range []string{"mirror", "iso", "boot"} {
+		if len(entries(j, pipeline.EntryStageSucceeded, st)) != 1 {
+			t.Errorf("stage %s did not succeed once:\n%s", st, tail(first.out, 30))
+		}
+	}
+	if got, want := l.storedManifests(t), l.content(t).plannedManifests(); !reflect.DeepEqual(got, want) {
+		t.Errorf("registry holds %d manifests, content.json plans %d:\n got %v\nwant %v", len(got), len(want), got, want)
+	}
+	for n, p := range l.powerActions() {
+		if p != 1 {
+			t.Errorf("node %s: %d power actions, want 1", n, p)
+		}
+		if s := l.bmcs.Sims[n].Stats(); s.RangeRequests == 0 || !strings.HasSuffix(s.BootedFrom, ".iso") {
+			t.Errorf("node %s: booted from %q after %d range requests; want the ISO, fetched with ranges", n, s.BootedFrom, s.RangeRequests)
+		}
+	}
+	writes, pushes := l.bmcWrites(), l.reg.Proxy.Writes()
+	before := len(j)
+
+	second := l.mustRun(t, 0, "run")
+	j = l.journal(t)[before:]
+	if es := entries(j, pipeline.EntryStageStarted, ""); len(es) != 1 { // preflight runs on every pass
+		for _, e := range es {
+			t.Errorf("second run started stage %s: %s", e.Stage, e.Reason)
+		}
+	}
+	for _, st := range []string{"mirror", "iso", "boot"} {
+		if len(entries(j, pipeline.EntryStageSkipped, st)) != 1 {
+			t.Errorf("second run did not skip %s", st)
+		}
+	}
+	if n := len(entries(j, pipeline.EntryStepDone, "")); n != 0 {
+		t.Errorf("second run recorded %d steps", n)
+	}
+	if !reflect.DeepEqual(l.bmcWrites(), writes) {
+		t.Errorf("second run wrote to BMCs: before %v after %v", writes, l.bmcWrites())
+	}
+	if p := l.reg.Proxy.Writes(); p != pushes {
+		t.Errorf("second run pushed %d times to the registry", p-pushes)
+	}
+	low := strings.ToLower(second.out)
+	if !strings.Contains(low, "skip") && !strings.Contains(low, "nothing to do") && !strings.Contains(low, "up to date") {
+		t.Errorf("second run does not say it had nothing to do:\n%s", second.out)
+	}
+	t.Logf("first run %s, second run %s", first.took, second.took)
+}
+
+// `bootstrap replay boot --node gpu-1` talks to gpu-1's BMC only and power-cycles it once more.
+func TestReplayBootOneNode(t *testing.T) {
+	l := startLab(t)
+	l.mustRun(t, 0, "run")
+	writes, power := l.bmcWrites(), l.powerActions()
+	r := l.mustRun(t, 0, "replay", "boot", "--node", "gpu-1")
+	for n, w := range l.bmcWrites() {
+		switch {
+		case n == "gpu-1" && w == writes[n]:
+			t.Errorf("replay --node gpu-1 did not touch gpu-1's BMC:\n%s", r.out)
+		case n != "gpu-1" && w != writes[n]:
+			t.Errorf("replay --node gpu-1 wrote %d times to %s's BMC", w-writes[n], n)
+		}
+	}
+	for n, p := range l.powerActions() {
+		want := power[n]
+		if n == "gpu-1" {
+			want++
+		}
+		if p != want {
+			t.Errorf("node %s: %d power actions after the replay, want %d", n, p, want)
+		}
+	}
+}
