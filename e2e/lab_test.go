@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -143,10 +142,6 @@ func (l *testLab) command(args ...string) *exec.Cmd {
 	}
 	if !hasF {
 		args = append(args, "-f", l.SiteFile)
-	}
-	// The lab plays no cluster yet: whole runs stop after boot (see e2e/lab/main.go demoUntil).
-	if len(args) > 0 && args[0] == "run" && !slices.Contains(args, "--until") {
-		args = append(args, "--until", "boot")
 	}
 	cmd := exec.Command(l.bin, args...)
 	cmd.Dir = l.Dir

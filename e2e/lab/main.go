@@ -108,8 +108,8 @@ func up(ctx context.Context, dir string, offset time.Duration, stdout io.Writer)
 	return down(l)
 }
 
-// demoUntil is the last stage the demo runs.
-const demoUntil = "boot"
+// demoUntil is the last stage the demo runs ("" for all: the lab plays the cluster).
+const demoUntil = ""
 
 // demo runs the pipeline against the lab; its exit code is the run's (status is shown either way).
 func demo(ctx context.Context, dir string, offset time.Duration, bin string, stdout, stderr io.Writer) (int, error) {
@@ -117,9 +117,8 @@ func demo(ctx context.Context, dir string, offset time.Duration, bin string, std
 	if err != nil {
 		return 1, err
 	}
-	// The lab has no stand-in cluster yet (kube-apiserver + a controller playing the install),
-	// so the demo stops after boot; install, configure and handoff are tested against a real
-	// kube-apiserver in their own packages. Set `until` to "" once the lab plays the cluster.
+	// The lab plays the cluster (harness.Cluster: kube-apiserver with the CRDs and a player), so
+	// the demo runs every stage.
 	args := []string{"run", "-f", l.SiteFile}
 	if demoUntil != "" {
 		args = append(args, "--until", demoUntil)

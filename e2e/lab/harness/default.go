@@ -11,9 +11,11 @@ type Options struct {
 }
 
 // Default returns the lab's components in start order: files, DNS, NTP, the source and mirror
-// registries, sshd, the Redfish simulators, the openshift-install test double, and the ISO
+// registries, sshd, the Redfish simulators, the openshift-install test double, the Git server, the cluster
+// (kube-apiserver and its player), and the ISO
 // server while the boot stage does not start one itself.
 func Default(o Options) []Component {
+	bmcs, git := &BMCs{}, &Git{}
 	cs := []Component{
 		&Files{},
 		&DNS{},
@@ -21,8 +23,10 @@ func Default(o Options) []Component {
 		&Source{Seed: SeedContent, Cache: o.SourceCache},
 		&Registry{},
 		&SSHD{},
-		&BMCs{},
+		bmcs,
 		&Installer{},
+		git,
+		&Cluster{BMCs: bmcs, Git: git},
 	}
 	if NeedISOServer() {
 		cs = append(cs, &ISOServer{})

@@ -36,7 +36,7 @@ func (i *Installer) Start(ctx context.Context, l *Lab) error {
 	}
 	i.path = filepath.Join(dir, "openshift-install")
 	script := "#!/bin/sh\n# openshift-install of the lab: the TEST DOUBLE, reporting the lab's release.\n" +
-		"OPENSHIFT_INSTALL_DOUBLE_VERSION=" + ReleaseVersion + " exec " + double + " \"$@\"\n"
+		"OPENSHIFT_INSTALL_DOUBLE_VERSION=" + ReleaseVersion + " OPENSHIFT_INSTALL_DOUBLE_CLUSTER=" + filepath.Join(l.Dir, ClusterDir) + " exec " + double + " \"$@\"\n"
 	return os.WriteFile(i.path, []byte(script), 0o755)
 }
 

@@ -15,7 +15,7 @@ import (
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
-// SSHD is a real OpenSSH server on the rendezvous host's address, standing in for the nodes'
+// SSHD is a real OpenSSH server on every node's address (port 22 when free), standing in for the nodes'
 // sshd (gather, the irdma check). It accepts the profile's cluster key (cluster.sshKeyFile) for
 // the user running the lab, with a host key kept in <lab>/sshd; <lab>/sshd/known_hosts holds the
 // line a client that verifies host keys expects.
@@ -48,14 +48,20 @@ func (d *SSHD) Start(ctx context.Context, l *Lab) error {
 	if err != nil {
 		return err
 	}
+	if err := ensureCoreUser(); err != nil {
+		return err
+	}
 	d.addr = net.JoinHostPort(l.IP(21).String(), strconv.Itoa(port))
-	cfg := strings.Join([]string{
-		"ListenAddress " + d.addr,
-		"HostKey " + hostKey,
-		"AuthorizedKeysFile " + filepath.Join(l.Dir, "ssh", "id_ed25519.pub"),
+	var listen []string
+	for _, ip := range nodeIPs(l) {
+		listen = append(listen, "ListenAddress "+net.JoinHostPort(ip, strconv.Itoa(port)))
+	}
+	cfg := strings.Join(append(listen,
+		"HostKey "+hostKey,
+		"AuthorizedKeysFile "+filepath.Join(l.Dir, "ssh", "id_ed25519.pub"),
 		"PidFile none", "UsePAM no", "StrictModes no", "PasswordAuthentication no",
 		"KbdInteractiveAuthentication no", "PermitRootLogin prohibit-password", "LogLevel ERROR", "",
-	}, "\n")
+	), "\n")
 	path := filepath.Join(dir, "sshd_config")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		return err
@@ -65,16 +71,48 @@ func (d *SSHD) Start(ctx context.Context, l *Lab) error {
 		return err
 	}
 	f := strings.Fields(string(pub))
-	host := l.IP(21).String()
-	if port != 22 {
-		host = "[" + host + "]:" + strconv.Itoa(port)
+	var kh strings.Builder
+	for _, host := range nodeIPs(l) {
+		if port != 22 {
+			host = "[" + host + "]:" + strconv.Itoa(port)
+		}
+		kh.WriteString(host + " " + f[0] + " " + f[1] + "\n")
 	}
 	d.KnownHosts = filepath.Join(dir, "known_hosts")
-	if err := os.WriteFile(d.KnownHosts, []byte(host+" "+f[0]+" "+f[1]+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(d.KnownHosts, []byte(kh.String()), 0o644); err != nil {
 		return err
 	}
 	d.p, err = startProc(ctx, l, "sshd", d.addr, "/usr/sbin/sshd", "-D", "-e", "-f", path)
 	return err
+}
+
+// nodeIPs are the nodes' addresses in the profile (the rendezvous host first).
+func nodeIPs(l *Lab) []string {
+	out := []string{l.IP(21).String()}
+	for _, n := range l.Site.Nodes {
+		if ip := nodeIP(n); ip != "" && ip != out[0] {
+			out = append(out, ip)
+		}
+	}
+	return out
+}
+
+// ensureCoreUser creates the system user core (RHCOS's only login, which the configure stage's
+// lsmod check and gather use) when this machine has none: no home, no password, key login only
+// through the lab's AuthorizedKeysFile.
+func ensureCoreUser() error {
+	if exec.Command("id", "-u", "core").Run() == nil {
+		return nil
+	}
+	if out, err := exec.Command("useradd", "--system", "--no-create-home", "--home-dir", "/nonexistent",
+		"--shell", "/bin/sh", "core").CombinedOutput(); err != nil {
+		return fmt.Errorf("useradd core (the nodes' login; run the lab as root once): %v: %s", err, out)
+	}
+	// A locked account ("!") refuses even key logins without PAM; "*" only has no password.
+	if out, err := exec.Command("usermod", "-p", "*", "core").CombinedOutput(); err != nil {
+		return fmt.Errorf("usermod core: %v: %s", err, out)
+	}
+	return nil
 }
 
 // sshPort is 22 when free on the rendezvous address (what gather dials), else a remembered one.

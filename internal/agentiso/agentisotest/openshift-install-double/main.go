@@ -6,6 +6,11 @@
 // does, and writes D/agent.x86_64.iso laid out like a CoreOS live ISO with xorriso, with an
 // ignition config embedded that records what it received.
 //
+// `agent wait-for bootstrap-complete|install-complete --dir D` waits until the file of that name
+// appears in the directory OPENSHIFT_INSTALL_DOUBLE_CLUSTER (where the lab's cluster player
+// writes it), then copies that directory's kubeconfig to D/auth/kubeconfig; without the variable
+// it fails as the real installer does when no cluster answers.
+//
 // Environment: OPENSHIFT_INSTALL_DOUBLE_VERSION (default 4.16.3) is the version it reports;
 // OPENSHIFT_INSTALL_DOUBLE_FAIL makes `agent create image` fail with that message.
 package main
@@ -56,6 +61,14 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		return createImage(*dir, release, stderr)
+	case len(args) >= 3 && args[0] == "agent" && args[1] == "wait-for":
+		fs := flag.NewFlagSet("agent wait-for", flag.ContinueOnError)
+		dir := fs.String("dir", ".", "asset directory")
+		fs.String("log-level", "info", "log level")
+		if err := fs.Parse(args[3:]); err != nil {
+			return err
+		}
+		return waitFor(args[2], *dir, os.Getenv("OPENSHIFT_INSTALL_DOUBLE_CLUSTER"), stderr)
 	}
 	return fmt.Errorf("openshift-install-double: unsupported arguments %q", args)
 }
