@@ -51,6 +51,10 @@ func (d *SSHD) Start(ctx context.Context, l *Lab) error {
 	if err := ensureCoreUser(); err != nil {
 		return err
 	}
+	nodeShell, err := writeNodeBin(l)
+	if err != nil {
+		return err
+	}
 	d.addr = net.JoinHostPort(l.IP(21).String(), strconv.Itoa(port))
 	var listen []string
 	for _, ip := range nodeIPs(l) {
@@ -59,8 +63,15 @@ func (d *SSHD) Start(ctx context.Context, l *Lab) error {
 	cfg := strings.Join(append(listen,
 		"HostKey "+hostKey,
 		"AuthorizedKeysFile "+filepath.Join(l.Dir, "ssh", "id_ed25519.pub"),
+		// sshd reads AuthorizedKeysFile as the target user, who cannot enter the lab's 0700
+		// dirs; for core the key comes through a command run as root.
+		"AuthorizedKeysCommand /bin/cat "+filepath.Join(l.Dir, "ssh", "id_ed25519.pub"),
+		"AuthorizedKeysCommandUser root",
 		"PidFile none", "UsePAM no", "StrictModes no", "PasswordAuthentication no",
-		"KbdInteractiveAuthentication no", "PermitRootLogin prohibit-password", "LogLevel ERROR", "",
+		"KbdInteractiveAuthentication no", "PermitRootLogin prohibit-password", "LogLevel ERROR",
+		// The nodes' own commands first: lsmod where this machine has no /proc/modules.
+		"Match User core",
+		"\tForceCommand "+nodeShell, "",
 	), "\n")
 	path := filepath.Join(dir, "sshd_config")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
@@ -99,7 +110,7 @@ func nodeIPs(l *Lab) []string {
 
 // ensureCoreUser creates the system user core (RHCOS's only login, which the configure stage's
 // lsmod check and gather use) when this machine has none: no home, no password, key login only
-// through the lab's AuthorizedKeysFile.
+// through the lab's AuthorizedKeysCommand.
 func ensureCoreUser() error {
 	if exec.Command("id", "-u", "core").Run() == nil {
 		return nil
