@@ -20,30 +20,35 @@ xfs                  2293760  3
 MODULES
 `
 
-// writeNodeBin writes the nodes' commands into <lab>/node/bin and returns the ForceCommand that
-// runs the client's command with them first on PATH. The lab dir gets mode 0711 (traverse, not
-// list) so that user core reaches them; secrets stay in 0700 subdirectories.
-func writeNodeBin(l *Lab) (string, error) {
-	bin := filepath.Join(l.Dir, "node", "bin")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
-		return "", err
+// writeNodeBin writes the nodes' commands into a new world-readable temporary directory (user
+// core must reach them, and the lab dir or its parents may be 0700) and returns that directory
+// and the ForceCommand that runs the client's command with them first on PATH. Nothing secret
+// goes there.
+func writeNodeBin() (dir, shell string, err error) {
+	dir, err = os.MkdirTemp("", "bootstrap-lab-node-")
+	if err != nil {
+		return "", "", err
 	}
-	if err := os.Chmod(l.Dir, 0o711); err != nil {
-		return "", err
-	}
-	for _, d := range []string{filepath.Dir(bin), bin} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			return "", err
+	defer func() {
+		if err != nil {
+			os.RemoveAll(dir)
 		}
+	}()
+	bin := filepath.Join(dir, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		return "", "", err
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return "", "", err
 	}
 	if err := os.WriteFile(filepath.Join(bin, "lsmod"), []byte(nodeLsmod), 0o755); err != nil {
-		return "", err
+		return "", "", err
 	}
-	shell := filepath.Join(filepath.Dir(bin), "shell")
+	shell = filepath.Join(dir, "shell")
 	script := "#!/bin/sh\n# The nodes' shell (lab sshd ForceCommand): the node's commands first on PATH.\n" +
 		"PATH=" + bin + ":$PATH\nexport PATH\nexec /bin/sh -c \"$SSH_ORIGINAL_COMMAND\"\n"
 	if err := os.WriteFile(shell, []byte(script), 0o755); err != nil {
-		return "", err
+		return "", "", err
 	}
-	return shell, nil
+	return dir, shell, nil
 }

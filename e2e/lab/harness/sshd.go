@@ -20,8 +20,9 @@ import (
 // the user running the lab, with a host key kept in <lab>/sshd; <lab>/sshd/known_hosts holds the
 // line a client that verifies host keys expects.
 type SSHD struct {
-	p    *proc
-	addr string
+	p       *proc
+	addr    string
+	nodeDir string
 	// KnownHosts is the known_hosts file for this server; set by Start.
 	KnownHosts string
 }
@@ -51,10 +52,11 @@ func (d *SSHD) Start(ctx context.Context, l *Lab) error {
 	if err := ensureCoreUser(); err != nil {
 		return err
 	}
-	nodeShell, err := writeNodeBin(l)
+	nodeDir, nodeShell, err := writeNodeBin()
 	if err != nil {
 		return err
 	}
+	d.nodeDir = nodeDir
 	d.addr = net.JoinHostPort(l.IP(21).String(), strconv.Itoa(port))
 	var listen []string
 	for _, ip := range nodeIPs(l) {
@@ -141,7 +143,15 @@ func sshPort(l *Lab) (int, error) {
 func (d *SSHD) Configure(*site.Site, *Lab) error { return nil }
 
 // Stop implements Component.
-func (d *SSHD) Stop(context.Context) error { return d.p.stop() }
+func (d *SSHD) Stop(context.Context) error {
+	if d.nodeDir != "" {
+		os.RemoveAll(d.nodeDir)
+	}
+	if d.p == nil {
+		return nil
+	}
+	return d.p.stop()
+}
 
 // Addr is host:port.
 func (d *SSHD) Addr() string { return d.addr }
