@@ -1,6 +1,16 @@
-// Package harness runs the local lab: stand-ins for everything a site has (DNS, NTP, and later
-// the registries, Redfish BMCs, a kube-apiserver and sshd), all on loopback, and the site profile
-// that points bootstrap at them. `go run ./e2e/lab up` and the e2e tests use it.
+// Package harness runs the local lab: stand-ins for everything a site has (DNS, NTP, the source
+// and mirror registries, Redfish BMCs, sshd on every node address, a Git server, and the cluster:
+// a real kube-apiserver with the CRDs plus a player standing in for its controllers), all on
+// loopback, and the site profile that points bootstrap at them. `go run ./e2e/lab up` and the
+// e2e tests use it.
+//
+// The cluster (cluster.go, player.go, reconcile.go, olm.go) starts its API server only after
+// every simulated BMC booted the ISO, then plays the install (rendezvous API host states, Nodes
+// Ready, ClusterVersion and ClusterOperators Available, wait-for markers the openshift-install
+// test double watches), and keeps reconciling as MCO, OLM, the GitOps operator and Argo CD would:
+// CatalogSources READY, pools rendering their MachineConfigs and rolling out, Subscriptions to
+// InstallPlans to CSVs Succeeded, the Argo CD server Deployment available, Applications Synced
+// and Healthy at the Git server's commit.
 //
 // A Lab is a list of Components started in order and stopped in reverse. Each component starts
 // its server on an address the lab hands out, then contributes to the site profile (Configure);
@@ -12,5 +22,6 @@
 // too, remembered in lab-state.json). Nothing outside 127.0.0.0/8 is ever used.
 //
 //	.1 jump host (ISO server)   .5 API VIP   .7 ingress VIP   .21-.23 control plane   .31-.32 GPU workers
-//	.53 DNS      .123 NTP         .60-.69 registries   .70 Git   .100+ BMCs (later issues)
+//	.53 DNS      .123 NTP         .60-.69 registries   .70 Git   .100+ BMCs
+//	8090 on .21: the rendezvous API; the kube-apiserver listens on 127.0.0.1 (the VIP stays free)
 package harness
