@@ -28,6 +28,7 @@ func TestOneMoreWorker(t *testing.T) {
 	before := len(l.journal(t))
 
 	sim := newWorkerBMC(t, l, "52:54:00:00:21:01")
+	l.cluster.Join("gpu-2", sim)
 	l.editSite(t, func(m map[string]any) {
 		nodes := m["nodes"].([]any)
 		var n map[string]any

@@ -76,6 +76,8 @@ type testLab struct {
 	bin  string
 	reg  *harness.Registry
 	bmcs *harness.BMCs
+	// cluster plays the cluster; tests that add a node tell it with Join.
+	cluster *harness.Cluster
 }
 
 func startLab(t *testing.T) *testLab {
@@ -99,6 +101,8 @@ func startLab(t *testing.T) *testLab {
 			tl.reg = c
 		case *harness.BMCs:
 			tl.bmcs = c
+		case *harness.Cluster:
+			tl.cluster = c
 		}
 	}
 	if tl.reg == nil || tl.bmcs == nil {

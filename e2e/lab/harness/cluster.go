@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/bootstrap-dev/bootstrap/internal/bmc/bmctest"
 	"github.com/bootstrap-dev/bootstrap/internal/cluster/clustertest"
 	"github.com/bootstrap-dev/bootstrap/internal/install/installtest"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
@@ -48,9 +50,25 @@ type Cluster struct {
 	done   chan struct{}
 	nodes  []site.Node
 
-	mu  sync.Mutex
-	env *envtest.Environment
-	err error
+	siteFile string
+
+	mu     sync.Mutex
+	env    *envtest.Environment
+	err    error
+	joins  map[string]*bmctest.BMC // nodes added to the profile after Up, by name
+	joined map[string]bool
+}
+
+// Join tells the player about a node added to the lab's profile after Up (a test's extra
+// worker) and the simulator of its BMC: once that BMC booted the ISO the node joins the cluster
+// with the address the profile gives it.
+func (c *Cluster) Join(name string, sim *bmctest.BMC) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.joins == nil {
+		c.joins = map[string]*bmctest.BMC{}
+	}
+	c.joins[name] = sim
 }
 
 // Name implements Component.
@@ -88,6 +106,7 @@ func (c *Cluster) Start(ctx context.Context, l *Lab) error {
 		return fmt.Errorf("rendezvous API on %s: %w", addr, err)
 	}
 	c.nodes = append([]site.Node(nil), l.Site.Nodes...)
+	c.siteFile = l.SiteFile
 	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.cancel, c.done = cancel, make(chan struct{})
 	go func() {
@@ -143,6 +162,48 @@ func (c *Cluster) Describe() string {
 	return "cluster   kube-apiserver+etcd with the CRDs (starts once every node booted the ISO) and the player; rendezvous API " + c.fwd.Addr()
 }
 
+// bootedFromISO reports whether a BMC's last boot came from inserted media.
+func bootedFromISO(sim *bmctest.BMC) bool {
+	st := sim.Stats()
+	return st.Boots > 0 && st.BootedFrom != "" && st.BootedFrom != "disk" && strings.Contains(st.BootedFrom, "/")
+}
+
+// joining returns the nodes given to Join whose BMC booted the ISO and that have not joined yet,
+// as the lab's profile describes them now.
+func (c *Cluster) joining() ([]site.Node, error) {
+	c.mu.Lock()
+	var names []string
+	for n, sim := range c.joins {
+		if !c.joined[n] && bootedFromISO(sim) {
+			names = append(names, n)
+		}
+	}
+	c.mu.Unlock()
+	if len(names) == 0 {
+		return nil, nil
+	}
+	s, err := site.Load(c.siteFile)
+	if err != nil {
+		return nil, err
+	}
+	var out []site.Node
+	for _, n := range s.Nodes {
+		if slices.Contains(names, n.Name) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+func (c *Cluster) setJoined(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.joined == nil {
+		c.joined = map[string]bool{}
+	}
+	c.joined[name] = true
+}
+
 // booted reports whether every BMC says its last boot came from inserted media, and how many did.
 func (c *Cluster) booted() (int, bool) {
 	n := 0
@@ -151,8 +212,7 @@ func (c *Cluster) booted() (int, bool) {
 		if sim == nil {
 			continue
 		}
-		st := sim.Stats()
-		if st.Boots > 0 && st.BootedFrom != "" && st.BootedFrom != "disk" && strings.Contains(st.BootedFrom, "/") {
+		if bootedFromISO(sim) {
 			n++
 		}
 	}

@@ -14,7 +14,24 @@ import (
 // Operator (render, roll out), OLM (catalogs, subscriptions, install plans, CSVs), the GitOps
 // operator (the Argo CD server) and Argo CD (applications).
 func (p *player) reconcile() error {
-	return errors.Join(p.catalogs(), p.pools(), p.subscriptions(), p.csvs(), p.applications())
+	return errors.Join(p.join(), p.catalogs(), p.pools(), p.subscriptions(), p.csvs(), p.applications())
+}
+
+// join adds the nodes given to Cluster.Join whose BMC booted the ISO: the host installs and the
+// Node becomes Ready.
+func (p *player) join() error {
+	nodes, err := p.c.joining()
+	if err != nil {
+		return fmt.Errorf("lab player: nodes to join: %w", err)
+	}
+	for _, n := range nodes {
+		if err := p.node(n, true); err != nil {
+			return err
+		}
+		p.c.api.SetHost(n.Name, n.Role, "installed", "Done")
+		p.c.setJoined(n.Name)
+	}
+	return nil
 }
 
 func (p *player) list(gvr interface{ String() string }, do func() (*unstructured.UnstructuredList, error)) ([]unstructured.Unstructured, error) {
