@@ -9,13 +9,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
-// SSHD is a real OpenSSH server on every node's address (port 22 when free), standing in for the nodes'
+// SSHD is a real OpenSSH server on every node address of the plan (port 22 when free), standing in for the nodes'
 // sshd (gather, the irdma check). It accepts the profile's cluster key (cluster.sshKeyFile) for
 // the user running the lab, with a host key kept in <lab>/sshd; <lab>/sshd/known_hosts holds the
 // line a client that verifies host keys expects.
@@ -99,13 +100,24 @@ func (d *SSHD) Start(ctx context.Context, l *Lab) error {
 	return err
 }
 
-// nodeIPs are the nodes' addresses in the profile (the rendezvous host first).
+// maxListen is sshd's limit of listen sockets (MAX_LISTEN_SOCKS).
+const maxListen = 16
+
+// nodeIPs are the profile's node addresses (the rendezvous host first), then spare worker
+// addresses of the plan (.31-.39) so that a node a test adds to the profile later is reachable
+// too, up to sshd's limit of listen sockets.
 func nodeIPs(l *Lab) []string {
 	out := []string{l.IP(21).String()}
-	for _, n := range l.Site.Nodes {
-		if ip := nodeIP(n); ip != "" && ip != out[0] {
+	add := func(ip string) {
+		if ip != "" && len(out) < maxListen && !slices.Contains(out, ip) {
 			out = append(out, ip)
 		}
+	}
+	for _, n := range l.Site.Nodes {
+		add(nodeIP(n))
+	}
+	for h := byte(31); h <= 39; h++ {
+		add(l.IP(h).String())
 	}
 	return out
 }
