@@ -93,7 +93,11 @@ func Resolve(ctx context.Context, isc *ImageSetConfig, t Target, o Options) (*Re
 		catArch = "amd64"
 	}
 	for _, op := range isc.Mirror.Operators {
-		c, err := ReadCatalog(ctx, op.Catalog, "linux/"+catArch, o)
+		names := make([]string, 0, len(op.Packages))
+		for _, p := range op.Packages {
+			names = append(names, p.Name)
+		}
+		c, err := ReadCatalog(ctx, op.Catalog, "linux/"+catArch, o, names...)
 		if err != nil {
 			return nil, err
 		}
