@@ -274,7 +274,7 @@ func mirrorProgress(w io.Writer, asJSON, tty bool) mirror.ProgressFunc {
 		rate := float64(p.BytesDone) / max(p.Elapsed.Seconds(), 0.001)
 		eta := "-"
 		if rate > 0 && p.BytesTotal > p.BytesDone {
-			eta = (time.Duration(float64(p.BytesTotal-p.BytesDone)/rate) * time.Second / time.Second).Round(time.Second).String()
+			eta = time.Duration(float64(p.BytesTotal-p.BytesDone) / rate * float64(time.Second)).Round(time.Second).String()
 		}
 		line := fmt.Sprintf("%s / %s  %s/s  ETA %s  images %d/%d  failed %d", mirrorBytes(p.BytesDone), mirrorBytes(p.BytesTotal),
 			mirrorBytes(int64(rate)), eta, p.ImagesDone, p.ImagesTotal, p.Failed)
