@@ -249,7 +249,7 @@ func printMirrorPlan(w io.Writer, format string, p *mirror.PlanResult) error {
 		}
 		fmt.Fprintf(w, "%-8s %s -> %s %s (%s)\n", state, im.Source, im.Dest, im.Digest, mirrorBytes(im.Size))
 	}
-	fmt.Fprintf(w, "%d images, %d unique blobs, %s unique (%s with repeats, %s saved by dedup), %s present, %s to copy\n",
+	fmt.Fprintf(w, "%d images, %d unique blobs, %s unique (%s with repeats, %s saved by dedup), %s present, %s to copy (also the disk a file:// run needs)\n",
 		len(p.Images), p.UniqueBlobs, mirrorBytes(p.UniqueBytes), mirrorBytes(p.TotalBytes), mirrorBytes(p.SavedBytes), mirrorBytes(p.PresentBytes), mirrorBytes(p.ToCopyBytes))
 	return nil
 }
