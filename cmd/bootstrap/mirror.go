@@ -22,6 +22,7 @@ type mirrorFlags struct {
 	config, from, authfile, workspace, output string
 	srcTLSVerify, destTLSVerify               bool
 	caFile, srcCAFile, sourceRegistry         string
+	signatureStore                            string
 	dryRun, verify                            bool
 	parallel, retries                         int
 	platforms                                 []string
@@ -62,6 +63,7 @@ then "--from file://DIR docker://HOST/NS" pushes it, verifying every blob's SHA-
 	fl.StringVar(&f.caFile, "ca-file", "", "PEM CA bundle trusted for the destination")
 	fl.StringVar(&f.srcCAFile, "src-ca-file", "", "PEM CA bundle trusted for the sources")
 	fl.StringVar(&f.sourceRegistry, "source-registry", "", "read every source image from this host:port instead (a proxy or lab registry)")
+	fl.StringVar(&f.signatureStore, "signature-store", "", "URL of a release signature store; writes the signature ConfigMap the cluster version operator reads")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan (images, unique bytes, dedup savings, bytes present) and copy nothing")
 	fl.BoolVar(&f.verify, "verify", false, "only prove that everything in content.json is at the destination")
 	fl.IntVar(&f.parallel, "parallel", 6, "concurrent blob and manifest transfers")
@@ -159,6 +161,7 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 		return cerr
 	}
 	var outs mirror.Outputs
+	var sigFiles []string
 	if toDir != "" {
 		outDir = toDir
 		outs.Content = "content.json"
@@ -189,6 +192,22 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 		if outs, err = mirror.WriteOutputs(outDir, content); err != nil {
 			return err
 		}
+		if f.signatureStore != "" {
+			for _, im := range cr.Images {
+				if im.Kind != mirror.KindRelease || im.Digest == "" {
+					continue
+				}
+				sigs, err := mirror.FetchReleaseSignatures(ctx, nil, f.signatureStore, im.Digest)
+				if err != nil {
+					return fmt.Errorf("--signature-store: release %s: %w", im.Source, err)
+				}
+				file, err := mirror.WriteSignatureConfigMap(outDir, im.Digest, sigs)
+				if err != nil {
+					return err
+				}
+				sigFiles = append(sigFiles, file)
+			}
+		}
 	}
 	if f.output == "json" {
 		_ = json.NewEncoder(out).Encode(map[string]any{"result": cr, "outputs": outs, "outputDir": outDir})
@@ -203,7 +222,7 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 	fmt.Fprintf(out, "mirrored %d images (%d already present, %d failed) in %s: %s pulled, %d blobs copied, %d mounted, %d present\n",
 		len(cr.Images)-len(cr.Failed), skipped, len(cr.Failed), cr.Duration.Round(time.Millisecond), mirrorBytes(cr.BytesPulled),
 		cr.BlobsCopied, cr.BlobsMounted, cr.BlobsPresent)
-	files := []string{outs.IDMS, outs.ITMS, outs.Content, outs.Mapping}
+	files := append([]string{outs.IDMS, outs.ITMS, outs.Content, outs.Mapping}, sigFiles...)
 	fmt.Fprintf(out, "outputs in %s: %s\n", outDir, strings.Join(strings.Fields(strings.Join(append(files, outs.CatalogSources...), " ")), " "))
 	for _, fl := range cr.Failed {
 		fmt.Fprintf(out, "FAILED %s: %s\n", fl.Source, fl.Error)
