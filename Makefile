@@ -5,7 +5,7 @@ BIN := bin/bootstrap
 PKGS := ./...
 export GOFLAGS := -buildvcs=false
 
-.PHONY: help build test e2e demo bench lint deps clean
+.PHONY: help build test e2e demo lab bench lint deps clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -25,6 +25,9 @@ e2e: deps build ## whole-pipeline tests driving the built binary in the local la
 
 demo: deps build ## the whole pipeline against the embedded lab on loopback
 	$(GO) run ./e2e/lab -- demo --bin $(abspath $(BIN))
+
+lab: deps ## start the local lab on loopback and print its site profile; Ctrl-C stops it
+	$(GO) run ./e2e/lab up
 
 bench: deps build ## benchmarks (go test -bench) and the mirror comparison under bench/
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)

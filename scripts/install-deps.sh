@@ -4,9 +4,9 @@
 set -euo pipefail
 # command -> package
 declare -A need=(
-  [xorriso]=xorriso [xz]=xz-utils [cpio]=cpio [openssl]=openssl [curl]=curl
+  [xorriso]=xorriso [osirrox]=xorriso [gzip]=gzip [xz]=xz-utils [cpio]=cpio [openssl]=openssl [curl]=curl
   [docker-registry]=docker-registry [htpasswd]=apache2-utils [sshd:/usr/sbin/sshd]=openssh-server
-  [ssh-keygen]=openssh-client [isoinfo]=genisoimage
+  [ssh-keygen]=openssh-client [isoinfo]=genisoimage [ip]=iproute2
 )
 missing=()
 for k in "${!need[@]}"; do

@@ -31,6 +31,13 @@ type Verifier interface {
 	Verify(ctx context.Context, env *Env) error
 }
 
+// AlwaysRunner is implemented by read-only stages (preflight) that run on every pass, even after
+// a success with unchanged inputs, when AlwaysRun returns true. Their runs never make later
+// stages stale, so their output must not be an input of later stages.
+type AlwaysRunner interface {
+	AlwaysRun() bool
+}
+
 // Planner is implemented by stages that can say what they would do without changing anything.
 type Planner interface {
 	Plan(ctx context.Context, env *Env) ([]string, error)
@@ -92,6 +99,7 @@ const (
 	StageSucceeded EventKind = "stage-succeeded"
 	StageFailed    EventKind = "stage-failed"
 	StageSkipped   EventKind = "stage-skipped"
+	StageStale     EventKind = "stage-stale" // a finished stage must run again (an earlier one changed)
 	StepDone       EventKind = "step-done"
 	Progress       EventKind = "progress" // Current/Total in Unit (bytes, images, nodes)
 	Info           EventKind = "info"

@@ -8,6 +8,10 @@ const (
 
 // Site is one site profile: everything a run needs to take bare metal to a GitOps-managed cluster.
 // Paths in it are relative to the profile file's directory until Load resolves them.
+//
+// A `site:"..."` tag marks a field that names a local path: "file", "dir", "exec" (a program;
+// resolved only when it contains a slash) or "secret" (a file that must be private, mode 0600).
+// Load resolves those paths and Validate checks them.
 type Site struct {
 	APIVersion string   `yaml:"apiVersion" json:"apiVersion"`
 	Kind       string   `yaml:"kind" json:"kind"`
@@ -17,11 +21,16 @@ type Site struct {
 	Mirror     Mirror   `yaml:"mirror" json:"mirror"`
 	ISO        ISO      `yaml:"iso" json:"iso"`
 	Nodes      []Node   `yaml:"nodes" json:"nodes"`
-	Day1       Day1     `yaml:"day1" json:"day1"`
+	Day1       Day1     `yaml:"day1,omitempty" json:"day1,omitempty"`
 	GitOps     GitOps   `yaml:"gitops" json:"gitops"`
 
 	// File is the absolute path the profile was loaded from (not part of the document).
 	File string `yaml:"-" json:"-"`
+
+	// src is the file name as given to Load, used in problem messages; pos maps field paths
+	// ("nodes[2].bmc.address") to where their values are written.
+	src string
+	pos map[string]Position
 }
 
 // Metadata names the site.
@@ -32,12 +41,15 @@ type Metadata struct {
 
 // Cluster is the OpenShift cluster to install.
 type Cluster struct {
-	Name        string     `yaml:"name" json:"name"`
-	BaseDomain  string     `yaml:"baseDomain" json:"baseDomain"`
-	Release     Release    `yaml:"release" json:"release"`
-	Networking  Networking `yaml:"networking" json:"networking"`
-	APIVIPs     []string   `yaml:"apiVIPs,omitempty" json:"apiVIPs,omitempty"`
-	IngressVIPs []string   `yaml:"ingressVIPs,omitempty" json:"ingressVIPs,omitempty"`
+	Name       string     `yaml:"name" json:"name"`
+	BaseDomain string     `yaml:"baseDomain" json:"baseDomain"`
+	Release    Release    `yaml:"release" json:"release"`
+	Networking Networking `yaml:"networking" json:"networking"`
+	// Platform is install-config's platform: baremetal (VIPs managed by the cluster) or none
+	// (external load balancer). Default: none for a single control-plane node, else baremetal.
+	Platform    string   `yaml:"platform,omitempty" json:"platform,omitempty"`
+	APIVIPs     []string `yaml:"apiVIPs,omitempty" json:"apiVIPs,omitempty"`
+	IngressVIPs []string `yaml:"ingressVIPs,omitempty" json:"ingressVIPs,omitempty"`
 	// RendezvousIP is the static address of the control-plane node that runs the assisted service.
 	RendezvousIP string `yaml:"rendezvousIP" json:"rendezvousIP"`
 	// NTPSources are host names or addresses the nodes (and preflight) use for time.
@@ -46,7 +58,7 @@ type Cluster struct {
 	DNSServers []string `yaml:"dnsServers,omitempty" json:"dnsServers,omitempty"`
 	// SSHKeyFile is the public key written into install-config; the private key beside it
 	// (same path without .pub) is used by gather.
-	SSHKeyFile string    `yaml:"sshKeyFile" json:"sshKeyFile"`
+	SSHKeyFile string    `yaml:"sshKeyFile" json:"sshKeyFile" site:"file"`
 	Installer  Installer `yaml:"installer,omitempty" json:"installer,omitempty"`
 }
 
@@ -75,7 +87,7 @@ type ClusterNetwork struct {
 // Installer says where openshift-install comes from and how long to wait for it.
 type Installer struct {
 	// Path to openshift-install; empty means PATH, then extraction from the mirrored release.
-	Path string `yaml:"path,omitempty" json:"path,omitempty"`
+	Path string `yaml:"path,omitempty" json:"path,omitempty" site:"exec"`
 	// BootstrapTimeout and InstallTimeout are Go durations ("90m").
 	BootstrapTimeout string `yaml:"bootstrapTimeout,omitempty" json:"bootstrapTimeout,omitempty"`
 	InstallTimeout   string `yaml:"installTimeout,omitempty" json:"installTimeout,omitempty"`
@@ -85,9 +97,9 @@ type Installer struct {
 type Registry struct {
 	Host      string `yaml:"host" json:"host"` // host[:port]
 	Namespace string `yaml:"namespace,omitempty" json:"namespace,omitempty"`
-	CAFile    string `yaml:"caFile,omitempty" json:"caFile,omitempty"`
+	CAFile    string `yaml:"caFile,omitempty" json:"caFile,omitempty" site:"file"`
 	// AuthFile is a container auth file (auths JSON); it is a secret and only its path is recorded.
-	AuthFile string `yaml:"authFile,omitempty" json:"authFile,omitempty"`
+	AuthFile string `yaml:"authFile,omitempty" json:"authFile,omitempty" site:"secret"`
 	// Insecure skips TLS verification (and allows plain HTTP). Loudly reported.
 	Insecure bool `yaml:"insecure,omitempty" json:"insecure,omitempty"`
 }
@@ -95,7 +107,7 @@ type Registry struct {
 // Mirror is what to copy into the registry and from where.
 type Mirror struct {
 	// ImageSetConfig is an oc-mirror v2 ImageSetConfiguration file.
-	ImageSetConfig string       `yaml:"imageSetConfig" json:"imageSetConfig"`
+	ImageSetConfig string       `yaml:"imageSetConfig" json:"imageSetConfig" site:"file"`
 	Source         MirrorSource `yaml:"source,omitempty" json:"source,omitempty"`
 	// Platforms to keep from multi-arch indexes ("linux/amd64"); default: the cluster's architecture.
 	Platforms []string `yaml:"platforms,omitempty" json:"platforms,omitempty"`
@@ -108,9 +120,9 @@ type Mirror struct {
 type MirrorSource struct {
 	// Registry overrides the host of every source reference ("host:port"); empty keeps the references as written.
 	Registry   string `yaml:"registry,omitempty" json:"registry,omitempty"`
-	ArchiveDir string `yaml:"archiveDir,omitempty" json:"archiveDir,omitempty"`
-	AuthFile   string `yaml:"authFile,omitempty" json:"authFile,omitempty"`
-	CAFile     string `yaml:"caFile,omitempty" json:"caFile,omitempty"`
+	ArchiveDir string `yaml:"archiveDir,omitempty" json:"archiveDir,omitempty" site:"dir"`
+	AuthFile   string `yaml:"authFile,omitempty" json:"authFile,omitempty" site:"secret"`
+	CAFile     string `yaml:"caFile,omitempty" json:"caFile,omitempty" site:"file"`
 	Insecure   bool   `yaml:"insecure,omitempty" json:"insecure,omitempty"`
 }
 
@@ -120,8 +132,8 @@ type ISO struct {
 	ServeAddress string `yaml:"serveAddress" json:"serveAddress"`
 	// BaseURL is the URL the BMCs fetch from; default http://<serveAddress>.
 	BaseURL string `yaml:"baseURL,omitempty" json:"baseURL,omitempty"`
-	TLSCert string `yaml:"tlsCert,omitempty" json:"tlsCert,omitempty"`
-	TLSKey  string `yaml:"tlsKey,omitempty" json:"tlsKey,omitempty"`
+	TLSCert string `yaml:"tlsCert,omitempty" json:"tlsCert,omitempty" site:"file"`
+	TLSKey  string `yaml:"tlsKey,omitempty" json:"tlsKey,omitempty" site:"secret"`
 	// PerNode builds a per-node ISO view for nodes whose iso section is set.
 	PerNode bool `yaml:"perNode,omitempty" json:"perNode,omitempty"`
 }
@@ -162,32 +174,32 @@ type BMC struct {
 	Vendor   string    `yaml:"vendor,omitempty" json:"vendor,omitempty"` // dell (default), generic
 	Username string    `yaml:"username" json:"username"`
 	Password SecretRef `yaml:"password" json:"password"`
-	CAFile   string    `yaml:"caFile,omitempty" json:"caFile,omitempty"`
+	CAFile   string    `yaml:"caFile,omitempty" json:"caFile,omitempty" site:"file"`
 	Insecure bool      `yaml:"insecure,omitempty" json:"insecure,omitempty"`
 }
 
 // NodeISO customizes one node's view of the agent ISO.
 type NodeISO struct {
 	KernelArgs   []string `yaml:"kernelArgs,omitempty" json:"kernelArgs,omitempty"`
-	IgnitionFile string   `yaml:"ignitionFile,omitempty" json:"ignitionFile,omitempty"`
+	IgnitionFile string   `yaml:"ignitionFile,omitempty" json:"ignitionFile,omitempty" site:"file"`
 }
 
 // SecretRef points at a secret; exactly one of File or Env is set. The value is never stored.
 type SecretRef struct {
-	File string `yaml:"file,omitempty" json:"file,omitempty"`
+	File string `yaml:"file,omitempty" json:"file,omitempty" site:"secret"`
 	Env  string `yaml:"env,omitempty" json:"env,omitempty"`
 }
 
 // Day1 is configuration applied at install time through extra manifests.
 type Day1 struct {
 	// TrustBundles are PEM files added to additionalTrustBundle and the cluster's CA trust.
-	TrustBundles []string `yaml:"trustBundles,omitempty" json:"trustBundles,omitempty"`
+	TrustBundles []string `yaml:"trustBundles,omitempty" json:"trustBundles,omitempty" site:"file"`
 	// DisableDefaultSources turns off the default OperatorHub sources (default true).
 	DisableDefaultSources *bool `yaml:"disableDefaultSources,omitempty" json:"disableDefaultSources,omitempty"`
 	// ModuleBlacklist lists kernel modules to blacklist and where (default: irdma on GPU workers).
 	ModuleBlacklist []ModuleBlacklist `yaml:"moduleBlacklist,omitempty" json:"moduleBlacklist,omitempty"`
 	// ExtraManifestsDir holds the user's own manifests, copied into openshift/.
-	ExtraManifestsDir string `yaml:"extraManifestsDir,omitempty" json:"extraManifestsDir,omitempty"`
+	ExtraManifestsDir string `yaml:"extraManifestsDir,omitempty" json:"extraManifestsDir,omitempty" site:"dir"`
 }
 
 // ModuleBlacklist keeps kernel modules from loading on the nodes of some pools.
@@ -207,10 +219,10 @@ type GitOps struct {
 	Revision            string         `yaml:"revision,omitempty" json:"revision,omitempty"`
 	Path                string         `yaml:"path,omitempty" json:"path,omitempty"`
 	Credentials         GitCredentials `yaml:"credentials,omitempty" json:"credentials,omitempty"`
-	CAFile              string         `yaml:"caFile,omitempty" json:"caFile,omitempty"`
+	CAFile              string         `yaml:"caFile,omitempty" json:"caFile,omitempty" site:"file"`
 	RootApp             RootApp        `yaml:"rootApp,omitempty" json:"rootApp,omitempty"`
 	// ApplicationSets are files with ApplicationSet manifests applied after the root app.
-	ApplicationSets []string `yaml:"applicationSets,omitempty" json:"applicationSets,omitempty"`
+	ApplicationSets []string `yaml:"applicationSets,omitempty" json:"applicationSets,omitempty" site:"file"`
 	Timeout         string   `yaml:"timeout,omitempty" json:"timeout,omitempty"`
 }
 
@@ -218,8 +230,8 @@ type GitOps struct {
 type GitCredentials struct {
 	Username       string    `yaml:"username,omitempty" json:"username,omitempty"`
 	Password       SecretRef `yaml:"password,omitempty" json:"password,omitempty"`
-	SSHKeyFile     string    `yaml:"sshKeyFile,omitempty" json:"sshKeyFile,omitempty"`
-	KnownHostsFile string    `yaml:"knownHostsFile,omitempty" json:"knownHostsFile,omitempty"`
+	SSHKeyFile     string    `yaml:"sshKeyFile,omitempty" json:"sshKeyFile,omitempty" site:"secret"`
+	KnownHostsFile string    `yaml:"knownHostsFile,omitempty" json:"knownHostsFile,omitempty" site:"file"`
 }
 
 // RootApp is the app-of-apps Application.

@@ -2,11 +2,8 @@ package stages
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -241,15 +238,6 @@ func (Mirror) Plan(ctx context.Context, env *pipeline.Env) ([]string, error) {
 		lines = append(lines, fmt.Sprintf("%s %s -> %s (%s, %d bytes)", state, im.Source, im.Dest, im.Digest, im.Size))
 	}
 	return lines, nil
-}
-
-func fileSHA256(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:]), nil
 }
 
 // repoOf strips the tag and digest of a reference.

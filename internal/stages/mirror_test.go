@@ -1,7 +1,6 @@
 package stages
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -19,35 +18,6 @@ import (
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
-
-// memSteps is an in-memory pipeline.Steps (the runner's journal is not this package's concern).
-type memSteps struct {
-	mu      sync.Mutex
-	done    map[string]json.RawMessage
-	records int
-}
-
-func (s *memSteps) Done(key string, out any) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	raw, ok := s.done[key]
-	if ok && out != nil {
-		_ = json.Unmarshal(raw, out)
-	}
-	return ok
-}
-
-func (s *memSteps) Record(key string, data any) error {
-	b, err := json.Marshal(data)
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.done[key] = b
-	s.records++
-	return nil
-}
 
 func TestMirrorStageRunVerifyAndRerun(t *testing.T) {
 	logrus.SetOutput(io.Discard)
@@ -85,7 +55,7 @@ func TestMirrorStageRunVerifyAndRerun(t *testing.T) {
 		Registry: site.Registry{Host: dst.Host, Namespace: "ocp", CAFile: dst.CAFile, AuthFile: dst.AuthFile},
 		Mirror:   site.Mirror{ImageSetConfig: isc, Source: site.MirrorSource{Insecure: true}, SignatureStore: sigStore.URL},
 	}
-	steps := &memSteps{done: map[string]json.RawMessage{}}
+	steps := newMemSteps()
 	var events []pipeline.Event
 	var mu sync.Mutex
 	env := &pipeline.Env{Site: s, WorkDir: t.TempDir(), Steps: steps,

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bootstrap-dev/bootstrap/internal/preflight"
+	"github.com/bootstrap-dev/bootstrap/internal/site"
+)
+
+// addCommands wires every command into the root.
+func addCommands(root *cobra.Command, g *globals) {
+	root.AddCommand(
+		newInitCmd(),
+		newValidateCmd(),
+		newPreflightCmd(preflightDeps{
+			LoadSite: func(*cobra.Command) (*site.Site, error) { return g.loadSite() },
+			WorkDir:  func(*cobra.Command, *site.Site) (string, error) { return g.workDir() },
+			JSON:     func(*cobra.Command) bool { return g.json() },
+		}),
+		newMirrorCmd(),
+		newISOCmd(g),
+		newServeCmd(g),
+		newPlanCmd(g),
+		newRunCmd(g),
+		newReplayCmd(g),
+		newStatusCmd(g),
+		newReportCmd(g),
+	)
+}
+
+// domainExitCode maps the domain packages' typed errors to exit codes.
+func domainExitCode(err error) (int, bool) {
+	switch {
+	case isLocked(err):
+		return exitLocked, true
+	case site.IsInvalid(err):
+		return exitInvalid, true
+	}
+	var pf *preflight.FailedError
+	if errors.As(err, &pf) {
+		return exitPreflight, true
+	}
+	var ue usageError
+	if errors.As(err, &ue) {
+		return exitFailure, true
+	}
+	return 0, false
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/signal"
+	"sort"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
+	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/stages"
+)
+
+// newISOCmd is `bootstrap iso`: the iso stage on its own, outside the journal.
+func newISOCmd(g *globals) *cobra.Command {
+	var manifestsOnly bool
+	cmd := &cobra.Command{
+		Use:   "iso",
+		Short: "Render install-config, agent-config and day-1 manifests, and build the agent ISO",
+		Long: `Checks the profile for what the agent-based installer would reject, writes install-config.yaml,
+agent-config.yaml and openshift/ (day-1 manifests) into the work dir and, unless --manifests-only,
+runs openshift-install agent create image and prepares the per-node ISO views.
+
+--manifests-only writes the files for review, change control or CI, and builds nothing. This
+command is not journaled; ` + "`bootstrap run --until iso`" + ` runs the same stage in the pipeline.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := g.needFile(); err != nil {
+				return err
+			}
+			s, err := isoLoadSite(g.file)
+			if err != nil {
+				return err
+			}
+			work, err := g.workDir()
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			env := &pipeline.Env{Site: s, WorkDir: work, Events: lineSink(g)}
+			out, err := stages.ISO{ManifestsOnly: manifestsOnly}.Run(ctx, env)
+			var verr *agentiso.ValidationError
+			if errors.As(err, &verr) {
+				for _, p := range verr.Problems {
+					fmt.Fprintf(g.stderr, "%s: %s\n", g.file, p)
+				}
+				return silentError{code: exitInvalid}
+			}
+			if err != nil {
+				return err
+			}
+			return printISOOutput(g, out.(*stages.ISOOutput))
+		},
+	}
+	cmd.Flags().BoolVar(&manifestsOnly, "manifests-only", false, "write the configs and openshift/ without building the ISO")
+	return cmd
+}
+
+// lineSink prints events as plain lines on stderr (JSON objects with --output json).
+func lineSink(g *globals) pipeline.Sink {
+	enc := json.NewEncoder(g.stderr)
+	return func(e pipeline.Event) {
+		if g.json() {
+			enc.Encode(e)
+			return
+		}
+		node := ""
+		if e.Node != "" {
+			node = " [" + e.Node + "]"
+		}
+		switch e.Kind {
+		case pipeline.Progress:
+			fmt.Fprintf(g.stderr, "%s%s: %d/%d %s\n", e.Stage, node, e.Current, e.Total, e.Unit)
+		case pipeline.Warning:
+			fmt.Fprintf(g.stderr, "warning: %s\n", e.Message)
+		default:
+			fmt.Fprintf(g.stderr, "%s%s: %s\n", e.Stage, node, e.Message)
+		}
+	}
+}
+
+func printISOOutput(g *globals, o *stages.ISOOutput) error {
+	if g.json() {
+		enc := json.NewEncoder(g.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(o)
+	}
+	paths := make([]string, 0, len(o.Files))
+	for p := range o.Files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		fmt.Fprintf(g.stdout, "%s  %s\n", o.Files[p], p)
+	}
+	if o.Build != nil {
+		fmt.Fprintf(g.stdout, "%s  %s (%d bytes, openshift-install %s)\n", o.Build.SHA256, o.Build.ISO, o.Build.Size, o.Build.InstallerVersion)
+		names := make([]string, 0, len(o.Nodes))
+		for n := range o.Nodes {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Fprintf(g.stdout, "%-20s %s\n", n, o.Nodes[n].URL)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/stages"
+)
+
+func newRunCmd(g *globals) *cobra.Command {
+	var opts pipeline.RunOptions
+	cmd := &cobra.Command{
+		Use:   "run -f site.yaml [--from STAGE] [--until STAGE]",
+		Short: "Run the whole pipeline, resuming from the journal",
+		Long: `Run every stage in order. Stages that already succeeded with the same inputs (and whose
+result still verifies) are skipped; a stage whose inputs changed runs again and marks every later
+stage stale. Interrupt at any moment (Ctrl-C, kill -9, power loss): the next run continues.
+
+Stages:
+` + stageHelp(),
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withRunner(cmd, "run", func(ctx context.Context, r *pipeline.Runner) error {
+				return r.Run(ctx, opts)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&opts.From, "from", "", "first stage to run ("+stageNames()+")")
+	cmd.Flags().StringVar(&opts.Until, "until", "", "last stage to run")
+	completeStages(cmd, "from", "until")
+	return cmd
+}
+
+func newReplayCmd(g *globals) *cobra.Command {
+	var nodes []string
+	cmd := &cobra.Command{
+		Use:   "replay STAGE [--node NAME]...",
+		Short: "Run one stage again, even if it finished (optionally for some nodes only)",
+		Long: `Run one stage again after a failure or a change, even if it already succeeded. With --node,
+node-level stages (boot) act on the named nodes only. When the replayed stage's output
+changes, every later stage is marked stale and runs again on the next run.
+
+Stages:
+` + stageHelp(),
+		Args: cobra.ExactArgs(1),
+		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return stageList(), cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return g.withRunner(cmd, "replay "+args[0], func(ctx context.Context, r *pipeline.Runner) error {
+				return r.Replay(ctx, args[0], nodes)
+			})
+		},
+	}
+	cmd.Flags().StringSliceVar(&nodes, "node", nil, "limit node-level stages to this node (repeatable)")
+	return cmd
+}
+
+// withRunner loads the site, builds the session and runs fn with Ctrl-C/SIGTERM cancelling it
+// (the runner journals the interruption). It prints the final status line.
+func (g *globals) withRunner(cmd *cobra.Command, command string, fn func(context.Context, *pipeline.Runner) error) error {
+	s, err := g.loadSite()
+	if err != nil {
+		return err
+	}
+	sess, err := g.newSession(s, command)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	err = fn(ctx, sess.runner)
+	sess.Close()
+	if err == nil {
+		if !g.json() {
+			fmt.Fprintln(g.stdout, "done: every stage succeeded; `bootstrap status` shows the details")
+		}
+		return nil
+	}
+	var se *pipeline.StageError
+	if errors.As(err, &se) && se.Remedy != "" && !g.json() {
+		return fmt.Errorf("%w\nremedy: %s", err, se.Remedy)
+	}
+	return err
+}
+
+func stageList() []string {
+	var out []string
+	for _, s := range stages.All() {
+		out = append(out, s.Name())
+	}
+	return out
+}
+
+func completeStages(cmd *cobra.Command, flags ...string) {
+	for _, f := range flags {
+		_ = cmd.RegisterFlagCompletionFunc(f, func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return stageList(), cobra.ShellCompDirectiveNoFileComp
+		})
+	}
+}

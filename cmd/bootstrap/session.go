@@ -1,0 +1,130 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/progress"
+	"github.com/bootstrap-dev/bootstrap/internal/site"
+	"github.com/bootstrap-dev/bootstrap/internal/stages"
+)
+
+// loadSite loads and validates the profile named by -f. Problems are printed (text or JSON);
+// an invalid profile returns an error that maps to exit code 3. Warnings are shown and allowed.
+func (g *globals) loadSite() (*site.Site, error) {
+	if err := g.needFile(); err != nil {
+		return nil, err
+	}
+	s, ps, err := site.LoadValidated(g.file)
+	if err != nil {
+		if p, ok := site.AsProblems(err); ok {
+			ps = p
+		} else {
+			return nil, err
+		}
+	}
+	switch {
+	case len(ps) == 0:
+	case g.json() && err != nil:
+		_ = json.NewEncoder(g.stdout).Encode(map[string]any{"file": g.file, "valid": false, "problems": ps})
+	case !g.json():
+		_ = ps.Format(g.stderr)
+	}
+	if err != nil {
+		// Every problem is shown above; the error itself only carries the exit code.
+		return nil, err
+	}
+	return s, nil
+}
+
+// session is one command's runner with its renderer and log file.
+type session struct {
+	runner   *pipeline.Runner
+	renderer progress.Renderer
+	logFile  *os.File
+}
+
+func (s *session) Close() {
+	if s.renderer != nil {
+		_ = s.renderer.Close()
+	}
+	if s.logFile != nil {
+		_ = s.logFile.Close()
+	}
+}
+
+// newSession builds the runner for the site with every stage, events rendered on the right
+// stream (JSON events on stdout with --output json; bars or lines on stderr otherwise) and a
+// debug log in the work dir.
+func (g *globals) newSession(s *site.Site, command string) (*session, error) {
+	dir, err := g.workDir()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("work dir %s: %w", dir, err)
+	}
+	var (
+		w      io.Writer = g.stderr
+		format           = progress.Auto
+	)
+	if g.json() {
+		w, format = g.stdout, progress.JSON
+	}
+	r, err := progress.New(w, format)
+	if err != nil {
+		return nil, err
+	}
+	lf, err := os.OpenFile(filepath.Join(dir, "bootstrap.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("log file: %w", err)
+	}
+	red := newRedactor(s)
+	log := slog.New(slog.NewTextHandler(red.Writer(lf), &slog.HandlerOptions{Level: slog.LevelDebug}))
+	sink := r.Handle
+	return &session{
+		runner: &pipeline.Runner{
+			Stages:  stages.All(),
+			Site:    s,
+			WorkDir: dir,
+			Sink:    func(e pipeline.Event) { sink(red.Event(e)) },
+			Log:     log,
+			Command: command,
+			Version: version,
+			Scrub:   red.Bytes,
+		},
+		renderer: r,
+		logFile:  lf,
+	}, nil
+}
+
+// stageNames lists the stages for help text.
+func stageNames() string {
+	var names []string
+	for _, s := range stages.All() {
+		names = append(names, s.Name())
+	}
+	return strings.Join(names, ", ")
+}
+
+// stageHelp is one line per stage, from the runner's own list.
+func stageHelp() string {
+	var b strings.Builder
+	for _, s := range stages.All() {
+		fmt.Fprintf(&b, "  %-10s %s\n", s.Name(), s.Summary())
+	}
+	return b.String()
+}
+
+// isLocked reports a run lock held by someone else.
+func isLocked(err error) bool {
+	var le *pipeline.LockedError
+	return errors.As(err, &le)
+}

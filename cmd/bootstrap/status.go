@@ -1,0 +1,98 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/stages"
+)
+
+func newStatusCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "status [-f site.yaml | --dir DIR]",
+		Short: "Show the journal folded: stages, steps, nodes, timings, last error and its remedy",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, err := g.workDir()
+			if err != nil {
+				return err
+			}
+			r := &pipeline.Runner{Stages: stages.All(), WorkDir: dir}
+			st, err := r.Status()
+			if err != nil {
+				return err
+			}
+			if g.json() {
+				enc := json.NewEncoder(g.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(st)
+			}
+			printStatus(g.stdout, dir, st)
+			return nil
+		},
+	}
+}
+
+func printStatus(w io.Writer, dir string, st pipeline.Status) {
+	fmt.Fprintf(w, "work dir: %s (%d journal entries, %d runs)\n", dir, st.Entries, st.Runs)
+	if st.LastRun != nil {
+		lr := st.LastRun
+		state := "finished"
+		if !lr.Ended {
+			state = "running or killed"
+		}
+		fmt.Fprintf(w, "last run: %s %s (%s)\n", lr.Info.Command, lr.Started.Local().Format(time.DateTime), state)
+	}
+	if st.Lock != nil {
+		fmt.Fprintf(w, "locked by: %s\n", st.Lock)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STAGE\tSTATE\tSTEPS\tNODES\tTIME\tNOTE")
+	for _, s := range st.Stages {
+		note := s.Reason
+		if s.Error != "" {
+			note = firstLine(s.Error)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", s.Name, s.State, s.Steps, len(s.Nodes), dur(s.Seconds), note)
+	}
+	_ = tw.Flush()
+	for _, s := range st.Stages {
+		if s.Error == "" {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s failed: %s\n", s.Name, s.Error)
+		if s.Remedy != "" {
+			fmt.Fprintf(w, "remedy: %s\n", s.Remedy)
+		}
+	}
+	if st.Chain != "" {
+		fmt.Fprintf(w, "\nJOURNAL CHAIN BROKEN: %s\n", st.Chain)
+	} else if st.Entries > 0 {
+		fmt.Fprintf(w, "journal hash chain verified; head %s\n", st.Head)
+	}
+	for _, warn := range st.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 80 {
+		s = s[:77] + "..."
+	}
+	return s
+}
+
+func dur(sec float64) string {
+	if sec == 0 {
+		return "-"
+	}
+	return (time.Duration(sec*float64(time.Second)) / time.Millisecond * time.Millisecond).String()
+}

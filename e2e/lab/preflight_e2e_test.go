@@ -1,0 +1,70 @@
+//go:build e2e
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/bootstrap-dev/bootstrap/e2e/lab/harness"
+	"github.com/bootstrap-dev/bootstrap/internal/preflight"
+)
+
+// buildBinary builds cmd/bootstrap once for this test.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "bootstrap")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/bootstrap-dev/bootstrap/cmd/bootstrap").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// The built binary's preflight passes against the lab (exit 0) and fails with exit 2, naming the
+// NTP source, when the lab's clock is skewed.
+func TestPreflightAgainstLab(t *testing.T) {
+	bin := buildBinary(t)
+	for _, tc := range []struct {
+		offset time.Duration
+		code   int
+	}{{0, 0}, {10 * time.Minute, 2}} {
+		l, err := harness.New(t.TempDir(), harness.Default(harness.Options{NTPOffset: tc.offset})...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Up(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		var out, stderr bytes.Buffer
+		cmd := exec.Command(bin, "preflight", "-f", l.SiteFile, "--output", "json", "--min-free-gib", "1")
+		cmd.Stdout, cmd.Stderr = &out, &stderr
+		err = cmd.Run()
+		_ = l.Down(context.Background())
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != tc.code {
+			t.Errorf("offset %s: exit %d, want %d\n%s\n%s", tc.offset, code, tc.code, out.String(), stderr.String())
+			continue
+		}
+		var rep preflight.Report
+		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+			t.Errorf("--output json: %v\n%s", err, out.String())
+			continue
+		}
+		if tc.code == 2 && (rep.Summary.Fail != 1 || rep.Failed()[0] != "ntp "+l.Site.Cluster.NTPSources[0]) {
+			t.Errorf("offset %s: failed %v, want only the NTP source", tc.offset, rep.Failed())
+		}
+	}
+}

@@ -1,0 +1,277 @@
+package bmctest
+
+import (
+	"crypto/tls"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Options shape one simulated iDRAC9.
+type Options struct {
+	Firmware     string        // iDRAC firmware; default 6.10.30.00 (media under the System)
+	Model        string        // default PowerEdge R750
+	Username     string        // default root
+	Password     string        // default calvin
+	MACs         []string      // system NIC MACs, as the iDRAC reports them
+	Power        string        // initial power state: Off (default) or On
+	Latency      time.Duration // added to every call
+	BootDelay    time.Duration // from a power action to the boot device chosen; default 20ms
+	JobDelay     time.Duration // how long an ImportSystemConfiguration job runs; default 10ms
+	SessionLimit int           // default 8, as iDRAC9
+	// IgnoreBootOnce makes the server ignore every one-time boot and start from its disk while
+	// the BMC still shows the override consumed (seen on iDRAC9 with the BIOS in legacy mode or
+	// the virtual optical drive missing from the UEFI boot options).
+	IgnoreBootOnce bool
+	// StuckJobs is how many Lifecycle Controller jobs sit in the queue, Scheduled forever (the
+	// state that makes iDRAC answer SYS446 and ImportSystemConfiguration never finish).
+	StuckJobs int
+	// StaleMedia, when set, is an image left inserted in the removable-disk slot and the CD slot.
+	StaleMedia string
+	// Listen is the address to listen on ("127.0.0.101:8443"); empty: 127.0.0.1 on a free port.
+	Listen string
+	// Cert is the TLS certificate; nil: a fresh one per simulator.
+	Cert *Cert
+	// Fetch is the client the iDRAC uses to read inserted media; default: no proxy, 10s timeout.
+	Fetch *http.Client
+}
+
+// Fault makes the next matching calls fail or slow down.
+type Fault struct {
+	// Op is one of: session, insert, eject, boot-override, reset, scp, get, any.
+	Op        string
+	Status    int    // HTTP status to answer (0: do not fail, only Delay)
+	MessageID string // e.g. IDRAC.2.8.VRM0021, IDRAC.2.8.SYS446, IDRAC.2.8.RAC0218
+	Message   string
+	Times     int // how many calls it hits; 0 means every call
+	Delay     time.Duration
+}
+
+// Stats is what the simulator counted.
+type Stats struct {
+	PowerActions   int    // reset actions accepted (On, ForceRestart, …)
+	Writes         int    // POST, PATCH, PUT, DELETE received (sessions included)
+	Boots          int    // completed boots
+	BootedFrom     string // image URL the last boot came from, or "disk"
+	RangeRequests  int    // range requests made to fetch inserted media
+	ActiveSessions int
+	MaxSessions    int // most sessions open at once
+	Inserted       string
+	Power          string
+}
+
+// BMC is one simulated iDRAC9 on a loopback TLS listener.
+type BMC struct {
+	opts Options
+	srv  *httptest.Server
+
+	mu       sync.Mutex
+	faults   []*Fault
+	stats    Stats
+	power    string
+	boot     bootState
+	attrs    map[string]string // iDRAC attributes (ServerBoot.1.*)
+	media    []*slot
+	sessions map[string]string // token → session path
+	nextID   int
+	jobs     map[string]*job
+	nics     []string
+	pending  int // power actions whose boot has not happened yet
+	closed   bool
+}
+
+type bootState struct {
+	Target, Enabled, Mode string
+	viaStandard           bool
+}
+
+type slot struct {
+	ID, Name string
+	Types    []string
+	Inserted bool
+	Image    string
+}
+
+type job struct {
+	doneAt time.Time
+	attrs  map[string]string
+	state  string
+}
+
+// New starts a simulated iDRAC9 on 127.0.0.1 with TLS (the httptest certificate; see CAPEM).
+func New(o Options) *BMC {
+	if o.Firmware == "" {
+		o.Firmware = "6.10.30.00"
+	}
+	if o.Model == "" {
+		o.Model = "PowerEdge R750"
+	}
+	if o.Username == "" {
+		o.Username = "root"
+	}
+	if o.Password == "" {
+		o.Password = "calvin"
+	}
+	if o.Power == "" {
+		o.Power = "Off"
+	}
+	if o.BootDelay == 0 {
+		o.BootDelay = 20 * time.Millisecond
+	}
+	if o.JobDelay == 0 {
+		o.JobDelay = 10 * time.Millisecond
+	}
+	if o.SessionLimit == 0 {
+		o.SessionLimit = 8
+	}
+	if o.Fetch == nil {
+		o.Fetch = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil}}
+	}
+	b := &BMC{
+		opts:     o,
+		power:    o.Power,
+		boot:     bootState{Target: "None", Enabled: "Disabled", Mode: "UEFI"},
+		attrs:    map[string]string{"ServerBoot.1.BootOnce": "Disabled", "ServerBoot.1.FirstBootDevice": "Normal"},
+		sessions: map[string]string{},
+		jobs:     map[string]*job{},
+		nics:     o.MACs,
+	}
+	if b.systemLayout() {
+		b.media = []*slot{
+			{ID: "1", Name: "VirtualMedia 1", Types: []string{"CD", "DVD"}},
+			{ID: "2", Name: "VirtualMedia 2", Types: []string{"USBStick"}},
+		}
+	} else {
+		// Before 6.00 the removable disk is listed first: the order that made bmclib v2.3.4
+		// pick the wrong slot.
+		b.media = []*slot{
+			{ID: "RemovableDisk", Name: "Virtual Removable Disk", Types: []string{"USBStick"}},
+			{ID: "CD", Name: "Virtual CD", Types: []string{"CD", "DVD"}},
+		}
+	}
+	if o.StaleMedia != "" {
+		for _, s := range b.media {
+			s.Inserted, s.Image = true, o.StaleMedia
+		}
+	}
+	for i := 0; i < o.StuckJobs; i++ {
+		b.nextID++
+		b.jobs[mgrPath+"/Jobs/JID_"+itoa(900000000+b.nextID)] = &job{state: "Scheduled", doneAt: time.Now().Add(1000 * time.Hour)}
+	}
+	b.stats.Power = b.power
+	b.srv = httptest.NewUnstartedServer(http.HandlerFunc(b.serve))
+	if o.Listen != "" {
+		l, err := net.Listen("tcp", o.Listen)
+		if err != nil {
+			panic("bmctest: listen " + o.Listen + ": " + err.Error()) // as httptest does
+		}
+		b.srv.Listener.Close()
+		b.srv.Listener = l
+	}
+	if o.Cert == nil {
+		c, err := NewCert()
+		if err != nil {
+			panic("bmctest: " + err.Error()) // crypto/rand failing: nothing a test can do
+		}
+		o.Cert = c
+		b.opts.Cert = c
+	}
+	// iDRAC9 offers classic curves only (no post-quantum hybrid), which also keeps 128 simulated
+	// handshakes cheap.
+	b.srv.TLS = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{o.Cert.TLS},
+		CurvePreferences: []tls.CurveID{tls.X25519, tls.CurveP256}}
+	b.srv.Config.ErrorLog = log.New(io.Discard, "", 0) // clients killed mid-handshake are expected
+	b.srv.StartTLS()
+	return b
+}
+
+// URL is the BMC's address (https://127.0.0.1:port).
+func (b *BMC) URL() string { return b.srv.URL }
+
+// CAPEM is the PEM certificate to trust for this BMC.
+func (b *BMC) CAPEM() []byte { return b.opts.Cert.CAPEM }
+
+// WriteCA writes CAPEM to path.
+func (b *BMC) WriteCA(path string) error { return os.WriteFile(path, b.CAPEM(), 0o644) }
+
+// Inject adds a fault.
+func (b *BMC) Inject(f Fault) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	fc := f
+	b.faults = append(b.faults, &fc)
+}
+
+// FillSessions opens n sessions as another user would, to exhaust the session table.
+func (b *BMC) FillSessions(n int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i := 0; i < n; i++ {
+		b.nextID++
+		b.sessions["other-"+itoa(b.nextID)] = "/redfish/v1/SessionService/Sessions/" + itoa(b.nextID)
+	}
+	b.stats.ActiveSessions = len(b.sessions)
+}
+
+// Stats returns a snapshot of the counters.
+func (b *BMC) Stats() Stats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.advance()
+	s := b.stats
+	s.ActiveSessions = len(b.sessions)
+	s.Power = b.power
+	for _, m := range b.media {
+		if m.Inserted && hasType(m.Types, "CD") {
+			s.Inserted = m.Image
+		}
+	}
+	return s
+}
+
+// Close stops the listener.
+func (b *BMC) Close() {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	b.srv.Close()
+}
+
+func (b *BMC) systemLayout() bool {
+	return versionLess("6.00.00.00", b.opts.Firmware) || b.opts.Firmware == "6.00.00.00"
+}
+
+// oldBoot: firmware before 4.40 accepts the standard Cd override but boots the disk.
+func (b *BMC) oldBoot() bool { return versionLess(b.opts.Firmware, "4.40.00.00") }
+
+func hasType(ts []string, t string) bool {
+	for _, x := range ts {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+func versionLess(a, b string) bool {
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(pa) || i < len(pb); i++ {
+		var x, y int
+		if i < len(pa) {
+			x = atoi(pa[i])
+		}
+		if i < len(pb) {
+			y = atoi(pb[i])
+		}
+		if x != y {
+			return x < y
+		}
+	}
+	return false
+}

@@ -1,0 +1,94 @@
+package bmctest
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+)
+
+func client(t *testing.T, caPEM []byte) *http.Client {
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		t.Fatal("bad CA")
+	}
+	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+}
+
+func call(t *testing.T, c *http.Client, method, url string, body any) *http.Response {
+	t.Helper()
+	var rd *bytes.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	} else {
+		rd = bytes.NewReader(nil)
+	}
+	req, _ := http.NewRequest(method, url, rd)
+	req.SetBasicAuth("root", "calvin")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp
+}
+
+// TestStandardOverrideQuirk: iDRAC9 before 4.40 accepts Cd/Once but boots the disk; 6.x boots
+// the virtual CD. This is the quirk the bmc package's ImportSystemConfiguration path exists for.
+func TestStandardOverrideQuirk(t *testing.T) {
+	iso := NewISOServer()
+	defer iso.Close()
+	img := iso.URL() + "/a.iso"
+	for fw, want := range map[string]string{"3.30.30.30": "disk", "6.10.30.00": img} {
+		f, err := NewFleet(1, Options{Firmware: fw, BootDelay: time.Millisecond}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		b := f.BMCs[0]
+		c := client(t, f.CAPEM)
+		slot := b.URL() + b.mediaCol() + "/CD"
+		if b.systemLayout() {
+			slot = b.URL() + b.mediaCol() + "/1"
+		}
+		if r := call(t, c, "POST", slot+"/Actions/VirtualMedia.InsertMedia", map[string]any{"Image": img, "Inserted": true}); r.StatusCode != 204 {
+			t.Fatalf("%s insert: %d", fw, r.StatusCode)
+		}
+		if r := call(t, c, "POST", slot+"/Actions/VirtualMedia.InsertMedia", map[string]any{"Image": img}); r.StatusCode != 500 {
+			t.Errorf("%s: second insert answered %d, want 500 VRM0021", fw, r.StatusCode)
+		}
+		call(t, c, "PATCH", b.URL()+sysPath, map[string]any{"Boot": map[string]string{"BootSourceOverrideTarget": "Cd", "BootSourceOverrideEnabled": "Once", "BootSourceOverrideMode": "UEFI"}})
+		if r := call(t, c, "POST", b.URL()+sysPath+"/Actions/ComputerSystem.Reset", map[string]string{"ResetType": "On"}); r.StatusCode != 204 {
+			t.Fatalf("%s reset: %d", fw, r.StatusCode)
+		}
+		deadline := time.Now().Add(3 * time.Second)
+		for b.Stats().Boots == 0 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if st := b.Stats(); st.BootedFrom != want || st.Power != "On" || st.PowerActions != 1 {
+			t.Errorf("%s: booted from %q power %s actions %d; want %q On 1", fw, st.BootedFrom, st.Power, st.PowerActions, want)
+		}
+	}
+}
+
+func TestSessionLimit(t *testing.T) {
+	f, err := NewFleet(1, Options{SessionLimit: 2}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c := client(t, f.CAPEM)
+	url := f.BMCs[0].URL() + sessCol
+	for i, want := range []int{201, 201, 400} {
+		if r := call(t, c, "POST", url, map[string]string{"UserName": "root", "Password": "calvin"}); r.StatusCode != want {
+			t.Errorf("session %d: %d, want %d", i, r.StatusCode, want)
+		}
+	}
+	if r := call(t, c, "POST", url, map[string]string{"UserName": "root", "Password": "bad"}); r.StatusCode != 401 {
+		t.Errorf("bad password: %d, want 401", r.StatusCode)
+	}
+}

@@ -1,0 +1,189 @@
+package bmc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Steps of the per-node boot flow; journal keys are StepKey(node, step).
+const (
+	StepConnect      = "connect"
+	StepInspect      = "inspect"
+	StepMedia        = "media"
+	StepBootOverride = "boot-override"
+	StepPowerIntent  = "power-intent"
+	StepPower        = "power"
+	StepConfirm      = "booted"
+)
+
+// Journal records finished steps so a resumed run skips them; pipeline.Steps satisfies it.
+// Implementations must be safe for concurrent use, and Record must return only once the entry
+// is durable.
+type Journal interface {
+	Done(key string, out any) bool
+	Record(key string, data any) error
+}
+
+// StepKey is the journal key of a node's step: "node:<node>/<step>", the same shape as
+// pipeline.NodeStep, so `bootstrap status` groups the steps by node.
+func StepKey(node, step string) string { return "node:" + node + "/" + step }
+
+// Boot-override methods.
+const (
+	MethodStandard = "redfish"       // Boot.BootSourceOverrideTarget=Cd, Enabled=Once, Mode=UEFI
+	MethodSCP      = "dell-scp-boot" // iDRAC ImportSystemConfiguration ServerBoot.1#BootOnce
+)
+
+// NodeResult is what happened to one node; it holds no secret and goes to the journal.
+type NodeResult struct {
+	Node        string    `json:"node"`
+	Vendor      string    `json:"vendor,omitempty"`
+	Model       string    `json:"model,omitempty"`
+	Firmware    string    `json:"firmware,omitempty"`
+	Layout      Layout    `json:"layout,omitempty"`
+	Image       string    `json:"image"`
+	Method      string    `json:"method,omitempty"`
+	PowerAction string    `json:"powerAction,omitempty"` // On or ForceRestart; empty when an earlier run did it
+	BasicAuth   bool      `json:"basicAuth,omitempty"`
+	Insecure    bool      `json:"insecure,omitempty"`
+	Resumed     bool      `json:"resumed,omitempty"`
+	Evidence    string    `json:"evidence,omitempty"` // how the boot from the ISO was witnessed
+	Seconds     float64   `json:"seconds"`
+	Finished    time.Time `json:"finished"`
+	Error       string    `json:"error,omitempty"`
+}
+
+type powerRecord struct {
+	Action string    `json:"action"`
+	At     time.Time `json:"at"`
+	From   string    `json:"from"`
+	Method string    `json:"method"`
+	ByRead bool      `json:"byReadBack,omitempty"`
+}
+
+// BootNode boots one node from the ISO at url: connect, inspect, eject stale media, insert the
+// ISO, arm a one-time UEFI boot from the virtual CD, power on or restart, and wait until the BMC
+// shows the one-time boot consumed. Each step is verified by read-back and journaled in j; a step
+// journaled earlier is verified, not redone, and a node whose power step is journaled is never
+// powered again.
+func BootNode(ctx context.Context, t Target, url string, j Journal, opts ...Option) (NodeResult, error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return NodeResult{Node: t.Node}, err
+	}
+	return bootNode(ctx, t, url, j, cfg)
+}
+
+func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) (NodeResult, error) {
+	start := time.Now()
+	res := NodeResult{Node: t.Node, Image: url, Insecure: t.Insecure}
+	var done NodeResult
+	if j.Done(StepKey(t.Node, StepConfirm), &done) {
+		done.Resumed = true
+		cfg.progress(Progress{Node: t.Node, Step: StepConfirm, Done: true, Skipped: true})
+		return done, nil
+	}
+	fail := func(op string, err error) (NodeResult, error) {
+		var be *Error
+		if !errors.As(err, &be) {
+			err = newError(t.Node, op, err)
+		}
+		res.Error = err.Error()
+		res.Seconds = time.Since(start).Seconds()
+		return res, err
+	}
+	if len(url) > MaxMediaURL {
+		return fail(StepMedia, fmt.Errorf("ISO URL is %d characters; iDRAC9 accepts at most %d", len(url), MaxMediaURL))
+	}
+	step := func(s string) { cfg.progress(Progress{Node: t.Node, Step: s}) }
+	finished := func(s string, skipped bool) {
+		cfg.progress(Progress{Node: t.Node, Step: s, Done: true, Skipped: skipped})
+	}
+
+	step(StepConnect)
+	c, err := Connect(ctx, t, func(c *config) error { *c = cfg; return nil })
+	if err != nil {
+		return fail(StepConnect, err)
+	}
+	defer c.Close(ctx)
+	res.BasicAuth = c.BasicAuth()
+	finished(StepConnect, false)
+
+	step(StepInspect)
+	st, err := c.inspect(ctx, false)
+	if err != nil {
+		return fail(StepInspect, err)
+	}
+	res.Vendor, res.Model, res.Firmware, res.Layout = st.Vendor, st.Model, st.Firmware, st.Layout
+	res.Method = MethodStandard
+	if st.IsDell() && NeedsSCPBootOnce(st.Firmware) {
+		res.Method = MethodSCP
+	}
+	finished(StepInspect, false)
+
+	var pr powerRecord
+	powered := j.Done(StepKey(t.Node, StepPower), &pr)
+	if !powered && j.Done(StepKey(t.Node, StepPowerIntent), &pr) {
+		// A crash fell between sending the power action and journaling it: read back before acting.
+		res.Resumed = true
+		armed := j.Done(StepKey(t.Node, StepBootOverride), nil)
+		took, err := c.watchPowerTookEffect(ctx, st, pr, res.Method, armed)
+		if err != nil {
+			return fail(StepPower, err)
+		}
+		if took {
+			pr.ByRead = true
+			if err := j.Record(StepKey(t.Node, StepPower), pr); err != nil {
+				return fail(StepPower, err)
+			}
+			powered = true
+		}
+	}
+	if powered {
+		res.Resumed = true
+		finished(StepPower, true)
+	} else {
+		if err := c.ensureMedia(ctx, &st, url, j, cfg); err != nil {
+			return fail(StepMedia, err)
+		}
+		if err := c.ensureBootOverride(ctx, &st, res.Method, j, cfg); err != nil {
+			return fail(StepBootOverride, err)
+		}
+		step(StepPower)
+		pr = powerRecord{Action: "ForceRestart", From: st.Power, Method: res.Method, At: time.Now().UTC()}
+		if st.Power == "Off" {
+			pr.Action = "On"
+		}
+		if err := j.Record(StepKey(t.Node, StepPowerIntent), pr); err != nil {
+			return fail(StepPower, err)
+		}
+		if err := c.power(ctx, pr.Action); err != nil {
+			return fail(StepPower, err)
+		}
+		if err := j.Record(StepKey(t.Node, StepPower), pr); err != nil {
+			return fail(StepPower, err)
+		}
+		res.PowerAction = pr.Action
+		finished(StepPower, false)
+	}
+
+	step(StepConfirm)
+	if err := c.waitBooted(ctx, &st, url, res.Method); err != nil {
+		return fail(StepConfirm, err)
+	}
+	if cfg.evidence != nil {
+		if err := c.waitEvidence(ctx, url, pr.At); err != nil {
+			return fail(StepConfirm, err)
+		}
+		res.Evidence = "the node read its ISO after the power action"
+	}
+	res.Seconds = time.Since(start).Seconds()
+	res.Finished = time.Now().UTC()
+	if err := j.Record(StepKey(t.Node, StepConfirm), res); err != nil {
+		return fail(StepConfirm, err)
+	}
+	finished(StepConfirm, false)
+	return res, nil
+}

@@ -1,0 +1,253 @@
+package bmc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/stmcginnis/gofish/common"
+)
+
+// Layout says where a BMC keeps its virtual media.
+type Layout string
+
+// Virtual-media layouts of iDRAC9.
+const (
+	// LayoutManager: /redfish/v1/Managers/iDRAC.Embedded.1/VirtualMedia/{RemovableDisk,CD},
+	// iDRAC9 firmware before 6.00.
+	LayoutManager Layout = "manager"
+	// LayoutSystem: /redfish/v1/Systems/System.Embedded.1/VirtualMedia/{1,2}, firmware 6.00.02 on.
+	LayoutSystem Layout = "system"
+)
+
+// Media is one virtual-media slot.
+type Media struct {
+	ID         string   `json:"id"`
+	Path       string   `json:"path"`
+	MediaTypes []string `json:"mediaTypes"`
+	Inserted   bool     `json:"inserted"`
+	Image      string   `json:"image,omitempty"`
+}
+
+// TakesCD reports whether the slot accepts CD or DVD images.
+func (m Media) TakesCD() bool {
+	return slices.Contains(m.MediaTypes, "CD") || slices.Contains(m.MediaTypes, "DVD")
+}
+
+// BootOverride is the system's boot source override.
+type BootOverride struct {
+	Target  string   `json:"target"`  // Cd, Pxe, Hdd, None…
+	Enabled string   `json:"enabled"` // Once, Continuous, Disabled
+	Mode    string   `json:"mode"`    // UEFI, Legacy
+	Allowed []string `json:"allowed,omitempty"`
+}
+
+// NIC is a network interface the BMC reports for its system.
+type NIC struct {
+	ID  string `json:"id"`
+	MAC string `json:"mac"`
+}
+
+// State is what a BMC reports, read-only.
+type State struct {
+	RedfishVersion string       `json:"redfishVersion"`
+	Vendor         string       `json:"vendor"`
+	Model          string       `json:"model"`
+	Firmware       string       `json:"firmware"` // BMC (iDRAC) firmware
+	BIOSVersion    string       `json:"biosVersion,omitempty"`
+	Power          string       `json:"power"`
+	Layout         Layout       `json:"layout"`
+	Media          []Media      `json:"media"`
+	Boot           BootOverride `json:"boot"`
+	NICs           []NIC        `json:"nics"`
+	// DellBootOnce is the iDRAC ServerBoot.1 attributes (read on firmware that needs the
+	// ImportSystemConfiguration boot-once).
+	DellBootOnce *DellBootOnce `json:"dellBootOnce,omitempty"`
+
+	systemPath  string
+	managerPath string
+	mediaPath   string
+}
+
+// CDSlot returns the first slot that takes CD/DVD images.
+func (s State) CDSlot() (Media, bool) {
+	for _, m := range s.Media {
+		if m.TakesCD() {
+			return m, true
+		}
+	}
+	return Media{}, false
+}
+
+// IsDell reports whether the vendor is Dell.
+func (s State) IsDell() bool { return strings.HasPrefix(strings.ToLower(s.Vendor), "dell") }
+
+type system struct {
+	Manufacturer string `json:"Manufacturer"`
+	Model        string `json:"Model"`
+	BiosVersion  string `json:"BiosVersion"`
+	PowerState   string `json:"PowerState"`
+	Boot         struct {
+		Target  string   `json:"BootSourceOverrideTarget"`
+		Enabled string   `json:"BootSourceOverrideEnabled"`
+		Mode    string   `json:"BootSourceOverrideMode"`
+		Allowed []string `json:"BootSourceOverrideTarget@Redfish.AllowableValues"`
+	} `json:"Boot"`
+	EthernetInterfaces odataID `json:"EthernetInterfaces"`
+	VirtualMedia       odataID `json:"VirtualMedia"`
+}
+
+type manager struct {
+	FirmwareVersion string  `json:"FirmwareVersion"`
+	VirtualMedia    odataID `json:"VirtualMedia"`
+}
+
+type virtualMedia struct {
+	ID         string   `json:"Id"`
+	MediaTypes []string `json:"MediaTypes"`
+	Inserted   bool     `json:"Inserted"`
+	Image      string   `json:"Image"`
+}
+
+// Inspect reads model, firmware, power, boot override, virtual media and NICs. It changes nothing.
+func (c *Client) Inspect(ctx context.Context) (State, error) { return c.inspect(ctx, true) }
+
+// inspect reads the state; the NICs only when asked (the boot flow does not need them).
+func (c *Client) inspect(ctx context.Context, nics bool) (State, error) {
+	var st State
+	st.RedfishVersion = c.root.RedfishVersion
+	get := func(path string, out any) error {
+		return retry(ctx, c.cfg, func() error { return c.raw.get(ctx, path, out) })
+	}
+	var systems, managers collection
+	if err := get(c.root.Systems.ID, &systems); err != nil {
+		return st, err
+	}
+	if len(systems.Members) == 0 {
+		return st, errors.New("BMC lists no system")
+	}
+	st.systemPath = systems.Members[0].ID
+	var sys system
+	if err := get(st.systemPath, &sys); err != nil {
+		return st, err
+	}
+	st.Vendor, st.Model, st.BIOSVersion, st.Power = sys.Manufacturer, sys.Model, sys.BiosVersion, sys.PowerState
+	st.Boot = BootOverride{Target: sys.Boot.Target, Enabled: sys.Boot.Enabled, Mode: sys.Boot.Mode, Allowed: sys.Boot.Allowed}
+	if err := get(c.root.Managers.ID, &managers); err == nil && len(managers.Members) > 0 {
+		st.managerPath = managers.Members[0].ID
+		var m manager
+		if err := get(st.managerPath, &m); err != nil {
+			return st, err
+		}
+		st.Firmware = m.FirmwareVersion
+		// Same order as bmclib v2.3.5: the Manager first, then the System (iDRAC9 >= 6.00).
+		if m.VirtualMedia.ID != "" {
+			media, err := c.readMedia(ctx, m.VirtualMedia.ID)
+			if err != nil {
+				return st, err
+			}
+			if len(media) > 0 {
+				st.Media, st.Layout, st.mediaPath = media, LayoutManager, m.VirtualMedia.ID
+			}
+		}
+	}
+	if len(st.Media) == 0 && sys.VirtualMedia.ID != "" {
+		media, err := c.readMedia(ctx, sys.VirtualMedia.ID)
+		if err != nil {
+			return st, err
+		}
+		st.Media, st.Layout, st.mediaPath = media, LayoutSystem, sys.VirtualMedia.ID
+	}
+	if nics && sys.EthernetInterfaces.ID != "" {
+		var nics collection
+		if err := get(sys.EthernetInterfaces.ID, &nics); err != nil {
+			return st, err
+		}
+		for _, n := range nics.Members {
+			var e struct {
+				ID  string `json:"Id"`
+				MAC string `json:"MACAddress"`
+			}
+			if err := get(n.ID, &e); err != nil {
+				return st, err
+			}
+			st.NICs = append(st.NICs, NIC{ID: e.ID, MAC: NormalizeMAC(e.MAC)})
+		}
+	}
+	if st.IsDell() && st.managerPath != "" && NeedsSCPBootOnce(st.Firmware) {
+		b, err := c.dellBootOnce(ctx, st.managerPath)
+		if err != nil {
+			return st, err
+		}
+		st.DellBootOnce = &b
+	}
+	return st, nil
+}
+
+func (c *Client) readMedia(ctx context.Context, path string) ([]Media, error) {
+	var col collection
+	if err := retry(ctx, c.cfg, func() error { return c.raw.get(ctx, path, &col) }); err != nil {
+		return nil, err
+	}
+	out := make([]Media, 0, len(col.Members))
+	for _, m := range col.Members {
+		var vm virtualMedia
+		if err := retry(ctx, c.cfg, func() error { return c.raw.get(ctx, m.ID, &vm) }); err != nil {
+			return nil, err
+		}
+		out = append(out, Media{ID: vm.ID, Path: m.ID, MediaTypes: vm.MediaTypes, Inserted: vm.Inserted, Image: vm.Image})
+	}
+	return out, nil
+}
+
+// NormalizeMAC lower-cases a MAC and uses colons ("AA-BB-…" → "aa:bb:…").
+func NormalizeMAC(mac string) string {
+	return strings.ToLower(strings.ReplaceAll(strings.TrimSpace(mac), "-", ":"))
+}
+
+// CompareVersions compares dotted numeric versions ("4.40.10.00"): -1, 0 or 1.
+func CompareVersions(a, b string) int {
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < max(len(pa), len(pb)); i++ {
+		var x, y int
+		if i < len(pa) {
+			x, _ = strconv.Atoi(pa[i])
+		}
+		if i < len(pb) {
+			y, _ = strconv.Atoi(pb[i])
+		}
+		if x != y {
+			if x < y {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}
+
+// fromBMCLib turns an error from bmclib (gofish's *common.Error wrapped in multierror and
+// pkg/errors) into a *RedfishError carrying the message IDs, so retry and remedies can branch.
+func fromBMCLib(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ge *common.Error
+	if errors.As(err, &ge) {
+		re := &RedfishError{Method: "bmclib", Path: op, Status: ge.HTTPReturnedStatusCode, Message: ge.Message}
+		for _, i := range ge.ExtendedInfos {
+			re.MessageIDs = append(re.MessageIDs, i.MessageID)
+			if i.Message != "" {
+				re.Message = i.Message
+			}
+		}
+		if re.Status == 401 || re.Status == 403 {
+			return fmt.Errorf("%s: %w", op, ErrAuth)
+		}
+		return re
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}

@@ -1,0 +1,204 @@
+package pipeline
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// MaxEntryBytes bounds one journal line. Stages that need more write a file in the work dir and
+// journal its path and hash.
+const MaxEntryBytes = 256 << 10
+
+// Journal is the open, append-only journal of one work dir. Only the runner holds one, under the
+// run lock. It is safe for concurrent use.
+type Journal struct {
+	path string
+
+	mu      sync.Mutex
+	f       *os.File
+	entries []Entry
+	prev    string // hash of the last line
+	now     func() time.Time
+}
+
+// OpenJournal opens (creating if needed) the journal at path for appending. It reads every entry;
+// a torn last line is truncated away (and fsynced) before anything is appended, and reported in
+// warnings. Damage in the middle of the file or a broken hash chain is a *ChainError: nothing
+// may be appended to an untrustworthy history.
+func OpenJournal(path string) (j *Journal, warnings []string, err error) {
+	dir := filepath.Dir(path)
+	if err := makeDir(dir); err != nil {
+		return nil, nil, fmt.Errorf("open journal: %w", err)
+	}
+	_, statErr := os.Stat(path)
+	created := errors.Is(statErr, fs.ErrNotExist)
+	// O_APPEND: every write lands at the end even if something else ever wrote the file.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open journal: %w", err)
+	}
+	// A second safety net behind the lock file (which a person may delete by mistake): only one
+	// process appends at a time. The kernel drops the flock when the process dies.
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		info, _, _ := ReadLock(dir)
+		return nil, nil, &LockedError{Path: path, Holder: info,
+			Reason: fmt.Sprintf("another process has the journal open for writing (%v)", err)}
+	}
+	if created {
+		if err := syncDir(dir); err != nil {
+			f.Close()
+			return nil, nil, fmt.Errorf("open journal: %w", err)
+		}
+	}
+	data, err := readAllFrom(f)
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("open journal %s: %w", path, err)
+	}
+	s := scan(path, data)
+	if err := s.verify(path); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if len(s.torn) > 0 {
+		warnings = append(warnings, tornWarning(path, s.torn))
+		if err := f.Truncate(s.goodLen); err != nil {
+			f.Close()
+			return nil, nil, fmt.Errorf("open journal %s: drop torn line: %w", path, err)
+		}
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return nil, nil, fmt.Errorf("open journal %s: drop torn line: %w", path, err)
+		}
+	}
+	j = &Journal{path: path, f: f, now: time.Now}
+	j.entries = make([]Entry, len(s.lines))
+	for i, l := range s.lines {
+		j.entries[i] = l.entry
+	}
+	if n := len(s.lines); n > 0 {
+		j.prev = hashLine(s.lines[n-1].raw)
+	}
+	return j, warnings, nil
+}
+
+func readAllFrom(f *os.File) ([]byte, error) {
+	var buf bytes.Buffer
+	if _, err := f.Seek(0, 0); err != nil {
+		return nil, err
+	}
+	_, err := buf.ReadFrom(f)
+	return buf.Bytes(), err
+}
+
+// syncDir fsyncs a directory so a newly created file in it survives power loss.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// Path returns the journal file's path.
+func (j *Journal) Path() string { return j.path }
+
+// fold folds the entries without copying them.
+func (j *Journal) fold() Status {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return Fold(j.entries)
+}
+
+// each calls fn for every entry, oldest first, under the journal's lock (fn must not append).
+func (j *Journal) each(fn func(*Entry)) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for i := range j.entries {
+		fn(&j.entries[i])
+	}
+}
+
+// Entries returns a copy of every entry, oldest first.
+func (j *Journal) Entries() []Entry {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return append([]Entry(nil), j.entries...)
+}
+
+// Append fills in Seq, Time (when zero) and Prev, writes e as one line and fsyncs before
+// returning the entry as written. The caller vouches that e holds no secret.
+func (j *Journal) Append(e Entry) (Entry, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return Entry{}, fmt.Errorf("journal %s: append after close", j.path)
+	}
+	e.Seq = int64(len(j.entries)) + 1
+	if e.Time.IsZero() {
+		e.Time = j.now().UTC()
+	}
+	e.Prev = j.prev
+	raw, err := marshalEntry(e)
+	if err != nil {
+		return Entry{}, fmt.Errorf("journal %s: %s %s %s: %w", j.path, e.Kind, e.Stage, e.Step, err)
+	}
+	if len(raw) > MaxEntryBytes {
+		return Entry{}, fmt.Errorf("journal %s: %s %s %s: entry of %d bytes exceeds %d: write large data "+
+			"to a file in the work dir and journal its path and hash", j.path, e.Kind, e.Stage, e.Step, len(raw), MaxEntryBytes)
+	}
+	// One write of line+newline: a crash leaves at most a torn last line, never a torn middle.
+	if _, err := j.f.Write(append(raw, '\n')); err != nil {
+		return Entry{}, j.fail(err)
+	}
+	if err := j.f.Sync(); err != nil {
+		return Entry{}, j.fail(err)
+	}
+	j.entries = append(j.entries, e)
+	j.prev = hashLine(raw)
+	return e, nil
+}
+
+// fail closes the journal after a failed write: what is on disk may end in a torn line, which
+// the next OpenJournal drops. Appending more here could put a good line after a torn one.
+func (j *Journal) fail(err error) error {
+	j.f.Close()
+	j.f = nil
+	return fmt.Errorf("journal %s: write: %w (the journal is closed; the next run repairs it)", j.path, err)
+}
+
+// marshalEntry encodes e compactly without HTML escaping (the bytes are what the chain hashes).
+func marshalEntry(e Entry) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// Close closes the file. Entries already appended are on disk.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return nil
+	}
+	err := j.f.Close()
+	j.f = nil
+	return err
+}

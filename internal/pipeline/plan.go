@@ -1,0 +1,138 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+)
+
+// Plan actions.
+const (
+	PlanRun  = "run"
+	PlanSkip = "skip"
+)
+
+// StagePlan is what Run would do with one stage, and why.
+type StagePlan struct {
+	Stage       string   `json:"stage"`
+	Summary     string   `json:"summary"`
+	Action      string   `json:"action"` // PlanRun or PlanSkip
+	Reason      string   `json:"reason"`
+	Fingerprint string   `json:"fingerprint,omitempty"`
+	Lines       []string `json:"lines,omitempty"` // the stage's own Plan, when it has one
+	Error       string   `json:"error,omitempty"` // inputs, verify or plan failed
+}
+
+// Plan says what Run would do, changing nothing: it reads the journal without the lock, computes
+// each stage's fingerprint, calls Verify on finished stages (read-only by contract) and each
+// Planner. Later stages are shown as running when an earlier one would run with new inputs.
+func (r *Runner) Plan(ctx context.Context) ([]StagePlan, error) {
+	entries, _, err := ReadJournal(JournalPath(r.WorkDir))
+	if err != nil {
+		return nil, err
+	}
+	status := Fold(entries)
+	plans := make([]StagePlan, 0, len(r.Stages))
+	upstream := ""
+	for i, stg := range r.Stages {
+		name := stg.Name()
+		p := StagePlan{Stage: name, Summary: stg.Summary(), Action: PlanRun}
+		prev := status.Stage(name)
+		env := (&session{r: r}).env(i, status, false, nil)
+		inputs, err := stg.Inputs(env)
+		if err == nil {
+			p.Fingerprint, err = Fingerprint(inputs)
+		}
+		always := alwaysRuns(stg)
+		switch {
+		case err != nil:
+			p.Error = r.scrubText(err.Error())
+			p.Reason = "inputs cannot be computed yet"
+		case always:
+			p.Reason = "runs on every pass (read-only)"
+		case prev.State == StatePending:
+			p.Reason = "never run"
+		case prev.State != StateSucceeded:
+			p.Reason = fmt.Sprintf("last attempt %s", prev.State)
+		case prev.OutputFingerprint != p.Fingerprint:
+			p.Reason = "inputs changed since it last succeeded"
+		case upstream != "":
+			p.Reason = upstream
+		default:
+			p.Action, p.Reason = PlanSkip, "finished with the same inputs"
+			if v, ok := stg.(Verifier); ok {
+				if verr := v.Verify(ctx, env); verr != nil {
+					p.Action, p.Reason = PlanRun, "verify: "+r.scrubText(verr.Error())
+				} else {
+					p.Reason += "; verified"
+				}
+			}
+		}
+		if p.Action == PlanRun && !always && upstream == "" && (prev.OutputFingerprint == "" || prev.OutputFingerprint != p.Fingerprint) {
+			upstream = fmt.Sprintf("stale: %s runs with new inputs", name)
+		}
+		if pl, ok := stg.(Planner); ok && p.Action == PlanRun && err == nil {
+			lines, perr := pl.Plan(ctx, env)
+			if perr != nil {
+				p.Error = r.scrubText(perr.Error())
+			}
+			p.Lines = lines
+		}
+		plans = append(plans, p)
+	}
+	return plans, nil
+}
+
+// readOnlySteps is the Steps a stage sees outside Run (Inputs, Verify, Plan): nothing is done,
+// nothing may be recorded.
+type readOnlySteps struct{}
+
+// Done reports nothing done.
+func (readOnlySteps) Done(string, any) bool { return false }
+
+// Record refuses: only Run may record.
+func (readOnlySteps) Record(key string, _ any) error {
+	return fmt.Errorf("record step %s: only Run may record steps", key)
+}
+
+// Status folds the journal for `bootstrap status`: stages in the runner's order (unknown ones
+// from the journal after them), the chain check, the head hash and the lock holder. Stages still
+// "running" whose run no longer holds the lock are shown interrupted.
+func (r *Runner) Status() (Status, error) {
+	path := JournalPath(r.WorkDir)
+	entries, warnings, err := ReadJournal(path)
+	var chain *ChainError
+	if err != nil && !asChain(err, &chain) {
+		return Status{}, err
+	}
+	st := Fold(entries)
+	st.Warnings = append(warnings, st.Warnings...)
+	if verr := VerifyChain(path); verr != nil {
+		st.Chain = verr.Error()
+	}
+	if head, herr := journalHead(path); herr == nil {
+		st.Head = head
+	}
+	info, held, lerr := ReadLock(r.WorkDir)
+	if lerr != nil {
+		st.Warnings = append(st.Warnings, "lock: "+lerr.Error())
+	}
+	if held {
+		st.Lock = &info
+	}
+	if !held || !LockAlive(info) {
+		st.MarkKilled()
+	}
+	ordered := make([]StageStatus, 0, len(st.Stages))
+	seen := map[string]bool{}
+	for _, stg := range r.Stages {
+		ordered = append(ordered, st.Stage(stg.Name()))
+		seen[stg.Name()] = true
+	}
+	for _, ss := range st.Stages {
+		if !seen[ss.Name] {
+			ordered = append(ordered, ss)
+		}
+	}
+	st.Stages = ordered
+	return st, nil
+}

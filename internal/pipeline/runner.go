@@ -1,0 +1,205 @@
+package pipeline
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"regexp"
+	"time"
+
+	"github.com/bootstrap-dev/bootstrap/internal/site"
+)
+
+// Runner runs stages in order against one work dir, journaling everything and resuming from the
+// journal. The zero Sink and Log discard.
+type Runner struct {
+	Stages  []Stage
+	Site    *site.Site
+	WorkDir string // absolute path of the work dir (.bootstrap/); holds the journal and the lock
+	Sink    Sink
+	Log     *slog.Logger
+	// Command and Version are recorded in the lock and in each run-started entry.
+	Command string
+	Version string
+	// Scrub, when set, rewrites journaled data, outputs and error texts (JSON in, JSON out) as a
+	// last line of defence against secrets. Stages must not hand secrets to the runner anyway.
+	Scrub func([]byte) []byte
+}
+
+// RunOptions limit a run to a window of stages. The resume rule applies inside the window.
+type RunOptions struct {
+	From  string // first stage to consider; earlier stages are neither run nor checked
+	Until string // last stage to consider
+}
+
+// StageError is a stage's failure as Run and Replay return it. It unwraps to the stage's error
+// (context.Canceled when interrupted) so cmd/ can branch with errors.Is/As.
+type StageError struct {
+	Stage  string
+	Err    error
+	Remedy string
+}
+
+// Error is "stage NAME: cause".
+func (e *StageError) Error() string { return fmt.Sprintf("stage %s: %v", e.Stage, e.Err) }
+
+// Unwrap returns the stage's error.
+func (e *StageError) Unwrap() error { return e.Err }
+
+// Fingerprint is "sha256:" and the hex SHA-256 of the JSON encoding of v.
+func Fingerprint(v any) (string, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("fingerprint: %w", err)
+	}
+	sum := sha256.Sum256(raw)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// StageNames lists the runner's stages in order (for help text and argument completion).
+func (r *Runner) StageNames() []string {
+	names := make([]string, len(r.Stages))
+	for i, s := range r.Stages {
+		names[i] = s.Name()
+	}
+	return names
+}
+
+func (r *Runner) index(name string) (int, error) {
+	for i, s := range r.Stages {
+		if s.Name() == name {
+			return i, nil
+		}
+	}
+	return -1, fmt.Errorf("unknown stage %q: the stages are %v", name, r.StageNames())
+}
+
+func (r *Runner) log() *slog.Logger {
+	if r.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return r.Log
+}
+
+// emit sends an event, stamping the time.
+func (r *Runner) emit(e Event) {
+	if r.Sink == nil {
+		return
+	}
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	r.Sink(e)
+}
+
+// stageSink is the sink a stage sees: it fills in the stage name and time, and scrubs messages
+// like journaled text.
+func (r *Runner) stageSink(stage string) Sink {
+	return func(e Event) {
+		if e.Stage == "" {
+			e.Stage = stage
+		}
+		if e.Message != "" {
+			e.Message = r.scrubText(e.Message)
+		}
+		r.emit(e)
+	}
+}
+
+// session is one locked, open journal.
+type session struct {
+	r    *Runner
+	j    *Journal
+	lock *Lock
+	run  int64
+}
+
+// open takes the lock, opens the journal (dropping a torn tail) and records run-started.
+func (r *Runner) open(info RunInfo) (*session, error) {
+	if r.WorkDir == "" {
+		return nil, errors.New("runner: no work dir")
+	}
+	lock, err := AcquireLock(r.WorkDir, r.Command)
+	if err != nil {
+		return nil, err
+	}
+	j, warnings, err := OpenJournal(JournalPath(r.WorkDir))
+	if err != nil {
+		lock.Release()
+		return nil, err
+	}
+	s := &session{r: r, j: j, lock: lock}
+	if lock.TookOver != "" {
+		warnings = append(warnings, lock.TookOver)
+	}
+	host, _ := os.Hostname()
+	info.Command, info.Version, info.Host, info.PID = r.Command, r.Version, host, os.Getpid()
+	data, _ := json.Marshal(info)
+	e, err := j.Append(Entry{Kind: EntryRunStarted, Data: data})
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	s.run = e.Seq
+	for _, w := range warnings {
+		s.warn("", w)
+	}
+	return s, nil
+}
+
+// warn journals and shows a warning (journal errors are logged: a warning must not stop a run).
+func (s *session) warn(stage, msg string) {
+	if _, err := s.j.Append(Entry{Kind: EntryWarning, Run: s.run, Stage: stage, Error: msg}); err != nil {
+		s.r.log().Warn("journal warning", "err", err)
+	}
+	s.r.emit(Event{Kind: Warning, Stage: stage, Message: msg})
+}
+
+// finish records run-finished and releases everything. It runs even after cancellation.
+func (s *session) finish(runErr error) {
+	e := Entry{Kind: EntryRunFinished, Run: s.run}
+	if runErr != nil {
+		e.Error = s.r.scrubText(runErr.Error())
+	}
+	if _, err := s.j.Append(e); err != nil {
+		s.r.log().Warn("journal run-finished", "err", err)
+	}
+	s.close()
+}
+
+func (s *session) close() {
+	s.j.Close()
+	if err := s.lock.Release(); err != nil {
+		s.r.log().Warn("release lock", "err", err)
+	}
+}
+
+// userinfo matches credentials embedded in URLs (scheme://user:password@host).
+var userinfo = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s:]+:[^/@\s]*@`)
+
+// scrubText removes URL credentials from error text and applies Scrub.
+func (r *Runner) scrubText(s string) string {
+	s = userinfo.ReplaceAllString(s, "${1}REDACTED@")
+	if r.Scrub == nil {
+		return s
+	}
+	raw, _ := json.Marshal(s)
+	var out string
+	if json.Unmarshal(r.Scrub(raw), &out) != nil {
+		return "(error text withheld: scrub failed)"
+	}
+	return out
+}
+
+// remedyOf finds a remedy in err's chain (any error with a Remedy() string method).
+func remedyOf(err error) string {
+	var rem interface{ Remedy() string }
+	if errors.As(err, &rem) {
+		return rem.Remedy()
+	}
+	return ""
+}

@@ -1,0 +1,74 @@
+package preflight
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bootstrap-dev/bootstrap/internal/bmc/bmctest"
+	"github.com/bootstrap-dev/bootstrap/internal/site"
+)
+
+// TestBMCChecks: three simulated iDRACs: one right, one with the wrong password in the profile,
+// one whose MACs belong to another server; plus a BMC address nothing answers on. Each bad node
+// fails by name with a remedy, and no BMC sees a single write.
+func TestBMCChecks(t *testing.T) {
+	cert, err := bmctest.NewCert()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.pem")
+	pw := filepath.Join(dir, "bmc-password")
+	wrong := filepath.Join(dir, "bmc-wrong")
+	for p, v := range map[string]string{ca: string(cert.CAPEM), pw: "calvin\n", wrong: "hunter2\n"} {
+		if err := os.WriteFile(p, []byte(v), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	good := bmctest.New(bmctest.Options{Cert: cert, MACs: []string{"b0:7b:25:00:00:01"}})
+	badpw := bmctest.New(bmctest.Options{Cert: cert, MACs: []string{"b0:7b:25:00:00:02"}})
+	swapped := bmctest.New(bmctest.Options{Cert: cert, MACs: []string{"b0:7b:25:00:00:99"}})
+	for _, b := range []*bmctest.BMC{good, badpw, swapped} {
+		defer b.Close()
+	}
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	dead := "https://" + l.Addr().String()
+	l.Close()
+	node := func(name, addr, mac, secret string) site.Node {
+		return site.Node{Name: name, BootMAC: mac, Interfaces: []site.Interface{{Name: "eno1", MACAddress: mac}},
+			BMC: site.BMC{Address: addr, Username: "root", CAFile: ca, Password: site.SecretRef{File: secret}}}
+	}
+	s := &site.Site{ISO: site.ISO{ServeAddress: "10.0.0.1:8080"}, Nodes: []site.Node{
+		node("m0", good.URL(), "B0:7B:25:00:00:01", pw),
+		node("m1", badpw.URL(), "b0:7b:25:00:00:02", wrong),
+		node("m2", swapped.URL(), "b0:7b:25:00:00:03", pw),
+		node("m3", dead, "b0:7b:25:00:00:04", pw),
+	}}
+	got := runChecks(t, bmcChecks(s, Options{}))
+	for _, c := range []string{"reachable", "tls", "credentials", "redfish-version", "firmware", "virtual-media", "boot-target", "stale-media", "iso-url", "mac", "sessions"} {
+		wantStatus(t, got, "bmc m0 "+c, Pass)
+	}
+	r := wantStatus(t, got, "bmc m1 credentials", Fail)
+	if !strings.Contains(r.Remedy, "password") {
+		t.Errorf("m1 remedy: %q", r.Remedy)
+	}
+	r = wantStatus(t, got, "bmc m2 mac", Fail)
+	if !strings.Contains(r.Message, "b0:7b:25:00:00:03") || !strings.Contains(r.Remedy, "m2") {
+		t.Errorf("m2: %q / %q", r.Message, r.Remedy)
+	}
+	wantStatus(t, got, "bmc m3 reachable", Fail)
+	wantStatus(t, got, "bmc m3 mac", Warn)
+	for n, r := range got {
+		if strings.Contains(r.Message+r.Remedy, "hunter2") || strings.Contains(r.Message+r.Remedy, "calvin") {
+			t.Errorf("%s shows a password", n)
+		}
+	}
+	for i, b := range []*bmctest.BMC{good, badpw, swapped} {
+		if st := b.Stats(); st.Writes != 0 || st.PowerActions != 0 || st.ActiveSessions != 0 {
+			t.Errorf("BMC %d changed by preflight: %+v", i, st)
+		}
+	}
+}

@@ -1,0 +1,81 @@
+package preflight
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/bootstrap-dev/bootstrap/internal/site"
+)
+
+func diskChecks(_ *site.Site, o Options) []Check {
+	if o.WorkDir == "" {
+		return nil
+	}
+	dir := o.WorkDir
+	return []Check{Func("disk work dir", CategoryJumpHost, func(ctx context.Context) Result {
+		return checkDisk(dir, o.MinFreeBytes)
+	})}
+}
+
+// checkDisk checks the free space of the file system that holds dir, or would hold it: the work
+// dir need not exist before the first run, so the nearest existing parent is measured.
+func checkDisk(dir string, need int64) Result {
+	at, err := existingParent(dir)
+	if err != nil {
+		return Failf("Create the work dir's parent or pass --dir.", "work dir %s: %v", dir, err)
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(at, &st); err != nil {
+		return Failf("Check the work dir's file system is mounted.", "statfs %s: %v", at, err)
+	}
+	free := int64(st.Bavail) * int64(st.Bsize)
+	if free < need {
+		return Failf(fmt.Sprintf("Free %s on the file system of %s, or point --dir at a larger one.", Bytes(need-free), at),
+			"%s free at %s, %s needed", Bytes(free), at, Bytes(need))
+	}
+	return Passf("%s free at %s, %s needed", Bytes(free), at, Bytes(need))
+}
+
+func existingParent(dir string) (string, error) {
+	p, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for {
+		fi, err := os.Stat(p)
+		if err == nil {
+			if !fi.IsDir() {
+				return "", fmt.Errorf("%s is not a directory", p)
+			}
+			return p, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return "", err
+		}
+		p = parent
+	}
+}
+
+// Bytes formats a byte count with binary units ("1.5 GiB").
+func Bytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,35 @@
+package preflight
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDisk(t *testing.T) {
+	dir := t.TempDir()
+	got := runChecks(t, diskChecks(testSite(), Options{WorkDir: dir, MinFreeBytes: 1}.withDefaults()))
+	wantStatus(t, got, "disk work dir", Pass)
+
+	got = runChecks(t, diskChecks(testSite(), Options{WorkDir: dir, MinFreeBytes: 1 << 60}.withDefaults()))
+	r := wantStatus(t, got, "disk work dir", Fail)
+	if !strings.Contains(r.Message, "1.0 EiB needed") {
+		t.Errorf("message %q should state the need", r.Message)
+	}
+
+	// A work dir that does not exist yet is measured at its nearest existing parent.
+	later := filepath.Join(dir, "a", "b", ".bootstrap")
+	got = runChecks(t, diskChecks(testSite(), Options{WorkDir: later, MinFreeBytes: 1}.withDefaults()))
+	r = wantStatus(t, got, "disk work dir", Pass)
+	if !strings.Contains(r.Message, " at "+dir+",") {
+		t.Errorf("message %q should name %s", r.Message, dir)
+	}
+}
+
+func TestBytes(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1536: "1.5 KiB", 20 << 30: "20.0 GiB"} {
+		if got := Bytes(n); got != want {
+			t.Errorf("Bytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

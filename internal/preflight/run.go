@@ -1,0 +1,180 @@
+package preflight
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Defaults for Runner.
+const (
+	DefaultTimeout  = 10 * time.Second
+	DefaultParallel = 8
+	// grace is how long the runner waits past a check's deadline for the check's own (more
+	// specific) result before recording a timeout.
+	grace = 200 * time.Millisecond
+)
+
+// Runner runs checks concurrently, each under its own timeout.
+type Runner struct {
+	// Timeout bounds each check; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Parallel is how many checks run at once; 0 means DefaultParallel.
+	Parallel int
+	// Progress, when set, is called once per finished check, from many goroutines.
+	Progress func(CheckResult)
+}
+
+// CheckResult is one check's result with its identity, as reported.
+type CheckResult struct {
+	Name     string   `json:"name"`
+	Category Category `json:"category"`
+	Result
+	// DurationMS is Duration in milliseconds, for JSON readers.
+	DurationMS int64 `json:"durationMs"`
+}
+
+// Summary counts results by status.
+type Summary struct {
+	Pass int `json:"pass"`
+	Warn int `json:"warn"`
+	Fail int `json:"fail"`
+}
+
+// Report is the outcome of a preflight run. Results are ordered by category (jumphost, files,
+// dns, ntp, network, registry, bmc, git), then in the order the checks were given, whatever
+// order they finished in.
+type Report struct {
+	Checks  []CheckResult `json:"checks"`
+	Summary Summary       `json:"summary"`
+}
+
+// Failed lists the names of failed checks.
+func (r Report) Failed() []string {
+	var out []string
+	for _, c := range r.Checks {
+		if c.Status == Fail {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+// Err returns a *FailedError when any check failed, else nil.
+func (r Report) Err() error {
+	if f := r.Failed(); len(f) > 0 {
+		return &FailedError{Checks: f}
+	}
+	return nil
+}
+
+// FailedError says that preflight ran and at least one check failed. The CLI maps it to exit
+// code 2; branch on it with errors.As.
+type FailedError struct {
+	Checks []string // names of the failed checks, in report order
+}
+
+// Error names the failed checks.
+func (e *FailedError) Error() string {
+	return fmt.Sprintf("preflight: %d check(s) failed: %s", len(e.Checks), strings.Join(e.Checks, ", "))
+}
+
+// Remedy is what to do about a failed preflight as a whole (each check has its own remedy).
+func (e *FailedError) Remedy() string {
+	return "fix what each failed check reports (its remedy is shown with it; `bootstrap preflight -f SITE` " +
+		"checks again without running anything), then run again"
+}
+
+// Run runs the checks and returns their results. It returns when every check has a result; a
+// check that overruns its timeout is recorded as failed and left to finish on its own.
+// Cancelling ctx makes the remaining checks fail as cancelled.
+func (r Runner) Run(ctx context.Context, checks []Check) Report {
+	timeout := r.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	par := r.Parallel
+	if par <= 0 {
+		par = DefaultParallel
+	}
+	results := make([]CheckResult, len(checks))
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	for i, c := range checks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+				defer func() { <-sem }()
+			case <-ctx.Done():
+			}
+			res := runOne(ctx, c, timeout)
+			results[i] = res
+			if r.Progress != nil {
+				r.Progress(res)
+			}
+		}()
+	}
+	wg.Wait()
+	sort.SliceStable(results, func(a, b int) bool {
+		return categoryRank(results[a].Category) < categoryRank(results[b].Category)
+	})
+	rep := Report{Checks: results}
+	for _, c := range results {
+		switch c.Status {
+		case Pass:
+			rep.Summary.Pass++
+		case Warn:
+			rep.Summary.Warn++
+		default:
+			rep.Summary.Fail++
+		}
+	}
+	return rep
+}
+
+// runOne runs a check under its own deadline, turning a panic or an overrun into a Fail.
+func runOne(ctx context.Context, c Check, timeout time.Duration) CheckResult {
+	out := CheckResult{Name: c.Name(), Category: c.Category()}
+	start := time.Now()
+	if err := ctx.Err(); err != nil {
+		out.Result = Failf("Run preflight again.", "not run: %v", err)
+		return out
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	done := make(chan Result, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- Failf("This is a bug in the check; report it with the stack below.",
+					"check panicked: %v\n%s", p, debug.Stack())
+			}
+		}()
+		done <- c.Run(cctx)
+	}()
+	select {
+	case out.Result = <-done:
+	case <-cctx.Done():
+		t := time.NewTimer(grace)
+		select {
+		case out.Result = <-done:
+		case <-t.C:
+			if ctx.Err() != nil {
+				out.Result = Failf("Run preflight again.", "cancelled after %s", time.Since(start).Round(time.Millisecond))
+			} else {
+				out.Result = Failf("Check that the peer is reachable from the jump host, or raise the preflight timeout.",
+					"no result within %s", timeout)
+			}
+		}
+		t.Stop()
+	}
+	out.Duration = time.Since(start)
+	out.DurationMS = out.Duration.Milliseconds()
+	return out
+}

@@ -1,0 +1,137 @@
+package progress
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+)
+
+// Format selects a renderer.
+type Format string
+
+// Formats.
+const (
+	Auto  Format = "auto"  // TTY on a terminal, Plain otherwise
+	TTY   Format = "tty"   // progress bars
+	Plain Format = "plain" // timestamped lines
+	JSON  Format = "json"  // one event per line
+)
+
+// Renderer shows pipeline events. Handle is a pipeline.Sink; Close flushes and stops it.
+type Renderer interface {
+	Handle(e pipeline.Event)
+	Close() error
+}
+
+// New returns the renderer for format writing to w. Auto picks TTY when w is a terminal.
+func New(w io.Writer, format Format) (Renderer, error) {
+	switch format {
+	case Auto, "":
+		if IsTerminal(w) {
+			return NewTTY(w), nil
+		}
+		return NewPlain(w, PlainOptions{}), nil
+	case TTY:
+		return NewTTY(w), nil
+	case Plain:
+		return NewPlain(w, PlainOptions{}), nil
+	case JSON:
+		return NewJSON(w), nil
+	}
+	return nil, fmt.Errorf("unknown output format %q: use auto, tty, plain or json", format)
+}
+
+// IsTerminal reports whether w is a terminal.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// stamp returns the event time, or now when the sender left it empty.
+func stamp(e pipeline.Event) time.Time {
+	if e.Time.IsZero() {
+		return time.Now()
+	}
+	return e.Time
+}
+
+// amount renders n in unit: bytes in IEC units, anything else as a count with the unit.
+func amount(n int64, unit string) string {
+	if unit != "bytes" {
+		return fmt.Sprintf("%d", n)
+	}
+	return bytesIEC(float64(n))
+}
+
+func bytesIEC(f float64) string {
+	const units = "KMGTPE"
+	if f < 1024 {
+		return fmt.Sprintf("%.0f B", f)
+	}
+	i := -1
+	for f >= 1024 && i < len(units)-1 {
+		f /= 1024
+		i++
+	}
+	return fmt.Sprintf("%.1f %ciB", f, units[i])
+}
+
+// progressText describes a progress event: "1.2 GiB / 4.0 GiB (30%), 3/40 done" or "7 / 9 nodes (77%)".
+func progressText(e pipeline.Event) string {
+	s := amount(e.Current, e.Unit)
+	if e.Total > 0 {
+		s += " / " + amount(e.Total, e.Unit)
+	}
+	if e.Unit != "" && e.Unit != "bytes" {
+		s += " " + e.Unit
+	}
+	if e.Total > 0 {
+		s += fmt.Sprintf(" (%d%%)", e.Current*100/e.Total)
+	}
+	if e.DoneTotal > 0 {
+		s += fmt.Sprintf(", %d/%d done", e.Done, e.DoneTotal)
+	} else if e.Done > 0 {
+		s += fmt.Sprintf(", %d done", e.Done)
+	}
+	return s
+}
+
+// describe is the one-line text of a non-progress event.
+func describe(e pipeline.Event) string {
+	var s string
+	switch e.Kind {
+	case pipeline.StageStarted:
+		s = "started"
+	case pipeline.StageSucceeded:
+		s = "succeeded"
+	case pipeline.StageFailed:
+		s = "FAILED"
+	case pipeline.StageSkipped:
+		s = "skipped"
+	case pipeline.StageStale:
+		s = "stale"
+	case pipeline.StepDone:
+		s = "done " + e.Step
+	case pipeline.Warning:
+		s = "WARNING"
+	case pipeline.Info:
+		s = ""
+	default:
+		s = string(e.Kind)
+	}
+	if e.Node != "" && e.Kind != pipeline.StepDone {
+		s += " [" + e.Node + "]"
+	}
+	if e.Message != "" {
+		if s != "" {
+			s += ": "
+		}
+		s += e.Message
+	}
+	return s
+}

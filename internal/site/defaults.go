@@ -1,0 +1,192 @@
+package site
+
+import (
+	"net"
+	"net/netip"
+)
+
+// Default values. They are written down once here; the schema's "default" annotations come
+// from Defaults() too.
+const (
+	DefaultNetworkType         = "OVNKubernetes"
+	DefaultClusterNetworkCIDR  = "10.128.0.0/14"
+	DefaultClusterHostPrefix   = 23
+	DefaultServiceNetwork      = "172.30.0.0/16"
+	DefaultArchitecture        = "amd64"
+	DefaultBMCVendor           = "dell"
+	DefaultGitOpsChannel       = "latest"
+	DefaultInstallPlanApproval = "Automatic"
+	DefaultGitRevision         = "HEAD"
+	DefaultGitPath             = "."
+	DefaultRootAppName         = "root"
+	DefaultGitOpsNamespace     = "openshift-gitops"
+	DefaultArgoProject         = "default"
+	DefaultGitOpsTimeout       = "20m"
+	// Bare-metal installs are slow to bootstrap: an XE7740 with 8 GPUs spends 10+ minutes in POST
+	// on each of its reboots, so the timeouts are generous.
+	DefaultBootstrapTimeout = "90m"
+	DefaultInstallTimeout   = "180m"
+	DefaultMirrorParallel   = 4
+	PlatformBaremetal       = "baremetal"
+	PlatformNone            = "none"
+	// DefaultGPUBlacklistModule is blacklisted on GPU nodes: irdma (Intel E810 RDMA) loads on
+	// Dell's E810 LOMs and conflicts with the RDMA stack the NVIDIA network/GPU operators set up.
+	DefaultGPUBlacklistModule = "irdma"
+)
+
+// Defaults returns a Site holding only the values that do not depend on the rest of the profile.
+func Defaults() Site {
+	t := true
+	return Site{
+		APIVersion: APIVersion,
+		Kind:       Kind,
+		Cluster: Cluster{
+			Release: Release{Architecture: DefaultArchitecture},
+			Networking: Networking{
+				NetworkType:    DefaultNetworkType,
+				ClusterNetwork: []ClusterNetwork{{CIDR: DefaultClusterNetworkCIDR, HostPrefix: DefaultClusterHostPrefix}},
+				ServiceNetwork: []string{DefaultServiceNetwork},
+			},
+			Installer: Installer{BootstrapTimeout: DefaultBootstrapTimeout, InstallTimeout: DefaultInstallTimeout},
+		},
+		Mirror: Mirror{Parallel: DefaultMirrorParallel},
+		Day1:   Day1{DisableDefaultSources: &t},
+		GitOps: GitOps{
+			Channel:             DefaultGitOpsChannel,
+			InstallPlanApproval: DefaultInstallPlanApproval,
+			Revision:            DefaultGitRevision,
+			Path:                DefaultGitPath,
+			RootApp:             RootApp{Name: DefaultRootAppName, Namespace: DefaultGitOpsNamespace, Project: DefaultArgoProject},
+			Timeout:             DefaultGitOpsTimeout,
+		},
+	}
+}
+
+// SetDefaults fills every empty field that has a default, including those derived from the
+// rest of the profile: the platform from the control-plane count, mirror platforms from the
+// architecture, the ISO base URL from the serve address, the irdma blacklist from GPU nodes.
+// Fields already set are never changed; calling it twice changes nothing the second time.
+func (s *Site) SetDefaults() {
+	d := Defaults()
+	setStr(&s.APIVersion, d.APIVersion)
+	setStr(&s.Kind, d.Kind)
+	c := &s.Cluster
+	setStr(&c.Release.Architecture, d.Cluster.Release.Architecture)
+	setStr(&c.Networking.NetworkType, d.Cluster.Networking.NetworkType)
+	if c.Networking.ClusterNetwork == nil {
+		c.Networking.ClusterNetwork = d.Cluster.Networking.ClusterNetwork
+	}
+	if c.Networking.ServiceNetwork == nil {
+		c.Networking.ServiceNetwork = d.Cluster.Networking.ServiceNetwork
+	}
+	setStr(&c.Installer.BootstrapTimeout, d.Cluster.Installer.BootstrapTimeout)
+	setStr(&c.Installer.InstallTimeout, d.Cluster.Installer.InstallTimeout)
+	if c.Platform == "" && len(s.Nodes) > 0 {
+		c.Platform = PlatformBaremetal
+		if s.ControlPlaneCount() == 1 {
+			c.Platform = PlatformNone
+		}
+	}
+
+	if s.Mirror.Platforms == nil {
+		s.Mirror.Platforms = []string{"linux/" + c.Release.Architecture}
+	}
+	if s.Mirror.Parallel == 0 {
+		s.Mirror.Parallel = d.Mirror.Parallel
+	}
+	if s.ISO.BaseURL == "" {
+		s.ISO.BaseURL = baseURLFor(s.ISO.ServeAddress, s.ISO.TLSCert != "")
+	}
+	for i := range s.Nodes {
+		setStr(&s.Nodes[i].BMC.Vendor, DefaultBMCVendor)
+	}
+
+	if s.Day1.DisableDefaultSources == nil {
+		t := true
+		s.Day1.DisableDefaultSources = &t
+	}
+	if s.Day1.ModuleBlacklist == nil {
+		if pools := gpuPools(s.Nodes); len(pools) > 0 {
+			s.Day1.ModuleBlacklist = []ModuleBlacklist{{
+				Modules: []string{DefaultGPUBlacklistModule},
+				Pools:   pools,
+				Reason:  "default on GPU nodes: the Intel E810 RDMA driver conflicts with the NVIDIA RDMA stack",
+			}}
+		}
+	}
+
+	g, dg := &s.GitOps, d.GitOps
+	setStr(&g.Channel, dg.Channel)
+	setStr(&g.InstallPlanApproval, dg.InstallPlanApproval)
+	setStr(&g.Revision, dg.Revision)
+	setStr(&g.Path, dg.Path)
+	setStr(&g.RootApp.Name, dg.RootApp.Name)
+	setStr(&g.RootApp.Namespace, dg.RootApp.Namespace)
+	setStr(&g.RootApp.Project, dg.RootApp.Project)
+	setStr(&g.Timeout, dg.Timeout)
+}
+
+func setStr(p *string, v string) {
+	if *p == "" {
+		*p = v
+	}
+}
+
+// gpuPools returns the MachineConfigPools holding GPU nodes, worker before master.
+func gpuPools(nodes []Node) []string {
+	var worker, master bool
+	for _, n := range nodes {
+		if n.GPU {
+			worker = worker || n.Role == RoleWorker
+			master = master || n.Role == RoleMaster
+		}
+	}
+	var pools []string
+	if worker {
+		pools = append(pools, RoleWorker)
+	}
+	if master {
+		pools = append(pools, RoleMaster)
+	}
+	return pools
+}
+
+// baseURLFor derives the URL BMCs fetch the ISO from. A wildcard listen address (0.0.0.0, ::,
+// empty host) says nothing about which address BMCs can reach, so no URL is derived and
+// Validate asks for iso.baseURL.
+func baseURLFor(serve string, tls bool) string {
+	host, port, err := net.SplitHostPort(serve)
+	if err != nil || host == "" {
+		return ""
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && ip.IsUnspecified() {
+		return ""
+	}
+	scheme := "http"
+	if tls {
+		scheme = "https"
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
+}
+
+// ControlPlaneCount returns the number of nodes with role master.
+func (s *Site) ControlPlaneCount() int {
+	n := 0
+	for _, node := range s.Nodes {
+		if node.Role == RoleMaster {
+			n++
+		}
+	}
+	return n
+}
+
+// WorkerCount returns the number of nodes with role worker.
+func (s *Site) WorkerCount() int {
+	n := 0
+	for _, node := range s.Nodes {
+		if node.Role == RoleWorker {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,284 @@
+package site
+
+import (
+	"fmt"
+	"net/netip"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+var versionRE = regexp.MustCompile(`^4\.(\d+)(\.\d+)?(-[0-9A-Za-z.-]+)?$`)
+
+// releaseMinor returns the minor of cluster.release.version ("4.18.3" → 18).
+func (s *Site) releaseMinor() (int, bool) {
+	m := versionRE.FindStringSubmatch(s.Cluster.Release.Version)
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(m[1])
+	return n, err == nil
+}
+
+func (c *checker) cluster() {
+	cl := c.s.Cluster
+	if cl.Name != "" && !isDNSLabel(cl.Name) {
+		c.err("cluster.name", fmt.Sprintf("%q is not a DNS label", cl.Name), "use lower-case letters, digits and '-', e.g. "+suggestLabel(cl.Name))
+	}
+	if cl.BaseDomain != "" && !isDNSName(strings.ToLower(cl.BaseDomain)) {
+		c.err("cluster.baseDomain", fmt.Sprintf("%q is not a DNS domain", cl.BaseDomain), "write the domain alone, e.g. lab.example.com")
+	}
+	r := cl.Release
+	if r.Version != "" && !versionRE.MatchString(r.Version) {
+		c.err("cluster.release.version", fmt.Sprintf("%q is not an OpenShift 4 version", r.Version), "write it as 4.Y or 4.Y.Z, e.g. 4.18.12 (quote it: \"4.20\")")
+	}
+	if r.Image != "" && !strings.Contains(r.Image, "@sha256:") {
+		c.warn("cluster.release.image", "the release image is referenced by tag: what is installed can change under the same profile",
+			"pin it by digest (quay.io/openshift-release-dev/ocp-release@sha256:...), shown by `oc adm release info`")
+	}
+	if a := r.Architecture; a != "" && !slices.Contains([]string{"amd64", "arm64", "ppc64le", "s390x"}, a) {
+		c.err("cluster.release.architecture", fmt.Sprintf("architecture %q is not supported", a), "use amd64 (x86_64) or arm64")
+	}
+	if p := cl.Platform; p != "" && p != PlatformBaremetal && p != PlatformNone {
+		c.err("cluster.platform", fmt.Sprintf("platform %q is not supported", p), "use baremetal, or none for single-node OpenShift")
+	}
+	if t := cl.Networking.NetworkType; t != "" && t != DefaultNetworkType {
+		c.err("cluster.networking.networkType", fmt.Sprintf("network type %q is not supported", t),
+			"use OVNKubernetes (OpenShiftSDN was removed in OpenShift 4.15)")
+	}
+	for i, src := range cl.NTPSources {
+		c.hostPort(fmt.Sprintf("cluster.ntpSources[%d]", i), src, "ntp1.site.example.com or 10.0.0.2")
+	}
+	if len(cl.NTPSources) == 0 {
+		c.warn("cluster.ntpSources", "no NTP sources: air-gapped nodes cannot reach the default RHCOS pools, and certificates fail when clocks drift",
+			"list the site's NTP servers")
+	}
+	for i, d := range cl.DNSServers {
+		_, err := netip.ParseAddr(d)
+		if _, perr := netip.ParseAddrPort(d); err != nil && perr != nil {
+			c.err(fmt.Sprintf("cluster.dnsServers[%d]", i), fmt.Sprintf("%q is not an IP address", d), "write the resolver's address, e.g. 10.0.0.2 (or 127.0.0.1:5353 with a port)")
+		}
+	}
+	if k := cl.SSHKeyFile; k != "" && !strings.HasSuffix(k, ".pub") {
+		c.warn("cluster.sshKeyFile", "the SSH key file does not end in .pub: make sure it is the public key (it is written into install-config)",
+			"point it at the .pub file; gather uses the private key beside it")
+	}
+	c.duration("cluster.installer.bootstrapTimeout", cl.Installer.BootstrapTimeout)
+	c.duration("cluster.installer.installTimeout", cl.Installer.InstallTimeout)
+}
+
+func (c *checker) duration(path, v string) {
+	if v == "" {
+		return
+	}
+	if d, err := time.ParseDuration(v); err != nil || d <= 0 {
+		c.err(path, fmt.Sprintf("%q is not a positive duration", v), "write a Go duration such as 90m or 2h30m")
+	}
+}
+
+// topology checks the node counts the agent installer accepts and the platform they imply.
+func (c *checker) topology() {
+	s := c.s
+	if len(s.Nodes) == 0 {
+		return
+	}
+	masters, workers := s.ControlPlaneCount(), s.WorkerCount()
+	minor, ok := s.releaseMinor()
+	allowed := []int{1, 3}
+	text := "1 or 3"
+	if !ok || minor >= 18 { // 4 and 5 control-plane nodes: OpenShift 4.18+ on x86_64
+		allowed, text = []int{1, 3, 4, 5}, "1, 3, 4 or 5"
+	}
+	switch {
+	case masters == 0:
+		c.err("nodes", "no node has role master", "give 3 nodes `role: master` (or 1 for single-node OpenShift)")
+	case masters == 2:
+		c.err("nodes", "2 control-plane nodes is not an installable topology (it needs an arbiter or fencing, not supported here)",
+			"use 3 control-plane nodes, or 1 for single-node OpenShift")
+	case !slices.Contains(allowed, masters):
+		c.err("nodes", fmt.Sprintf("%d control-plane nodes: the agent installer for OpenShift %s accepts %s", masters, s.Cluster.Release.Version, text),
+			"change the number of nodes with role master (4 and 5 need OpenShift 4.18 or later)")
+	case masters > 3 && s.Cluster.Release.Architecture != "amd64":
+		c.err("nodes", fmt.Sprintf("%d control-plane nodes need x86_64 (amd64)", masters), "use 3 control-plane nodes on this architecture")
+	}
+	if masters == 1 {
+		if workers > 0 {
+			c.err("nodes", fmt.Sprintf("single-node OpenShift installs with 0 workers; this profile has %d", workers),
+				"remove the workers and add them after install, or use 3 control-plane nodes")
+		}
+		if s.Cluster.Platform == PlatformBaremetal {
+			c.err("cluster.platform", "single-node OpenShift uses platform none", "set `platform: none` or remove the field")
+		}
+	} else if masters > 1 && s.Cluster.Platform == PlatformNone {
+		c.warn("cluster.platform", "platform none with several nodes needs an external load balancer and DNS for api and *.apps",
+			"use platform baremetal (VIPs kept by the cluster) unless the site provides the load balancer")
+	}
+}
+
+// networks checks CIDRs, VIPs and the rendezvous address.
+func (c *checker) networks() {
+	nw := c.s.Cluster.Networking
+	var machine []netip.Prefix
+	type named struct {
+		path string
+		p    netip.Prefix
+	}
+	var all []named
+	for i, m := range nw.MachineNetwork {
+		path := fmt.Sprintf("cluster.networking.machineNetwork[%d]", i)
+		if p, ok := c.prefix(path, m); ok {
+			machine = append(machine, p)
+			all = append(all, named{path, p})
+		}
+	}
+	for i, cn := range nw.ClusterNetwork {
+		path := fmt.Sprintf("cluster.networking.clusterNetwork[%d]", i)
+		p, ok := c.prefix(path+".cidr", cn.CIDR)
+		if !ok {
+			continue
+		}
+		all = append(all, named{path + ".cidr", p})
+		if cn.HostPrefix != 0 && (cn.HostPrefix < p.Bits() || cn.HostPrefix > p.Addr().BitLen()-2) {
+			c.err(path+".hostPrefix", fmt.Sprintf("hostPrefix %d does not fit in %s", cn.HostPrefix, p),
+				fmt.Sprintf("use a prefix between %d and %d (23 gives each node 512 pod addresses)", p.Bits(), p.Addr().BitLen()-2))
+		}
+	}
+	for i, sn := range nw.ServiceNetwork {
+		path := fmt.Sprintf("cluster.networking.serviceNetwork[%d]", i)
+		if p, ok := c.prefix(path, sn); ok {
+			all = append(all, named{path, p})
+		}
+	}
+	for i := range all {
+		for j := 0; j < i; j++ {
+			if all[i].p.Overlaps(all[j].p) {
+				c.err(all[i].path, fmt.Sprintf("%s overlaps %s (%s)", all[i].p, all[j].p, all[j].path),
+					"machine, cluster and service networks must be disjoint; choose another range")
+			}
+		}
+	}
+	cl := c.s.Cluster
+	if cl.Platform == PlatformNone {
+		for _, f := range []struct {
+			path string
+			vips []string
+		}{{"cluster.apiVIPs", cl.APIVIPs}, {"cluster.ingressVIPs", cl.IngressVIPs}} {
+			if len(f.vips) > 0 {
+				c.err(f.path, "platform none takes no VIPs (the API and ingress are the node itself or an external load balancer)",
+					"remove it, or use platform baremetal with 3 or more control-plane nodes")
+			}
+		}
+	} else if cl.Platform == PlatformBaremetal {
+		if len(cl.APIVIPs) == 0 {
+			c.err("cluster.apiVIPs", "platform baremetal needs an API VIP", "add `apiVIPs: [ADDRESS]`: a free address in the machine network that DNS api.<cluster>.<domain> resolves to")
+		}
+		if len(cl.IngressVIPs) == 0 {
+			c.err("cluster.ingressVIPs", "platform baremetal needs an ingress VIP", "add `ingressVIPs: [ADDRESS]`: a free address in the machine network that *.apps.<cluster>.<domain> resolves to")
+		}
+	}
+	// The assisted service rejects a host with no address in the machine network
+	// ("belongs-to-machine-cidr"), and the install stalls waiting for it.
+	if len(machine) > 0 {
+		for i, addrs := range c.nodeAddrs {
+			if len(addrs) > 0 && !slices.ContainsFunc(addrs, func(a nmAddr) bool {
+				return slices.ContainsFunc(machine, func(m netip.Prefix) bool { return m.Contains(a.addr) })
+			}) {
+				c.err(addrs[0].path, fmt.Sprintf("none of node %q's static addresses is in the machine network (%s)", c.s.Nodes[i].Name, joinPrefixes(machine)),
+					"give the node an address in cluster.networking.machineNetwork, or add its subnet there")
+			}
+		}
+	}
+	vips := map[netip.Addr]string{}
+	c.vips("cluster.apiVIPs", cl.APIVIPs, machine, vips)
+	c.vips("cluster.ingressVIPs", cl.IngressVIPs, machine, vips)
+	c.rendezvous(machine)
+}
+
+// prefix parses a CIDR and insists that host bits are zero.
+func (c *checker) prefix(path, v string) (netip.Prefix, bool) {
+	p, err := netip.ParsePrefix(v)
+	if err != nil {
+		c.err(path, fmt.Sprintf("%q is not a CIDR", v), "write an address and prefix length, e.g. 10.0.0.0/24")
+		return p, false
+	}
+	if p.Masked() != p {
+		c.err(path, fmt.Sprintf("%s has host bits set", v), fmt.Sprintf("write the network address: %s", p.Masked()))
+		return p, false
+	}
+	return p, true
+}
+
+func (c *checker) vips(path string, list []string, machine []netip.Prefix, seen map[netip.Addr]string) {
+	families := map[bool]bool{}
+	for i, v := range list {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		a, err := netip.ParseAddr(v)
+		if err != nil || a.Zone() != "" {
+			c.err(p, fmt.Sprintf("%q is not an IP address", v), "write an address, e.g. 10.0.0.5")
+			continue
+		}
+		if families[a.Is4()] {
+			c.err(p, "two VIPs of the same address family", "give at most one IPv4 and one IPv6 VIP (dual stack)")
+		}
+		families[a.Is4()] = true
+		if len(machine) > 0 && !slices.ContainsFunc(machine, func(m netip.Prefix) bool { return m.Contains(a) }) {
+			c.err(p, fmt.Sprintf("VIP %s is outside the machine network (%s)", a, joinPrefixes(machine)),
+				"choose a free address inside cluster.networking.machineNetwork")
+		}
+		if first, dup := seen[a]; dup {
+			c.err(p, fmt.Sprintf("VIP %s is also %s", a, first), "the API and ingress VIPs must be different addresses")
+		} else {
+			seen[a] = p
+		}
+		if o, isNode := c.nodeIPs[a.String()]; isNode {
+			c.err(p, fmt.Sprintf("VIP %s is node %q's own address (%s)", a, o.node, o.path), "choose a free address: the cluster moves a VIP between nodes")
+		}
+	}
+}
+
+func (c *checker) rendezvous(machine []netip.Prefix) {
+	r := c.s.Cluster.RendezvousIP
+	if r == "" {
+		return
+	}
+	a, err := netip.ParseAddr(r)
+	if err != nil {
+		c.err("cluster.rendezvousIP", fmt.Sprintf("%q is not an IP address", r), "write the address of a control-plane node, e.g. 10.0.0.11")
+		return
+	}
+	if len(machine) > 0 && !slices.ContainsFunc(machine, func(m netip.Prefix) bool { return m.Contains(a) }) {
+		c.err("cluster.rendezvousIP", fmt.Sprintf("%s is outside the machine network (%s)", a, joinPrefixes(machine)),
+			"use the control-plane node's address on the machine network")
+	}
+	var masterIPs []string
+	for ip, o := range c.nodeIPs {
+		if o.role == RoleMaster {
+			masterIPs = append(masterIPs, ip)
+		}
+	}
+	slices.Sort(masterIPs)
+	if o, ok := c.nodeIPs[a.String()]; ok {
+		if o.role != RoleMaster {
+			c.err("cluster.rendezvousIP", fmt.Sprintf("%s is the address of %q, a %s; the rendezvous host must be a control-plane node", a, o.node, o.role),
+				"use the address of a node with role master")
+		}
+		return
+	}
+	if len(masterIPs) == 0 {
+		c.warn("cluster.rendezvousIP", "no control-plane node has a static address in networkConfig, so the rendezvous IP cannot be checked",
+			"make sure DHCP reserves this address for a control-plane node, or give the nodes static networkConfig")
+		return
+	}
+	c.err("cluster.rendezvousIP", fmt.Sprintf("%s is not the static address of any control-plane node (they have %s)", a, strings.Join(masterIPs, ", ")),
+		"use one of those addresses, usually the first control-plane node's")
+}
+
+func joinPrefixes(ps []netip.Prefix) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = p.String()
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,73 @@
+package site
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// files checks every referenced local path: it exists, is of the right kind, and a secret file
+// is private. Nothing is read.
+func (c *checker) files() {
+	dir := filepath.Dir(c.s.File)
+	for _, f := range c.s.pathFields() {
+		c.file(f.path, f.v.String(), f.kind, dir)
+	}
+	if key := c.s.SSHPrivateKeyFile(); key != "" {
+		fi, err := os.Stat(key)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			c.warn("cluster.sshKeyFile", fmt.Sprintf("the private key %s beside the public key does not exist: gather cannot log in to the nodes", key),
+				"keep the private key next to the .pub file (mode 0600)")
+		case err == nil && fi.Mode().Perm()&0o077 != 0:
+			c.err("cluster.sshKeyFile", fmt.Sprintf("the private key %s has mode %04o: group or others can read it", key, fi.Mode().Perm()),
+				"chmod 600 "+key)
+		}
+	}
+}
+
+func (c *checker) file(path, p, kind, dir string) {
+	if kind == "exec" && !filepath.IsAbs(p) {
+		return // a program name looked up on PATH when it runs
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		what := "file"
+		if kind == "dir" {
+			what = "directory"
+		}
+		msg := fmt.Sprintf("%s %s does not exist", what, p)
+		if !errors.Is(err, fs.ErrNotExist) {
+			msg = fmt.Sprintf("%s %s cannot be read: %v", what, p, errors.Unwrap(err))
+		}
+		remedy := fmt.Sprintf("create it, or correct the path (relative paths are resolved against %s)", dir)
+		if c.o.missingFilesAsWarnings {
+			c.warn(path, msg, remedy)
+		} else {
+			c.err(path, msg, remedy)
+		}
+		return
+	}
+	switch kind {
+	case "dir":
+		if !fi.IsDir() {
+			c.err(path, fmt.Sprintf("%s is not a directory", p), "point it at a directory")
+		}
+		return
+	case "exec":
+		if fi.IsDir() || fi.Mode().Perm()&0o111 == 0 {
+			c.err(path, fmt.Sprintf("%s is not an executable file", p), "chmod +x "+p+", or point it at the openshift-install binary")
+		}
+		return
+	}
+	if fi.IsDir() {
+		c.err(path, fmt.Sprintf("%s is a directory, not a file", p), "point it at a file")
+		return
+	}
+	if kind == "secret" && fi.Mode().Perm()&0o077 != 0 {
+		c.err(path, fmt.Sprintf("secret file %s has mode %04o: group or others can read it", p, fi.Mode().Perm()),
+			"chmod 600 "+p)
+	}
+}

@@ -1,0 +1,264 @@
+package stages
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/bootstrap-dev/bootstrap/internal/bmc"
+	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/site"
+)
+
+// DefaultISOName is the file the boot stage asks BMCs for under iso.baseURL when the iso stage
+// published no URL.
+const DefaultISOName = "agent.x86_64.iso"
+
+// Boot is the stage that boots every node from the agent ISO over Redfish virtual media. Each
+// node's steps are journaled through env.Steps (keys "<node>/<step>"), so a resumed run never
+// powers a node whose power step was journaled; env.Nodes limits it to some nodes (replay --node).
+type Boot struct {
+	// Options are passed to bmc.BootAll (concurrency, retries, polls); tests shorten the waits.
+	Options []bmc.Option
+	// Serve, when set, makes sure the ISO HTTP server is up before any BMC is given a URL (the
+	// server must outlive this stage: nodes read the ISO until install ends). Nil means the ISO
+	// is served elsewhere (`bootstrap serve`).
+	Serve func(ctx context.Context, env *pipeline.Env) error
+	// Evidence, when set, must confirm a node read its ISO after its power action (the ISO
+	// server's fetch log); see bmc.WithBootEvidence. Nil trusts the BMC's read-back alone.
+	Evidence func(ctx context.Context, node, url string, since time.Time) error
+}
+
+// BootOutput is the boot stage's journaled output: what was done to each BMC, for the report.
+type BootOutput struct {
+	Nodes []bmc.NodeResult `json:"nodes"`
+	// Failed names the nodes that did not boot; replay them with `bootstrap replay boot --node`.
+	Failed []string `json:"failed,omitempty"`
+	// Insecure names the nodes whose BMC TLS was not verified (bmc.insecure: true).
+	Insecure []string `json:"insecure,omitempty"`
+}
+
+// bootInputs is what the stage depends on: addresses, users, secret references (never values),
+// the CA files' content hashes and the ISO URLs.
+type bootInputs struct {
+	Nodes []bootNodeInput `json:"nodes"`
+}
+
+type bootNodeInput struct {
+	Name     string `json:"name"`
+	Address  string `json:"address"`
+	Username string `json:"username"`
+	Password string `json:"password"` // the reference ("env:NAME", "file:PATH")
+	CA       string `json:"caSHA256,omitempty"`
+	Insecure bool   `json:"insecure,omitempty"`
+	ISOURL   string `json:"isoURL"`
+}
+
+// isoOutput is the part of the iso stage's output the boot stage reads.
+type isoOutput struct {
+	URL   string `json:"url"`
+	Nodes map[string]struct {
+		URL string `json:"url"`
+	} `json:"nodes"`
+}
+
+// Name implements pipeline.Stage.
+func (Boot) Name() string { return "boot" }
+
+// Summary implements pipeline.Stage.
+func (Boot) Summary() string {
+	return "boot every node from the agent ISO over Redfish virtual media (iDRAC9), verified by read-back"
+}
+
+// Inputs implements pipeline.Stage.
+func (Boot) Inputs(env *pipeline.Env) (any, error) {
+	urlFor, err := isoURLs(env)
+	if err != nil {
+		return nil, err
+	}
+	var in bootInputs
+	for _, n := range env.Site.Nodes {
+		ni := bootNodeInput{Name: n.Name, Address: n.BMC.Address, Username: n.BMC.Username,
+			Password: n.BMC.Password.String(), Insecure: n.BMC.Insecure, ISOURL: urlFor(n.Name)}
+		if n.BMC.CAFile != "" {
+			b, err := os.ReadFile(n.BMC.CAFile)
+			if err != nil {
+				return nil, fmt.Errorf("node %s: bmc.caFile: %w", n.Name, err)
+			}
+			sum := sha256.Sum256(b)
+			ni.CA = hex.EncodeToString(sum[:])
+		}
+		in.Nodes = append(in.Nodes, ni)
+	}
+	return in, nil
+}
+
+// Run implements pipeline.Stage.
+func (b Boot) Run(ctx context.Context, env *pipeline.Env) (any, error) {
+	urlFor, err := isoURLs(env)
+	if err != nil {
+		return nil, err
+	}
+	if b.Serve != nil {
+		if err := b.Serve(ctx, env); err != nil {
+			return nil, fmt.Errorf("boot: start the ISO server: %w", err)
+		}
+	}
+	targets, out := bootTargets(env)
+	for _, t := range targets {
+		if u, err := url.Parse(urlFor(t.Node)); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("boot: node %s: ISO URL %q is not an http(s) URL a BMC can fetch: set iso.baseURL (e.g. http://10.0.0.5:8080)", t.Node, urlFor(t.Node))
+		}
+	}
+	checkISOReachable(ctx, env, targets, urlFor)
+	for _, n := range out.Insecure {
+		bootEmit(env, pipeline.Event{Kind: pipeline.Warning, Node: n,
+			Message: "BMC TLS verification is off for node " + n + " (bmc.insecure: true)"})
+	}
+	var done atomic.Int64
+	total := int64(len(targets))
+	progress := func(p bmc.Progress) {
+		if !p.Done {
+			bootEmit(env, pipeline.Event{Kind: pipeline.Info, Node: p.Node, Step: p.Step, Message: p.Step + "…"})
+			return
+		}
+		msg := p.Step + " done"
+		if p.Skipped {
+			msg = p.Step + " already done (verified by read-back)"
+		}
+		bootEmit(env, pipeline.Event{Kind: pipeline.StepDone, Node: p.Node, Step: p.Step, Message: msg})
+		if p.Step == bmc.StepConfirm {
+			bootEmit(env, pipeline.Event{Kind: pipeline.Progress, Node: p.Node, Done: done.Add(1), DoneTotal: total, Unit: "nodes"})
+		}
+	}
+	opts := append([]bmc.Option{bmc.WithProgress(progress)}, b.Options...)
+	if b.Evidence != nil {
+		opts = append(opts, bmc.WithBootEvidence(b.Evidence))
+	}
+	res, err := bmc.BootAll(ctx, targets, urlFor, env.Steps, opts...)
+	out.Nodes, out.Failed = res.Nodes, res.Failed
+	if err != nil {
+		return out, fmt.Errorf("boot: %d of %d node(s) failed (%s); fix and run `bootstrap replay boot --node NAME`: %w",
+			len(res.Failed), len(targets), strings.Join(res.Failed, ", "), err)
+	}
+	return out, nil
+}
+
+// Verify implements pipeline.Verifier: every node still shows the ISO inserted and power on.
+func (b Boot) Verify(ctx context.Context, env *pipeline.Env) error {
+	urlFor, err := isoURLs(env)
+	if err != nil {
+		return err
+	}
+	targets, _ := bootTargets(env)
+	return bmc.VerifyAll(ctx, targets, urlFor, b.Options...)
+}
+
+// Plan implements pipeline.Planner.
+func (Boot) Plan(_ context.Context, env *pipeline.Env) ([]string, error) {
+	urlFor, err := isoURLs(env)
+	if err != nil {
+		return nil, err
+	}
+	var lines []string
+	for _, n := range env.Site.Nodes {
+		if env.WantNode(n.Name) {
+			lines = append(lines, fmt.Sprintf("node %s: BMC %s: eject stale media, insert %s, one-time UEFI boot from the virtual CD, power on or restart",
+				n.Name, n.BMC.Address, urlFor(n.Name)))
+		}
+	}
+	return lines, nil
+}
+
+// checkISOReachable asks each distinct ISO URL for its headers from the jump host and warns when
+// it does not answer: every BMC would then fail with RAC0904 after a slow timeout.
+func checkISOReachable(ctx context.Context, env *pipeline.Env, targets []bmc.Target, urlFor func(string) string) {
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil}}
+	seen := map[string]bool{}
+	for _, t := range targets {
+		u := urlFor(t.Node)
+		if seen[u] {
+			continue
+		}
+		seen[u] = true
+		req, err := http.NewRequestWithContext(ctx, http.MethodHead, u, nil)
+		if err != nil {
+			bootEmit(env, pipeline.Event{Kind: pipeline.Warning, Message: fmt.Sprintf("ISO URL %s: %v", u, err)})
+			continue
+		}
+		resp, err := hc.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				continue
+			}
+			err = fmt.Errorf("HTTP %d", resp.StatusCode)
+		}
+		bootEmit(env, pipeline.Event{Kind: pipeline.Warning, Message: fmt.Sprintf(
+			"the ISO at %s does not answer from the jump host (%v): is `bootstrap serve` running? The BMCs will fail with RAC0904", u, err)})
+	}
+}
+
+// isoURLs returns each node's ISO URL: the iso stage's per-node or shared URL when it published
+// one, else iso.baseURL (default http://<serveAddress>) + "/agent.x86_64.iso".
+func isoURLs(env *pipeline.Env) (func(string) string, error) {
+	var iso isoOutput
+	if _, err := env.Output("iso", &iso); err != nil {
+		return nil, fmt.Errorf("read the iso stage's output: %w", err)
+	}
+	base := strings.TrimRight(env.Site.ISO.BaseURL, "/")
+	if base == "" && env.Site.ISO.ServeAddress != "" {
+		base = "http://" + env.Site.ISO.ServeAddress
+	}
+	fallback := base + "/" + DefaultISOName
+	return func(node string) string {
+		if n, ok := iso.Nodes[node]; ok && n.URL != "" {
+			return n.URL
+		}
+		if iso.URL != "" {
+			return iso.URL
+		}
+		return fallback
+	}, nil
+}
+
+// bootTargets turns the wanted nodes into bmc targets; passwords are read when the BMC
+// connection opens, never before.
+func bootTargets(env *pipeline.Env) ([]bmc.Target, BootOutput) {
+	var out BootOutput
+	var targets []bmc.Target
+	for _, n := range env.Site.Nodes {
+		if !env.WantNode(n.Name) {
+			continue
+		}
+		ref := n.BMC.Password
+		targets = append(targets, bmc.Target{
+			Node: n.Name, Address: n.BMC.Address, Username: n.BMC.Username,
+			CAFile: n.BMC.CAFile, Insecure: n.BMC.Insecure,
+			Password: func() (string, error) {
+				b, err := site.ReadSecret(ref)
+				return string(b), err
+			},
+		})
+		if n.BMC.Insecure {
+			out.Insecure = append(out.Insecure, n.Name)
+		}
+	}
+	return targets, out
+}
+
+func bootEmit(env *pipeline.Env, e pipeline.Event) {
+	if env.Events == nil {
+		return
+	}
+	e.Time = time.Now()
+	e.Stage = "boot"
+	env.Events(e)
+}

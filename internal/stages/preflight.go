@@ -1,0 +1,202 @@
+package stages
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/preflight"
+)
+
+// PreflightResultsFile is where the preflight stage writes its last report, in the work dir.
+const PreflightResultsFile = "preflight.json"
+
+// Preflight is the read-only first stage: it runs every check the site profile calls for and
+// fails when any check fails (the error is a *preflight.FailedError; the CLI exits 2). It changes
+// nothing, so it runs on every pass (AlwaysRun); Verify runs the checks for callers that only
+// ask whether the world still holds.
+type Preflight struct {
+	// Options are the base check options; WorkDir, ClusterInstalled and (through DiskNeed)
+	// MinFreeBytes are filled in from the environment.
+	Options preflight.Options
+	// Runner runs the checks (timeout, parallelism); its Progress is set by the stage.
+	Runner preflight.Runner
+	// DiskNeed, when set, says how many bytes the run will still write to the work dir (the
+	// mirror plan's remaining total plus the ISOs); it overrides Options.MinFreeBytes.
+	DiskNeed func(ctx context.Context, env *pipeline.Env) (int64, error)
+	// More adds checks that need another adapter's view of the profile (the registry's TLS
+	// and credentials as the mirror stage builds them, the BMC targets as the boot stage
+	// builds them). Each returns its checks for env; the runner orders them by category.
+	More []func(env *pipeline.Env) []preflight.Check
+}
+
+// PreflightOutput is the journaled output of the preflight stage. It holds only what changes
+// with the profile: the runner marks later stages stale when a stage's output changes, and the
+// measured details (offsets, free bytes, durations) change on every run. The full report is
+// journaled as the stage's "results" step and written to ResultsFile.
+type PreflightOutput struct {
+	// Checks names every check that ran, in report order.
+	Checks []string `json:"checks"`
+	// ResultsFile is the last full report, relative to the work dir.
+	ResultsFile string `json:"resultsFile"`
+}
+
+// PreflightResultsStep is the step key under which the full report is journaled.
+const PreflightResultsStep = "results"
+
+// preflightInputs is what the stage's checks depend on; it holds no secret values. The stage
+// runs every time anyway; the fingerprint only tells the journal what was checked.
+type preflightInputs struct {
+	Name        string   `json:"name"`
+	BaseDomain  string   `json:"baseDomain"`
+	APIVIPs     []string `json:"apiVIPs,omitempty"`
+	IngressVIPs []string `json:"ingressVIPs,omitempty"`
+	NTPSources  []string `json:"ntpSources,omitempty"`
+	DNSServers  []string `json:"dnsServers,omitempty"`
+	Nodes       []string `json:"nodes,omitempty"`
+}
+
+// Name implements pipeline.Stage.
+func (Preflight) Name() string { return "preflight" }
+
+// Summary implements pipeline.Stage.
+func (Preflight) Summary() string {
+	return "read-only checks of the jump host, DNS, VIPs, NTP and referenced files"
+}
+
+// AlwaysRun implements pipeline.AlwaysRunner: the world is checked on every pass. Its output is
+// not an input of later stages.
+func (Preflight) AlwaysRun() bool { return true }
+
+// Inputs implements pipeline.Stage.
+func (Preflight) Inputs(env *pipeline.Env) (any, error) {
+	c := env.Site.Cluster
+	in := preflightInputs{Name: c.Name, BaseDomain: c.BaseDomain, APIVIPs: c.APIVIPs, IngressVIPs: c.IngressVIPs,
+		NTPSources: c.NTPSources, DNSServers: c.DNSServers}
+	for _, n := range env.Site.Nodes {
+		in.Nodes = append(in.Nodes, n.Name)
+	}
+	return in, nil
+}
+
+// Run implements pipeline.Stage.
+func (p Preflight) Run(ctx context.Context, env *pipeline.Env) (any, error) {
+	rep, err := p.check(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil { // interrupted: not a verdict on the site
+		return nil, fmt.Errorf("preflight: %w", err)
+	}
+	if env.Steps != nil {
+		if err := env.Steps.Record(PreflightResultsStep, rep); err != nil {
+			return nil, fmt.Errorf("preflight: journal results: %w", err)
+		}
+	}
+	if err := writeReport(env.WorkDir, rep); err != nil {
+		return nil, err
+	}
+	out := PreflightOutput{ResultsFile: PreflightResultsFile}
+	for _, c := range rep.Checks {
+		out.Checks = append(out.Checks, c.Name)
+	}
+	return out, rep.Err()
+}
+
+// Verify implements pipeline.Verifier: the world still passes preflight.
+func (p Preflight) Verify(ctx context.Context, env *pipeline.Env) error {
+	rep, err := p.check(ctx, env)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("preflight: %w", err)
+	}
+	return rep.Err()
+}
+
+// Checks returns every check for env: the profile's jump-host checks (preflight.Checks with
+// Options completed from env: the work dir, whether install already succeeded, the disk need),
+// then those of More. `bootstrap preflight` runs the same list without running the pipeline.
+func (p Preflight) Checks(ctx context.Context, env *pipeline.Env) ([]preflight.Check, error) {
+	o := p.Options
+	o.WorkDir = env.WorkDir
+	if _, installed := env.Outputs["install"]; installed {
+		o.ClusterInstalled = true
+	}
+	if p.DiskNeed != nil {
+		need, err := p.DiskNeed(ctx, env)
+		if err != nil {
+			return nil, fmt.Errorf("preflight: disk need: %w", err)
+		}
+		o.MinFreeBytes = max(need, 1) // 0 would mean "use the default"
+	}
+	checks := preflight.Checks(env.Site, o)
+	for _, more := range p.More {
+		checks = append(checks, more(env)...)
+	}
+	return checks, nil
+}
+
+func (p Preflight) check(ctx context.Context, env *pipeline.Env) (preflight.Report, error) {
+	checks, err := p.Checks(ctx, env)
+	if err != nil {
+		return preflight.Report{}, err
+	}
+	total := int64(len(checks))
+	var done atomic.Int64
+	r := p.Runner
+	r.Progress = func(c preflight.CheckResult) {
+		if env.Events == nil {
+			return
+		}
+		kind := pipeline.Info
+		if c.Status != preflight.Pass {
+			kind = pipeline.Warning
+		}
+		msg := c.Status.String() + " " + c.Name + ": " + c.Message
+		if c.Remedy != "" && c.Status != preflight.Pass {
+			msg += " → " + c.Remedy
+		}
+		now := time.Now()
+		env.Events(pipeline.Event{Time: now, Kind: kind, Stage: "preflight", Step: c.Name, Message: msg})
+		env.Events(pipeline.Event{Time: now, Kind: pipeline.Progress, Stage: "preflight",
+			Current: done.Add(1), Total: total, Unit: "checks"})
+	}
+	return r.Run(ctx, checks), nil
+}
+
+// writeReport writes the report to the work dir atomically, for operators and `bootstrap report`.
+func writeReport(dir string, rep preflight.Report) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("preflight: %w", err)
+	}
+	var b bytes.Buffer
+	if err := preflight.WriteJSON(&b, rep); err != nil {
+		return fmt.Errorf("preflight: encode report: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, ".preflight-*.json")
+	if err != nil {
+		return fmt.Errorf("preflight: write report: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b.Bytes()); err != nil {
+		tmp.Close()
+		return fmt.Errorf("preflight: write report: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("preflight: write report: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), filepath.Join(dir, PreflightResultsFile)); err != nil {
+		return fmt.Errorf("preflight: write report: %w", err)
+	}
+	return nil
+}

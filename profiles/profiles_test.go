@@ -1,0 +1,124 @@
+package profiles
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bootstrap-dev/bootstrap/internal/site"
+)
+
+// expectedWarnings lists, per profile, the warnings that are intended (the path and a
+// fragment of the message); any other warning or any error fails the test.
+var expectedWarnings = map[string][]string{
+	// Factory self-signed iDRAC certificates: verification off on purpose, said loudly.
+	"compact-3node": {
+		"nodes[0].bmc.insecure|TLS verification of this BMC is off",
+		"nodes[1].bmc.insecure|TLS verification of this BMC is off",
+		"nodes[2].bmc.insecure|TLS verification of this BMC is off",
+	},
+	"sno": {"nodes[0].bmc.insecure|TLS verification of this BMC is off"},
+}
+
+// TestProfilesValidate loads every embedded profile the way a field engineer would use it:
+// written by init into an empty directory. First with missing files as warnings (the only
+// warnings must be the missing files, and no errors); then with every referenced file created
+// (secrets mode 0600), after which the profile must validate with no error at all.
+func TestProfilesValidate(t *testing.T) {
+	names := Names()
+	if len(names) < 4 {
+		t.Fatalf("want at least 4 profiles, got %v", names)
+	}
+	env := func(name string) (string, bool) { return "set-in-test", true }
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			data, err := Get(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(dir, "site.yaml")
+			if err := os.WriteFile(file, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s, err := site.Load(file)
+			if err != nil {
+				t.Fatalf("load: %v", err)
+			}
+			ps := s.Validate(site.MissingFilesAsWarnings(), site.WithLookupEnv(env))
+			missing := 0
+			for _, p := range ps {
+				if p.Severity == site.SeverityWarning && strings.Contains(p.Message, "does not exist") {
+					missing++
+					continue
+				}
+				if !allowed(name, p) {
+					t.Errorf("unexpected: %s", p)
+				}
+			}
+			if missing == 0 {
+				t.Errorf("expected the referenced files to be reported missing in an empty directory")
+			}
+			// Now create what the profile names and validate strictly.
+			for _, lp := range s.LocalPaths() {
+				if lp.Kind == "exec" && !filepath.IsAbs(lp.Path) {
+					continue
+				}
+				if !strings.HasPrefix(lp.Path, dir) {
+					t.Errorf("%s: %s is outside the profile directory; example profiles use relative paths", lp.Field, lp.Path)
+					continue
+				}
+				create(t, lp)
+			}
+			if key := s.SSHPrivateKeyFile(); key != "" {
+				create(t, site.LocalPath{Path: key, Kind: "secret"})
+			}
+			for _, p := range s.Validate(site.WithLookupEnv(env)) {
+				if !allowed(name, p) {
+					t.Errorf("unexpected with all files present: %s", p)
+				}
+			}
+		})
+	}
+}
+
+func allowed(profile string, p site.Problem) bool {
+	if p.Severity != site.SeverityWarning {
+		return false
+	}
+	for _, w := range expectedWarnings[profile] {
+		path, frag, _ := strings.Cut(w, "|")
+		if p.Path == path && strings.Contains(p.Message, frag) {
+			return true
+		}
+	}
+	return false
+}
+
+func create(t *testing.T, lp site.LocalPath) {
+	t.Helper()
+	switch lp.Kind {
+	case "dir":
+		if err := os.MkdirAll(lp.Path, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(lp.Path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mode := os.FileMode(0o644)
+	switch lp.Kind {
+	case "secret":
+		mode = 0o600
+	case "exec":
+		mode = 0o755
+	}
+	if err := os.WriteFile(lp.Path, []byte("fixture\n"), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(lp.Path, mode); err != nil { // umask may have widened nothing, but be exact
+		t.Fatal(err)
+	}
+}
