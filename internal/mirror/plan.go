@@ -163,7 +163,7 @@ func resolveOne(ctx context.Context, rc *regclient.RegClient, p *planned, o Opti
 		return err
 	}
 	if src.Digest == "" {
-		m, err := rc.ManifestHead(ctx, src, regclient.WithManifestRequireDigest())
+		m, err := manifestHead(ctx, rc, o, src, regclient.WithManifestRequireDigest())
 		if err != nil {
 			return fmt.Errorf("source %s: %w", p.Source, err)
 		}
@@ -177,7 +177,7 @@ func resolveOne(ctx context.Context, rc *regclient.RegClient, p *planned, o Opti
 	p.src, p.dst = src.SetDigest(p.digest), dst.SetDigest(p.digest)
 	if o.Signatures && p.Kind != KindSignature && o.SourceDir == "" {
 		// cosign stores a signature as the tag sha256-<hex>.sig in the image's repository
-		if _, err := rc.ManifestHead(ctx, src.SetTag(sigTag(p.digest))); err == nil {
+		if _, err := manifestHead(ctx, rc, o, src.SetTag(sigTag(p.digest))); err == nil {
 			p.signed = true
 		}
 	}
@@ -188,7 +188,7 @@ func resolveOne(ctx context.Context, rc *regclient.RegClient, p *planned, o Opti
 	if dst.Scheme == "ocidir" {
 		check = p.dst // a layout holds manifests by digest only
 	}
-	if dm, err := rc.ManifestHead(ctx, check, regclient.WithManifestRequireDigest()); err == nil &&
+	if dm, err := manifestHead(ctx, rc, o, check, regclient.WithManifestRequireDigest()); err == nil &&
 		dm.GetDescriptor().Digest.String() == p.digest {
 		p.present = true
 		if !full {
@@ -200,7 +200,7 @@ func resolveOne(ctx context.Context, rc *regclient.RegClient, p *planned, o Opti
 
 // readTree reads the root manifest and its children (platform-filtered) from the source.
 func readTree(ctx context.Context, rc *regclient.RegClient, p *planned, o Options) error {
-	root, err := rc.ManifestGet(ctx, p.src)
+	root, err := manifestGet(ctx, rc, o, p.src)
 	if err != nil {
 		return fmt.Errorf("source %s: %w", p.Source, err)
 	}
@@ -233,7 +233,7 @@ func readTree(ctx context.Context, rc *regclient.RegClient, p *planned, o Option
 				if !wantPlatform(d.Platform, o.Platforms) {
 					continue
 				}
-				cm, err := rc.ManifestGet(ctx, p.src.SetDigest(d.Digest.String()))
+				cm, err := manifestGet(ctx, rc, o, p.src.SetDigest(d.Digest.String()))
 				if err != nil {
 					return fmt.Errorf("source %s child %s: %w", p.Source, d.Digest, err)
 				}
@@ -307,4 +307,26 @@ func destRef(dest string, o Options) (ref.Ref, error) {
 		return r, fmt.Errorf("destination %q: %w", dest, err)
 	}
 	return r, nil
+}
+
+// manifestHead and manifestGet retry one request on temporary errors (regclient itself does not
+// retry a 503), so one unlucky request does not fail a whole image's resolution.
+func manifestHead(ctx context.Context, rc *regclient.RegClient, o Options, r ref.Ref, opts ...regclient.ManifestOpts) (manifest.Manifest, error) {
+	var m manifest.Manifest
+	err := retry(ctx, o.Retries, o.RetryBase, o.RetryMax, func(ctx context.Context) error {
+		var err error
+		m, err = rc.ManifestHead(ctx, r, opts...)
+		return err
+	})
+	return m, err
+}
+
+func manifestGet(ctx context.Context, rc *regclient.RegClient, o Options, r ref.Ref) (manifest.Manifest, error) {
+	var m manifest.Manifest
+	err := retry(ctx, o.Retries, o.RetryBase, o.RetryMax, func(ctx context.Context) error {
+		var err error
+		m, err = rc.ManifestGet(ctx, r)
+		return err
+	})
+	return m, err
 }
