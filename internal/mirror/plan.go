@@ -141,9 +141,7 @@ func resolveAll(ctx context.Context, rc *regclient.RegClient, images []Image, o 
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			p := &planned{Image: im}
-			p.err = retry(ctx, o.Retries, o.RetryBase, o.RetryMax, func(ctx context.Context) error {
-				return resolveOne(ctx, rc, p, o, full)
-			})
+			p.err = resolveOne(ctx, rc, p, o, full) // each request retries on its own
 			out[i] = p
 		}()
 	}

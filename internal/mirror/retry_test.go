@@ -26,6 +26,7 @@ func TestTemporary(t *testing.T) {
 		{fmt.Errorf("login: %w", errs.ErrHTTPUnauthorized), false},
 		{fmt.Errorf("tls: %w", x509.UnknownAuthorityError{}), false},
 		{context.Canceled, false},
+		{fmt.Errorf("dial: %w", syscall.ECONNREFUSED), false},
 		{nil, false},
 	} {
 		if got := Temporary(tt.err); got != tt.want {
