@@ -125,7 +125,9 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 
 	var pr powerRecord
 	powered := j.Done(StepKey(t.Node, StepPower), &pr)
+	intended := false
 	if !powered && j.Done(StepKey(t.Node, StepPowerIntent), &pr) {
+		intended = true
 		// A crash fell between sending the power action and journaling it: read back before acting.
 		res.Resumed = true
 		armed := j.Done(StepKey(t.Node, StepBootOverride), nil)
@@ -152,12 +154,16 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 			return fail(StepBootOverride, err)
 		}
 		step(StepPower)
-		pr = powerRecord{Action: "ForceRestart", From: st.Power, Method: res.Method, At: time.Now().UTC()}
-		if st.Power == "Off" {
-			pr.Action = "On"
-		}
-		if err := j.Record(StepKey(t.Node, StepPowerIntent), pr); err != nil {
-			return fail(StepPower, err)
+		// A journaled intent whose action provably did not take effect is carried out now under
+		// the same record; otherwise a new intent is journaled before the action.
+		if !intended {
+			pr = powerRecord{Action: "ForceRestart", From: st.Power, Method: res.Method, At: time.Now().UTC()}
+			if st.Power == "Off" {
+				pr.Action = "On"
+			}
+			if err := j.Record(StepKey(t.Node, StepPowerIntent), pr); err != nil {
+				return fail(StepPower, err)
+			}
 		}
 		if err := c.power(ctx, pr.Action); err != nil {
 			return fail(StepPower, err)
