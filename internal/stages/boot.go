@@ -46,7 +46,8 @@ type BootOutput struct {
 }
 
 // bootInputs is what the stage depends on: addresses, users, secret references (never values),
-// the CA files' content hashes and the ISO URLs.
+// the CA files' content hashes and the ISO URLs and ETags. Each node's entry is also hashed on
+// its own: a node whose entry is unchanged keeps its boot across attempts (bootcarry.go).
 type bootInputs struct {
 	Nodes []bootNodeInput `json:"nodes"`
 }
@@ -59,13 +60,15 @@ type bootNodeInput struct {
 	CA       string `json:"caSHA256,omitempty"`
 	Insecure bool   `json:"insecure,omitempty"`
 	ISOURL   string `json:"isoURL"`
+	ISOETag  string `json:"isoETag,omitempty"` // the iso stage's ETag of the node's ISO, when it published one
 }
 
 // isoOutput is the part of the iso stage's output the boot stage reads.
 type isoOutput struct {
 	URL   string `json:"url"`
 	Nodes map[string]struct {
-		URL string `json:"url"`
+		URL  string `json:"url"`
+		ETag string `json:"etag"`
 	} `json:"nodes"`
 }
 
@@ -78,19 +81,27 @@ func (Boot) Summary() string {
 }
 
 // Inputs implements pipeline.Stage.
-func (Boot) Inputs(env *pipeline.Env) (any, error) {
+func (Boot) Inputs(env *pipeline.Env) (any, error) { return readBootInputs(env) }
+
+// readBootInputs gathers the inputs of every node in the profile.
+func readBootInputs(env *pipeline.Env) (bootInputs, error) {
+	var in bootInputs
 	urlFor, err := isoURLs(env)
 	if err != nil {
-		return nil, err
+		return in, err
 	}
-	var in bootInputs
+	var iso isoOutput
+	if _, err := env.Output("iso", &iso); err != nil {
+		return in, fmt.Errorf("read the iso stage's output: %w", err)
+	}
 	for _, n := range env.Site.Nodes {
 		ni := bootNodeInput{Name: n.Name, Address: n.BMC.Address, Username: n.BMC.Username,
-			Password: n.BMC.Password.String(), Insecure: n.BMC.Insecure, ISOURL: urlFor(n.Name)}
+			Password: n.BMC.Password.String(), Insecure: n.BMC.Insecure, ISOURL: urlFor(n.Name),
+			ISOETag: iso.Nodes[n.Name].ETag}
 		if n.BMC.CAFile != "" {
 			b, err := os.ReadFile(n.BMC.CAFile)
 			if err != nil {
-				return nil, fmt.Errorf("node %s: bmc.caFile: %w", n.Name, err)
+				return in, fmt.Errorf("node %s: bmc.caFile: %w", n.Name, err)
 			}
 			sum := sha256.Sum256(b)
 			ni.CA = hex.EncodeToString(sum[:])
@@ -122,6 +133,10 @@ func (b Boot) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 		bootEmit(env, pipeline.Event{Kind: pipeline.Warning, Node: n,
 			Message: "BMC TLS verification is off for node " + n + " (bmc.insecure: true)"})
 	}
+	journal, err := b.journal(env, targets)
+	if err != nil {
+		return nil, err
+	}
 	var done atomic.Int64
 	total := int64(len(targets))
 	progress := func(p bmc.Progress) {
@@ -142,7 +157,7 @@ func (b Boot) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	if b.Evidence != nil {
 		opts = append(opts, bmc.WithBootEvidence(b.Evidence))
 	}
-	res, err := bmc.BootAll(ctx, targets, urlFor, env.Steps, opts...)
+	res, err := bmc.BootAll(ctx, targets, urlFor, journal, opts...)
 	out.Nodes, out.Failed = res.Nodes, res.Failed
 	if err != nil {
 		return out, fmt.Errorf("boot: %d of %d node(s) failed (%s); fix and run `bootstrap replay boot --node NAME`: %w",

@@ -1,0 +1,267 @@
+package stages
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/bootstrap-dev/bootstrap/internal/bmc"
+	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/site"
+)
+
+// fakeISO plays the iso stage for the boot stage: its output (per-node ISO URL and ETag) is what
+// a test changes between runs.
+type fakeISO struct{ out isoOutput }
+
+func (s *fakeISO) Name() string                                    { return "iso" }
+func (s *fakeISO) Summary() string                                 { return "test iso" }
+func (s *fakeISO) Inputs(*pipeline.Env) (any, error)               { return s.out, nil }
+func (s *fakeISO) Run(context.Context, *pipeline.Env) (any, error) { return s.out, nil }
+
+func (s *fakeISO) set(node, url, etag string) {
+	n := s.out.Nodes[node]
+	n.URL, n.ETag = url, etag
+	s.out.Nodes[node] = n
+}
+
+// carryLab is the boot stage under the real runner and journal, over simulated iDRACs.
+type carryLab struct {
+	*bootLab
+	iso    *fakeISO
+	r      *pipeline.Runner
+	powers map[string]int // power actions expected so far, by node
+}
+
+func newCarryLab(t *testing.T, names ...string) *carryLab {
+	lab := newBootLab(t, names...)
+	iso := &fakeISO{}
+	iso.out.Nodes = map[string]struct {
+		URL  string `json:"url"`
+		ETag string `json:"etag"`
+	}{}
+	for _, n := range names {
+		iso.set(n, lab.iso.URL()+"/agent.x86_64.iso", `"v1"`)
+	}
+	r := &pipeline.Runner{Stages: []pipeline.Stage{iso, fastBoot()}, Site: lab.site, WorkDir: t.TempDir(), Command: "test"}
+	return &carryLab{bootLab: lab, iso: iso, r: r, powers: map[string]int{}}
+}
+
+// expect adds the power actions this step should cause and checks every simulator's count.
+func (l *carryLab) expect(t *testing.T, step string, more ...string) {
+	t.Helper()
+	for _, n := range more {
+		l.powers[n]++
+	}
+	for n, sim := range l.sims {
+		st := sim.Stats()
+		if st.PowerActions != l.powers[n] {
+			t.Errorf("%s: %s: %d power actions, want %d", step, n, st.PowerActions, l.powers[n])
+		}
+		if l.powers[n] > 0 && st.BootedFrom != l.iso.out.Nodes[n].URL {
+			t.Errorf("%s: %s booted from %q, want %q", step, n, st.BootedFrom, l.iso.out.Nodes[n].URL)
+		}
+	}
+}
+
+func (l *carryLab) run(t *testing.T, step string) error {
+	t.Helper()
+	err := l.r.Run(context.Background(), pipeline.RunOptions{})
+	st, serr := l.r.Status()
+	if serr != nil || st.Chain != "" {
+		t.Fatalf("%s: status %v %s", step, serr, st.Chain)
+	}
+	return err
+}
+
+// bootOutput is the boot stage's last successful output.
+func (l *carryLab) bootOutput(t *testing.T) BootOutput {
+	t.Helper()
+	st, _ := l.r.Status()
+	var out BootOutput
+	if err := json.Unmarshal(st.Stage("boot").Output, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestBootStageKeepsUnchangedNodes: adding a node, changing one node's ISO URL, ETag or BMC
+// address starts a new attempt of the boot stage that acts on that node only; the others,
+// powered in earlier attempts with the same inputs, are not power-cycled again. Replay --node
+// still forces its node.
+func TestBootStageKeepsUnchangedNodes(t *testing.T) {
+	l := newCarryLab(t, "m0", "m1", "m2", "w3")
+	all := l.site.Nodes
+	l.site.Nodes = all[:3:3]
+	if err := l.run(t, "first run"); err != nil {
+		t.Fatal(err)
+	}
+	l.expect(t, "first run", "m0", "m1", "m2")
+
+	l.site.Nodes = all
+	if err := l.run(t, "add w3"); err != nil {
+		t.Fatal(err)
+	}
+	l.expect(t, "add w3", "w3")
+	st, _ := l.r.Status()
+	if bs := st.Stage("boot"); bs.Attempt != 2 || bs.State != pipeline.StateSucceeded {
+		t.Errorf("boot: attempt %d %s, want a second attempt, succeeded", bs.Attempt, bs.State)
+	}
+	out := l.bootOutput(t)
+	if len(out.Nodes) != 4 || len(out.Failed) != 0 {
+		t.Fatalf("output %+v, want 4 nodes", out)
+	}
+	for _, n := range out.Nodes {
+		if n.Resumed != (n.Node != "w3") || n.Image == "" {
+			t.Errorf("output for %s: resumed %t image %q", n.Node, n.Resumed, n.Image)
+		}
+	}
+
+	l.iso.set("m1", l.bootLab.iso.URL()+"/nodes/m1.iso", `"v1"`)
+	if err := l.run(t, "m1 URL"); err != nil {
+		t.Fatal(err)
+	}
+	l.expect(t, "m1 URL", "m1")
+
+	l.iso.set("m2", l.iso.out.Nodes["m2"].URL, `"v2"`)
+	if err := l.run(t, "m2 ETag"); err != nil {
+		t.Fatal(err)
+	}
+	l.expect(t, "m2 ETag", "m2")
+
+	l.site.Nodes[3].BMC.Address = strings.Replace(l.site.Nodes[3].BMC.Address, "127.0.0.1", "localhost", 1)
+	if err := l.run(t, "w3 address"); err != nil {
+		t.Fatal(err)
+	}
+	l.expect(t, "w3 address", "w3")
+
+	if err := l.r.Replay(context.Background(), "boot", []string{"m0"}); err != nil {
+		t.Fatal(err)
+	}
+	l.expect(t, "replay --node m0", "m0")
+
+	if err := l.run(t, "unchanged"); err != nil {
+		t.Fatal(err)
+	}
+	l.expect(t, "unchanged")
+
+	// Nodes last booted before the replay, and the replayed one, are all kept.
+	l.iso.set("m1", l.iso.out.Nodes["m1"].URL, `"v3"`)
+	if err := l.run(t, "m1 ETag after replay"); err != nil {
+		t.Fatal(err)
+	}
+	l.expect(t, "m1 ETag after replay", "m1")
+	st, _ = l.r.Status()
+	if bs := st.Stage("boot"); bs.Attempt != 7 {
+		t.Errorf("boot at attempt %d, want 7 (one per change and the replay)", bs.Attempt)
+	}
+
+	// The journal holds the fingerprint in every per-node record, and never the password.
+	entries, _, err := pipeline.ReadJournal(pipeline.JournalPath(l.r.WorkDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	powerSteps := 0
+	for _, e := range entries {
+		if strings.Contains(string(e.Data), bootTestPassword) {
+			t.Fatal("the BMC password is in the journal")
+		}
+		if e.Kind == pipeline.EntryStepDone && e.Stage == "boot" && !strings.Contains(string(e.Data), `"nodeInputs":"sha256:`) {
+			t.Errorf("step %s without the node's fingerprint: %s", e.Step, e.Data)
+		}
+		if e.Kind == pipeline.EntryStepDone && strings.HasSuffix(e.Step, "/"+bmc.StepPower) {
+			powerSteps++
+		}
+	}
+	if want := 9; powerSteps != want {
+		t.Errorf("%d power steps journaled, want %d (one per power action)", powerSteps, want)
+	}
+}
+
+// TestBootStageFixOneNode: a wrong password on one node fails the stage after the others are
+// powered; fixing that node's secret reference (its inputs change) and adding a worker starts a
+// new attempt that powers those two only.
+func TestBootStageFixOneNode(t *testing.T) {
+	l := newCarryLab(t, "m0", "m1", "m2", "w3")
+	t.Setenv("BOOT_TEST_WRONG_PASSWORD", "not-"+bootTestPassword)
+	all := l.site.Nodes
+	l.site.Nodes = all[:3:3]
+	l.site.Nodes[2].BMC.Password = site.SecretRef{Env: "BOOT_TEST_WRONG_PASSWORD"}
+	err := l.run(t, "wrong password")
+	if err == nil || !strings.Contains(err.Error(), "m2") {
+		t.Fatalf("want m2 to fail, got %v", err)
+	}
+	l.expect(t, "wrong password", "m0", "m1")
+
+	l.site.Nodes = all
+	l.site.Nodes[2].BMC.Password = site.SecretRef{Env: "BOOT_TEST_BMC_PASSWORD"}
+	if err := l.run(t, "fixed"); err != nil {
+		t.Fatal(err)
+	}
+	l.expect(t, "fixed", "m2", "w3")
+	st, _ := l.r.Status()
+	if bs := st.Stage("boot"); bs.Attempt != 2 {
+		t.Errorf("boot at attempt %d, want 2", bs.Attempt)
+	}
+}
+
+// TestBootJournalCarry checks the carry rule on journal records directly, including a node
+// acted on with other inputs after its last power step.
+func TestBootJournalCarry(t *testing.T) {
+	stamp := func(fp, extra string) json.RawMessage {
+		return json.RawMessage(fmt.Sprintf(`{"nodeInputs":%q%s}`, fp, extra))
+	}
+	key := func(step string) string { return bmc.StepKey("n", step) }
+	// Attempt 1 powered n with inputs A; attempt 2 started n with inputs B and recorded only
+	// the power intent before it stopped.
+	prev := map[string]json.RawMessage{
+		key(bootStepInputs):      stamp("B", ""),
+		key(bmc.StepPower):       stamp("A", `,"action":"On"`),
+		key(bmc.StepPowerIntent): stamp("B", `,"action":"ForceRestart"`),
+	}
+	for _, tc := range []struct {
+		fp            string
+		power, intent bool
+		recordsMarker bool
+	}{
+		{fp: "A", recordsMarker: true}, // acted on with B since: nothing carried, start afresh
+		{fp: "B", intent: true},        // B's intent carried (read back first), A's power not
+		{fp: "C", recordsMarker: true},
+	} {
+		steps := &carrySteps{bootSteps: bootSteps{m: map[string][]byte{}}, prev: prev}
+		j, carried, err := newBootJournal(steps, map[string]string{"n": tc.fp}, []string{"n"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pr struct{ Action string }
+		if got := j.Done(key(bmc.StepPower), &pr); got != tc.power {
+			t.Errorf("inputs %s: power done %t, want %t", tc.fp, got, tc.power)
+		}
+		if got := j.Done(key(bmc.StepPowerIntent), &pr); got != tc.intent || (got && pr.Action != "ForceRestart") {
+			t.Errorf("inputs %s: intent done %t (%q), want %t", tc.fp, got, pr.Action, tc.intent)
+		}
+		_, recorded := steps.m[key(bootStepInputs)]
+		if recorded != tc.recordsMarker || (len(carried) == 1) == tc.recordsMarker {
+			t.Errorf("inputs %s: marker recorded %t, carried %v", tc.fp, recorded, carried)
+		}
+		if err := j.Record(key(bmc.StepMedia), map[string]string{"image": "u"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := string(steps.m[key(bmc.StepMedia)]); got != fmt.Sprintf(`{"nodeInputs":%q,"image":"u"}`, tc.fp) {
+			t.Errorf("recorded %s", got)
+		}
+	}
+}
+
+// carrySteps adds earlier attempts' records to bootSteps.
+type carrySteps struct {
+	bootSteps
+	prev map[string]json.RawMessage
+}
+
+func (s *carrySteps) Previous(key string, out any) bool {
+	raw, ok := s.prev[key]
+	return ok && (out == nil || json.Unmarshal(raw, out) == nil)
+}
