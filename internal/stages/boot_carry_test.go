@@ -118,6 +118,26 @@ func TestBootStageKeepsUnchangedNodes(t *testing.T) {
 			t.Errorf("output for %s: resumed %t image %q", n.Node, n.Resumed, n.Image)
 		}
 	}
+	// The second attempt names the kept nodes and the power action that booted them.
+	entries, _, err := pipeline.ReadJournal(pipeline.JournalPath(l.r.WorkDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	carried := map[string]bool{}
+	for _, e := range entries {
+		if e.Kind == pipeline.EntryStepDone && e.Attempt == 2 && strings.HasSuffix(e.Step, "/"+bootStepCarried) {
+			var rec struct {
+				Power struct{ Action string } `json:"power"`
+			}
+			if json.Unmarshal(e.Data, &rec) != nil || rec.Power.Action != "On" {
+				t.Errorf("%s: %s, want the earlier power action", e.Step, e.Data)
+			}
+			carried[strings.TrimSuffix(strings.TrimPrefix(e.Step, "node:"), "/"+bootStepCarried)] = true
+		}
+	}
+	if len(carried) != 3 || carried["w3"] {
+		t.Errorf("carried steps for %v, want m0, m1, m2", carried)
+	}
 
 	l.iso.set("m1", l.bootLab.iso.URL()+"/nodes/m1.iso", `"v1"`)
 	if err := l.run(t, "m1 URL"); err != nil {
@@ -159,7 +179,7 @@ func TestBootStageKeepsUnchangedNodes(t *testing.T) {
 	}
 
 	// The journal holds the fingerprint in every per-node record, and never the password.
-	entries, _, err := pipeline.ReadJournal(pipeline.JournalPath(l.r.WorkDir))
+	entries, _, err = pipeline.ReadJournal(pipeline.JournalPath(l.r.WorkDir))
 	if err != nil {
 		t.Fatal(err)
 	}

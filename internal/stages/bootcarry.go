@@ -19,13 +19,19 @@ import (
 //     node with inputs that differ from its latest record, so records older than that marker
 //     are never carried to a node that has been acted on with other inputs since;
 //   - a node's earlier records are carried only when its latest marker is its current
-//     fingerprint and the record itself carries that fingerprint.
+//     fingerprint and the record itself carries that fingerprint;
+//   - "node:<node>/carried" records, once per attempt, that a node's earlier records were carried,
+//     with the earlier power record when there is one, so status and the report of the current
+//     attempt still show every node and the BMC action that booted it.
 //
 // A carried power step is a journaled power step: the node is not powered again. A replay gets
 // no earlier records from the runner, so `bootstrap replay boot --node X` still forces X.
 
 // bootStepInputs is the per-node marker step holding the node's input fingerprint.
 const bootStepInputs = "inputs"
+
+// bootStepCarried is the per-node step saying this attempt carried the node's earlier records.
+const bootStepCarried = "carried"
 
 // nodeInputsField is the field added to every per-node step record: the node's fingerprint.
 const nodeInputsField = "nodeInputs"
@@ -39,6 +45,13 @@ type bootJournal struct {
 
 type nodeStamp struct {
 	NodeInputs string `json:"nodeInputs"`
+}
+
+// carriedRecord is the data of a node's carried step.
+type carriedRecord struct {
+	NodeInputs string `json:"nodeInputs"`
+	// Power is the earlier attempt's power record (the BMC action that booted the node), if any.
+	Power json.RawMessage `json:"power,omitempty"`
 }
 
 // newBootJournal decides, for each node, whether earlier attempts' records may be carried, and
@@ -55,6 +68,9 @@ func newBootJournal(steps pipeline.Steps, fps map[string]string, nodes []string)
 		case steps.Previous(key, &m) && m.NodeInputs == fps[n]:
 			j.carry[n] = true
 			carried = append(carried, n)
+			if err := j.recordCarried(n); err != nil {
+				return nil, nil, err
+			}
 		default:
 			if err := steps.Record(key, nodeStamp{NodeInputs: fps[n]}); err != nil {
 				return nil, nil, fmt.Errorf("boot: node %s: %w", n, err)
@@ -62,6 +78,23 @@ func newBootJournal(steps pipeline.Steps, fps map[string]string, nodes []string)
 		}
 	}
 	return j, carried, nil
+}
+
+// recordCarried journals, once per attempt, that node n's earlier records are carried.
+func (j *bootJournal) recordCarried(n string) error {
+	key := bmc.StepKey(n, bootStepCarried)
+	if j.steps.Done(key, nil) {
+		return nil
+	}
+	rec := carriedRecord{NodeInputs: j.fps[n]}
+	var power json.RawMessage
+	if j.Done(bmc.StepKey(n, bmc.StepPower), &power) {
+		rec.Power = power
+	}
+	if err := j.steps.Record(key, rec); err != nil {
+		return fmt.Errorf("boot: node %s: %w", n, err)
+	}
+	return nil
 }
 
 // Done implements bmc.Journal: the step is done in this attempt, or carried from an earlier one.
