@@ -46,8 +46,8 @@ type BootOutput struct {
 }
 
 // bootInputs is what the stage depends on: addresses, users, secret references (never values),
-// the CA files' content hashes and the ISO URLs and ETags. Each node's entry is also hashed on
-// its own: a node whose entry is unchanged keeps its boot across attempts (bootcarry.go).
+// the CA files' content hashes and the ISO URLs and ETags. A node whose own inputs are unchanged
+// keeps its boot across attempts (see nodeFingerprints in bootcarry.go).
 type bootInputs struct {
 	Nodes []bootNodeInput `json:"nodes"`
 }
@@ -65,11 +65,16 @@ type bootNodeInput struct {
 
 // isoOutput is the part of the iso stage's output the boot stage reads.
 type isoOutput struct {
-	URL   string `json:"url"`
-	Nodes map[string]struct {
-		URL  string `json:"url"`
-		ETag string `json:"etag"`
-	} `json:"nodes"`
+	URL   string             `json:"url"`
+	Nodes map[string]isoNode `json:"nodes"`
+}
+
+// isoNode is the part of the iso stage's per-node output (stages.NodeISO) the boot stage reads.
+type isoNode struct {
+	URL            string   `json:"url"`
+	ETag           string   `json:"etag"`
+	KernelArgs     []string `json:"kernelArgs,omitempty"`
+	IgnitionSHA256 string   `json:"ignitionSHA256,omitempty"`
 }
 
 // Name implements pipeline.Stage.
@@ -90,9 +95,9 @@ func readBootInputs(env *pipeline.Env) (bootInputs, error) {
 	if err != nil {
 		return in, err
 	}
-	var iso isoOutput
-	if _, err := env.Output("iso", &iso); err != nil {
-		return in, fmt.Errorf("read the iso stage's output: %w", err)
+	iso, err := readISOOutput(env)
+	if err != nil {
+		return in, err
 	}
 	for _, n := range env.Site.Nodes {
 		ni := bootNodeInput{Name: n.Name, Address: n.BMC.Address, Username: n.BMC.Username,
@@ -224,9 +229,9 @@ func checkISOReachable(ctx context.Context, env *pipeline.Env, targets []bmc.Tar
 // isoURLs returns each node's ISO URL: the iso stage's per-node or shared URL when it published
 // one, else iso.baseURL (default http://<serveAddress>) + "/agent.x86_64.iso".
 func isoURLs(env *pipeline.Env) (func(string) string, error) {
-	var iso isoOutput
-	if _, err := env.Output("iso", &iso); err != nil {
-		return nil, fmt.Errorf("read the iso stage's output: %w", err)
+	iso, err := readISOOutput(env)
+	if err != nil {
+		return nil, err
 	}
 	base := strings.TrimRight(env.Site.ISO.BaseURL, "/")
 	if base == "" && env.Site.ISO.ServeAddress != "" {
@@ -242,6 +247,15 @@ func isoURLs(env *pipeline.Env) (func(string) string, error) {
 		}
 		return fallback
 	}, nil
+}
+
+// readISOOutput reads the iso stage's output (empty when it has none).
+func readISOOutput(env *pipeline.Env) (isoOutput, error) {
+	var iso isoOutput
+	if _, err := env.Output("iso", &iso); err != nil {
+		return iso, fmt.Errorf("read the iso stage's output: %w", err)
+	}
+	return iso, nil
 }
 
 // bootTargets turns the wanted nodes into bmc targets; passwords are read when the BMC

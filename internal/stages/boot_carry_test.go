@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/bootstrap-dev/bootstrap/internal/bmc"
@@ -33,20 +34,40 @@ type carryLab struct {
 	iso    *fakeISO
 	r      *pipeline.Runner
 	powers map[string]int // power actions expected so far, by node
+
+	mu     sync.Mutex
+	events []pipeline.Event
 }
 
 func newCarryLab(t *testing.T, names ...string) *carryLab {
 	lab := newBootLab(t, names...)
 	iso := &fakeISO{}
-	iso.out.Nodes = map[string]struct {
-		URL  string `json:"url"`
-		ETag string `json:"etag"`
-	}{}
+	iso.out.Nodes = map[string]isoNode{}
 	for _, n := range names {
 		iso.set(n, lab.iso.URL()+"/agent.x86_64.iso", `"v1"`)
 	}
-	r := &pipeline.Runner{Stages: []pipeline.Stage{iso, fastBoot()}, Site: lab.site, WorkDir: t.TempDir(), Command: "test"}
-	return &carryLab{bootLab: lab, iso: iso, r: r, powers: map[string]int{}}
+	l := &carryLab{bootLab: lab, iso: iso, powers: map[string]int{}}
+	l.r = &pipeline.Runner{Stages: []pipeline.Stage{iso, fastBoot()}, Site: lab.site, WorkDir: t.TempDir(), Command: "test",
+		Sink: func(e pipeline.Event) {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.events = append(l.events, e)
+		}}
+	return l
+}
+
+// warnings returns and forgets the warnings seen so far.
+func (l *carryLab) warnings() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var w []string
+	for _, e := range l.events {
+		if e.Kind == pipeline.Warning {
+			w = append(w, e.Message)
+		}
+	}
+	l.events = nil
+	return w
 }
 
 // expect adds the power actions this step should cause and checks every simulator's count.
@@ -87,10 +108,10 @@ func (l *carryLab) bootOutput(t *testing.T) BootOutput {
 	return out
 }
 
-// TestBootStageKeepsUnchangedNodes: adding a node, changing one node's ISO URL, ETag or BMC
-// address starts a new attempt of the boot stage that acts on that node only; the others,
-// powered in earlier attempts with the same inputs, are not power-cycled again. Replay --node
-// still forces its node.
+// TestBootStageKeepsUnchangedNodes: adding a node, changing one node's ISO URL, profile entry or
+// BMC address starts a new attempt of the boot stage that acts on that node only; the others,
+// powered in earlier attempts with the same inputs, are not power-cycled again. A new ETag
+// alone warns. Replay --node still forces its node.
 func TestBootStageKeepsUnchangedNodes(t *testing.T) {
 	l := newCarryLab(t, "m0", "m1", "m2", "w3")
 	all := l.site.Nodes
@@ -145,11 +166,31 @@ func TestBootStageKeepsUnchangedNodes(t *testing.T) {
 	}
 	l.expect(t, "m1 URL", "m1")
 
+	// A rebuilt ISO (every profile change rebuilds it: new ETags for every node) is not a reason
+	// to reboot a running node; the engineer is told how to, if wanted.
+	l.warnings()
 	l.iso.set("m2", l.iso.out.Nodes["m2"].URL, `"v2"`)
 	if err := l.run(t, "m2 ETag"); err != nil {
 		t.Fatal(err)
 	}
-	l.expect(t, "m2 ETag", "m2")
+	l.expect(t, "m2 ETag")
+	if w := l.warnings(); len(w) != 1 || !strings.Contains(w[0], "replay boot --node m2") || !strings.Contains(w[0], `"v2"`) {
+		t.Errorf("warnings %q, want one naming m2's new ISO and the replay", w)
+	}
+
+	// A change to m2's profile entry rebuilds the ISO (new ETags for all, as agent-config lists
+	// every host): m2 is booted again, the others are warned about.
+	l.site.Nodes[2].RootDevice = "/dev/disk/by-path/pci-0000:3b:00.0-nvme-1"
+	for n, v := range l.iso.out.Nodes {
+		l.iso.set(n, v.URL, `"v4"`)
+	}
+	if err := l.run(t, "m2 profile entry"); err != nil {
+		t.Fatal(err)
+	}
+	l.expect(t, "m2 profile entry", "m2")
+	if w := l.warnings(); len(w) != 3 || strings.Contains(strings.Join(w, "\n"), "node m2") {
+		t.Errorf("warnings %q, want one for each node left running (m0, m1, w3)", w)
+	}
 
 	l.site.Nodes[3].BMC.Address = strings.Replace(l.site.Nodes[3].BMC.Address, "127.0.0.1", "localhost", 1)
 	if err := l.run(t, "w3 address"); err != nil {
@@ -168,14 +209,14 @@ func TestBootStageKeepsUnchangedNodes(t *testing.T) {
 	l.expect(t, "unchanged")
 
 	// Nodes last booted before the replay, and the replayed one, are all kept.
-	l.iso.set("m1", l.iso.out.Nodes["m1"].URL, `"v3"`)
+	l.iso.set("m1", l.iso.out.Nodes["m1"].URL+"?v=3", `"v3"`)
 	if err := l.run(t, "m1 ETag after replay"); err != nil {
 		t.Fatal(err)
 	}
 	l.expect(t, "m1 ETag after replay", "m1")
 	st, _ = l.r.Status()
-	if bs := st.Stage("boot"); bs.Attempt != 7 {
-		t.Errorf("boot at attempt %d, want 7 (one per change and the replay)", bs.Attempt)
+	if bs := st.Stage("boot"); bs.Attempt != 8 {
+		t.Errorf("boot at attempt %d, want 8 (one per change and the replay)", bs.Attempt)
 	}
 
 	// The journal holds the fingerprint in every per-node record, and never the password.
@@ -251,7 +292,7 @@ func TestBootJournalCarry(t *testing.T) {
 		{fp: "C", recordsMarker: true},
 	} {
 		steps := &carrySteps{bootSteps: bootSteps{m: map[string][]byte{}}, prev: prev}
-		j, carried, err := newBootJournal(steps, map[string]string{"n": tc.fp}, []string{"n"})
+		j, carried, err := newBootJournal(steps, map[string]nodeStamp{"n": {NodeInputs: tc.fp}}, []string{"n"})
 		if err != nil {
 			t.Fatal(err)
 		}

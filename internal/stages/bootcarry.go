@@ -7,6 +7,7 @@ import (
 
 	"github.com/bootstrap-dev/bootstrap/internal/bmc"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
 // A new attempt of the boot stage (one more node in the profile, a fixed BMC address, a new ISO)
@@ -14,7 +15,8 @@ import (
 // runner scopes env.Steps.Done to the current attempt; bootJournal adds, per node, the steps of
 // earlier attempts (env.Steps.Previous) when they were done with the node's current inputs:
 //
-//   - every per-node step record carries the node's input fingerprint (field nodeInputs);
+//   - every per-node step record carries the node's input fingerprint (field nodeInputs, see
+//     nodeFingerprints) and the ETag of the ISO it was done for (isoETag);
 //   - "node:<node>/inputs" records the node's fingerprint before an attempt first acts on the
 //     node with inputs that differ from its latest record, so records older than that marker
 //     are never carried to a node that has been acted on with other inputs since;
@@ -33,46 +35,53 @@ const bootStepInputs = "inputs"
 // bootStepCarried is the per-node step saying this attempt carried the node's earlier records.
 const bootStepCarried = "carried"
 
-// nodeInputsField is the field added to every per-node step record: the node's fingerprint.
-const nodeInputsField = "nodeInputs"
-
 // bootJournal is the bmc.Journal the boot stage hands to bmc.BootAll.
 type bootJournal struct {
 	steps pipeline.Steps
-	fps   map[string]string // node → input fingerprint
-	carry map[string]bool   // nodes whose earlier records with the same fingerprint count as done
+	ids   map[string]nodeStamp // node → its current fingerprint and ISO ETag
+	carry map[string]bool      // nodes whose earlier records with the same fingerprint count as done
 }
 
+// nodeStamp is what every per-node record carries besides its own data.
 type nodeStamp struct {
 	NodeInputs string `json:"nodeInputs"`
+	ISOETag    string `json:"isoETag,omitempty"`
 }
 
 // carriedRecord is the data of a node's carried step.
 type carriedRecord struct {
-	NodeInputs string `json:"nodeInputs"`
+	nodeStamp
 	// Power is the earlier attempt's power record (the BMC action that booted the node), if any.
 	Power json.RawMessage `json:"power,omitempty"`
 }
 
+// carriedNode is a node whose earlier records count as done in this attempt.
+type carriedNode struct {
+	Name string
+	// BootedETag is the ETag of the ISO its carried power step booted, when known.
+	BootedETag string
+}
+
 // newBootJournal decides, for each node, whether earlier attempts' records may be carried, and
 // journals the inputs marker of nodes that start afresh. It returns the carried nodes.
-func newBootJournal(steps pipeline.Steps, fps map[string]string, nodes []string) (*bootJournal, []string, error) {
-	j := &bootJournal{steps: steps, fps: fps, carry: map[string]bool{}}
-	var carried []string
+func newBootJournal(steps pipeline.Steps, ids map[string]nodeStamp, nodes []string) (*bootJournal, []carriedNode, error) {
+	j := &bootJournal{steps: steps, ids: ids, carry: map[string]bool{}}
+	var carried []carriedNode
 	for _, n := range nodes {
 		key := bmc.StepKey(n, bootStepInputs)
 		var m nodeStamp
 		switch {
-		case steps.Done(key, &m) && m.NodeInputs == fps[n]:
+		case steps.Done(key, &m) && m.NodeInputs == ids[n].NodeInputs:
 			// This attempt already started the node afresh: its own records are the truth.
-		case steps.Previous(key, &m) && m.NodeInputs == fps[n]:
+		case steps.Previous(key, &m) && m.NodeInputs == ids[n].NodeInputs:
 			j.carry[n] = true
-			carried = append(carried, n)
-			if err := j.recordCarried(n); err != nil {
+			c, err := j.recordCarried(n)
+			if err != nil {
 				return nil, nil, err
 			}
+			carried = append(carried, c)
 		default:
-			if err := steps.Record(key, nodeStamp{NodeInputs: fps[n]}); err != nil {
+			if err := steps.Record(key, ids[n]); err != nil {
 				return nil, nil, fmt.Errorf("boot: node %s: %w", n, err)
 			}
 		}
@@ -81,54 +90,64 @@ func newBootJournal(steps pipeline.Steps, fps map[string]string, nodes []string)
 }
 
 // recordCarried journals, once per attempt, that node n's earlier records are carried.
-func (j *bootJournal) recordCarried(n string) error {
-	key := bmc.StepKey(n, bootStepCarried)
-	if j.steps.Done(key, nil) {
-		return nil
-	}
-	rec := carriedRecord{NodeInputs: j.fps[n]}
+func (j *bootJournal) recordCarried(n string) (carriedNode, error) {
+	c := carriedNode{Name: n}
+	rec := carriedRecord{nodeStamp: j.ids[n]}
 	var power json.RawMessage
 	if j.Done(bmc.StepKey(n, bmc.StepPower), &power) {
 		rec.Power = power
+		var m nodeStamp
+		if json.Unmarshal(power, &m) == nil {
+			c.BootedETag = m.ISOETag
+		}
+	}
+	key := bmc.StepKey(n, bootStepCarried)
+	if j.steps.Done(key, nil) {
+		return c, nil
 	}
 	if err := j.steps.Record(key, rec); err != nil {
-		return fmt.Errorf("boot: node %s: %w", n, err)
+		return c, fmt.Errorf("boot: node %s: %w", n, err)
 	}
-	return nil
+	return c, nil
 }
 
-// Done implements bmc.Journal: the step is done in this attempt, or carried from an earlier one.
+// Done implements bmc.Journal: the step is done in this attempt, or carried from an earlier one,
+// with the node's current inputs.
 func (j *bootJournal) Done(key string, out any) bool {
-	if j.steps.Done(key, out) {
-		return true
-	}
 	node := keyNode(key)
-	if !j.carry[node] {
-		return false
+	id, ok := j.ids[node]
+	if !ok {
+		return j.steps.Done(key, out)
 	}
 	var raw json.RawMessage
 	var m nodeStamp
-	if !j.steps.Previous(key, &raw) || json.Unmarshal(raw, &m) != nil || m.NodeInputs != j.fps[node] {
+	switch {
+	case j.steps.Done(key, &raw):
+	case j.carry[node] && j.steps.Previous(key, &raw):
+	default:
+		return false
+	}
+	if json.Unmarshal(raw, &m) != nil || m.NodeInputs != id.NodeInputs {
 		return false
 	}
 	return out == nil || json.Unmarshal(raw, out) == nil
 }
 
-// Record implements bmc.Journal: the data is journaled with the node's fingerprint.
+// Record implements bmc.Journal: the data is journaled with the node's stamp.
 func (j *bootJournal) Record(key string, data any) error {
-	fp, ok := j.fps[keyNode(key)]
+	id, ok := j.ids[keyNode(key)]
 	if !ok {
 		return j.steps.Record(key, data)
 	}
-	raw, err := stampInputs(data, fp)
+	raw, err := stampRecord(data, id)
 	if err != nil {
 		return fmt.Errorf("record %s: %w", key, err)
 	}
 	return j.steps.Record(key, raw)
 }
 
-// stampInputs encodes data (a JSON object) with the nodeInputs field added first.
-func stampInputs(data any, fp string) (json.RawMessage, error) {
+// stampRecord encodes data (a JSON object) with the stamp's fields added first.
+func stampRecord(data any, id nodeStamp) (json.RawMessage, error) {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return nil, err
@@ -136,7 +155,7 @@ func stampInputs(data any, fp string) (json.RawMessage, error) {
 	if len(raw) < 2 || raw[0] != '{' {
 		return nil, fmt.Errorf("step data must be a JSON object, got %.20s", raw)
 	}
-	head, err := json.Marshal(nodeStamp{NodeInputs: fp})
+	head, err := json.Marshal(id)
 	if err != nil {
 		return nil, err
 	}
@@ -159,14 +178,47 @@ func keyNode(key string) string {
 	return ""
 }
 
-// journal returns the per-node journal for targets: earlier attempts' steps of nodes whose own
-// inputs are unchanged count as done (see bootcarry.go).
-func (Boot) journal(env *pipeline.Env, targets []bmc.Target) (*bootJournal, error) {
+// nodeBootKey is what one node's boot depends on: its BMC (address, user, secret reference, CA)
+// and ISO URL, its own profile entry (role, MACs, root device, network config, ISO
+// customizations) and its own view of the ISO (kernel arguments, ignition). The shared ISO's
+// ETag is left out on purpose: every profile change rebuilds the agent ISO (agent-config lists
+// all hosts), so one more worker would change every node's ETag and reboot the whole cluster.
+// A kept node booted from an older ETag gets a warning naming the replay that would reboot it.
+type nodeBootKey struct {
+	Input          bootNodeInput `json:"input"`
+	Profile        site.Node     `json:"profile"`
+	KernelArgs     []string      `json:"kernelArgs,omitempty"`
+	IgnitionSHA256 string        `json:"ignitionSHA256,omitempty"`
+}
+
+// nodeFingerprints returns each node's stamp: the fingerprint of its nodeBootKey and its ETag.
+func nodeFingerprints(env *pipeline.Env) (map[string]nodeStamp, error) {
 	in, err := readBootInputs(env)
 	if err != nil {
 		return nil, err
 	}
-	fps, err := nodeFingerprints(in)
+	iso, err := readISOOutput(env)
+	if err != nil {
+		return nil, err
+	}
+	ids := make(map[string]nodeStamp, len(in.Nodes))
+	for i, n := range in.Nodes {
+		view := iso.Nodes[n.Name]
+		key := nodeBootKey{Input: n, Profile: env.Site.Nodes[i], KernelArgs: view.KernelArgs, IgnitionSHA256: view.IgnitionSHA256}
+		key.Input.ISOETag = ""
+		fp, err := pipeline.Fingerprint(key)
+		if err != nil {
+			return nil, fmt.Errorf("node %s: %w", n.Name, err)
+		}
+		ids[n.Name] = nodeStamp{NodeInputs: fp, ISOETag: n.ISOETag}
+	}
+	return ids, nil
+}
+
+// journal returns the per-node journal for targets: earlier attempts' steps of nodes whose own
+// inputs are unchanged count as done.
+func (Boot) journal(env *pipeline.Env, targets []bmc.Target) (*bootJournal, error) {
+	ids, err := nodeFingerprints(env)
 	if err != nil {
 		return nil, err
 	}
@@ -174,26 +226,18 @@ func (Boot) journal(env *pipeline.Env, targets []bmc.Target) (*bootJournal, erro
 	for i, t := range targets {
 		names[i] = t.Node
 	}
-	j, carried, err := newBootJournal(env.Steps, fps, names)
+	j, carried, err := newBootJournal(env.Steps, ids, names)
 	if err != nil {
 		return nil, err
 	}
-	for _, n := range carried {
-		bootEmit(env, pipeline.Event{Kind: pipeline.Info, Node: n, Message: "node " + n +
-			": inputs unchanged since an earlier attempt: its journaled steps are kept (no new power action once powered)"})
+	for _, c := range carried {
+		bootEmit(env, pipeline.Event{Kind: pipeline.Info, Node: c.Name, Message: "node " + c.Name +
+			": its inputs are unchanged since an earlier attempt: its journaled steps are kept (no new power action once powered)"})
+		if now := ids[c.Name].ISOETag; c.BootedETag != "" && now != "" && c.BootedETag != now {
+			bootEmit(env, pipeline.Event{Kind: pipeline.Warning, Node: c.Name, Message: fmt.Sprintf(
+				"node %s booted ISO %s; the ISO is now %s but the node's own inputs did not change, so it is left running: "+
+					"run `bootstrap replay boot --node %s` to boot it from the new ISO", c.Name, c.BootedETag, now, c.Name)})
+		}
 	}
 	return j, nil
-}
-
-// nodeFingerprints hashes each node's own boot inputs.
-func nodeFingerprints(in bootInputs) (map[string]string, error) {
-	fps := make(map[string]string, len(in.Nodes))
-	for _, n := range in.Nodes {
-		fp, err := pipeline.Fingerprint(n)
-		if err != nil {
-			return nil, fmt.Errorf("node %s: %w", n.Name, err)
-		}
-		fps[n.Name] = fp
-	}
-	return fps, nil
 }
