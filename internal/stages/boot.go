@@ -22,8 +22,11 @@ import (
 const DefaultISOName = "agent.x86_64.iso"
 
 // Boot is the stage that boots every node from the agent ISO over Redfish virtual media. Each
-// node's steps are journaled through env.Steps (keys "<node>/<step>"), so a resumed run never
-// powers a node whose power step was journaled; env.Nodes limits it to some nodes (replay --node).
+// node's steps are journaled through env.Steps (keys "node:<node>/<step>"), so a resumed run never
+// powers a node whose power step was journaled; a new attempt (one more node, one node's BMC or
+// ISO URL changed) keeps the steps of nodes whose own inputs did not change (bootcarry.go), so
+// only new or changed nodes are acted on; env.Nodes limits it to some nodes (replay --node, which
+// forces them).
 type Boot struct {
 	// Options are passed to bmc.BootAll (concurrency, retries, polls); tests shorten the waits.
 	Options []bmc.Option

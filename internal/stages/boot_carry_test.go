@@ -243,9 +243,9 @@ func TestBootStageKeepsUnchangedNodes(t *testing.T) {
 
 // TestBootStageFixOneNode: a wrong password on one node fails the stage after the others are
 // powered; fixing that node's secret reference (its inputs change) and adding a worker starts a
-// new attempt that powers those two only.
+// new attempt that powers those two only. A failed attempt that kept nodes resumes keeping them.
 func TestBootStageFixOneNode(t *testing.T) {
-	l := newCarryLab(t, "m0", "m1", "m2", "w3")
+	l := newCarryLab(t, "m0", "m1", "m2", "w3", "w4")
 	t.Setenv("BOOT_TEST_WRONG_PASSWORD", "not-"+bootTestPassword)
 	all := l.site.Nodes
 	l.site.Nodes = all[:3:3]
@@ -256,7 +256,7 @@ func TestBootStageFixOneNode(t *testing.T) {
 	}
 	l.expect(t, "wrong password", "m0", "m1")
 
-	l.site.Nodes = all
+	l.site.Nodes = all[:4:4]
 	l.site.Nodes[2].BMC.Password = site.SecretRef{Env: "BOOT_TEST_BMC_PASSWORD"}
 	if err := l.run(t, "fixed"); err != nil {
 		t.Fatal(err)
@@ -265,6 +265,28 @@ func TestBootStageFixOneNode(t *testing.T) {
 	st, _ := l.r.Status()
 	if bs := st.Stage("boot"); bs.Attempt != 2 {
 		t.Errorf("boot at attempt %d, want 2", bs.Attempt)
+	}
+
+	// w4 joins with a wrong password value: attempt 3 keeps the four booted nodes and fails on
+	// w4; fixing the value (same reference, same inputs) resumes attempt 3, which keeps them again.
+	t.Setenv("BOOT_TEST_W4_PASSWORD", "wrong")
+	l.site.Nodes = all
+	l.site.Nodes[4].BMC.Password = site.SecretRef{Env: "BOOT_TEST_W4_PASSWORD"}
+	if err := l.run(t, "w4 wrong value"); err == nil || !strings.Contains(err.Error(), "w4") {
+		t.Fatalf("want w4 to fail, got %v", err)
+	}
+	l.expect(t, "w4 wrong value")
+	t.Setenv("BOOT_TEST_W4_PASSWORD", bootTestPassword)
+	if err := l.run(t, "w4 value fixed"); err != nil {
+		t.Fatal(err)
+	}
+	l.expect(t, "w4 value fixed", "w4")
+	st, _ = l.r.Status()
+	if bs := st.Stage("boot"); bs.Attempt != 3 || bs.Runs != 2 || bs.State != pipeline.StateSucceeded {
+		t.Errorf("boot: attempt %d runs %d %s, want attempt 3 resumed once, succeeded", bs.Attempt, bs.Runs, bs.State)
+	}
+	if out := l.bootOutput(t); len(out.Nodes) != 5 || len(out.Failed) != 0 {
+		t.Errorf("output %+v, want 5 nodes booted", out)
 	}
 }
 
