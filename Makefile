@@ -34,8 +34,10 @@ demo: deps build ## the whole pipeline against the embedded lab on loopback
 lab: deps ## start the local lab on loopback and print its site profile; Ctrl-C stops it
 	$(GO) run ./e2e/lab up
 
-bench: deps build ## benchmarks (go test -bench) and the mirror comparison under bench/
-	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+bench: deps build ## Go benchmarks, then bootstrap mirror vs skopeo/regctl/cp (bench/mirror.sh) and the ISO views (bench/iso.sh)
+	$(GO) test -run '^$$' -bench . -benchtime 1x -benchmem $(PKGS)
+	bench/mirror.sh
+	bench/iso.sh
 
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }

@@ -14,10 +14,10 @@ HARNESS=${HARNESS:-$ROOT/../shared/bench/mirror/run.sh}
 export MB_WORK=${MB_WORK:-/tmp/mirrorbench}
 mkdir -p "$MB_WORK/bin"
 
-# Build bootstrap. Until cmd/bootstrap/root.go registers the mirror command, an overlay adds it,
-# so the benchmark runs on a branch where only cmd/bootstrap/mirror.go exists.
+# Build bootstrap. If no file of cmd/bootstrap registers the mirror command yet, an overlay of
+# root.go adds it, so the benchmark also runs on a branch where only cmd/bootstrap/mirror.go exists.
 args=()
-if ! grep -q newMirrorCmd "$ROOT/cmd/bootstrap/root.go"; then
+if ! grep -qs 'newMirrorCmd()' $(ls "$ROOT"/cmd/bootstrap/*.go | grep -v '/mirror\(_test\)\?\.go$'); then
   sed 's/\treturn root$/\troot.AddCommand(newMirrorCmd())\n\treturn root/' "$ROOT/cmd/bootstrap/root.go" >"$MB_WORK/root.go"
   printf '{"Replace":{"%s":"%s"}}' "$ROOT/cmd/bootstrap/root.go" "$MB_WORK/root.go" >"$MB_WORK/overlay.json"
   args=(-overlay "$MB_WORK/overlay.json")

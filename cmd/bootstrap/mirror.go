@@ -22,6 +22,7 @@ type mirrorFlags struct {
 	config, from, authfile, workspace, output string
 	srcTLSVerify, destTLSVerify               bool
 	caFile, srcCAFile, sourceRegistry         string
+	signatureStore                            string
 	dryRun, verify                            bool
 	parallel, retries                         int
 	platforms                                 []string
@@ -31,7 +32,7 @@ type mirrorFlags struct {
 func newMirrorCmd() *cobra.Command {
 	f := &mirrorFlags{}
 	cmd := &cobra.Command{
-		Use:   "mirror -c isc.yaml docker://HOST[:PORT][/NAMESPACE]",
+		Use:   "mirror -c isc.yaml [--from file://DIR] docker://HOST[:PORT][/NAMESPACE] | file://DIR",
 		Short: "Mirror an ImageSetConfiguration into a registry, resumably, and write IDMS/ITMS/CatalogSources",
 		Long: `Mirror the releases, operator catalogs and images of an oc-mirror v2 ImageSetConfiguration
 (mirror.openshift.io/v2alpha1) into a registry. Shared blobs are fetched once; blobs and manifests
@@ -39,16 +40,22 @@ already at the destination are skipped, so an interrupted run continues where it
 still fail after retries are listed at the end and the command exits 1; the rest is mirrored.
 
 Outputs (idms.yaml, itms.yaml, catalogsource-*.yaml, content.json, mapping.txt) are written to
-WORKSPACE/working-dir/cluster-resources.`,
+WORKSPACE/working-dir/cluster-resources.
+
+Disk mirror: "file://DIR" on the connected side writes an OCI layout (one content-addressed blob
+store; a later run into the same DIR writes only new blobs) and DIR/content.json; carry DIR across,
+then "--from file://DIR docker://HOST/NS" pushes it, verifying every blob's SHA-256 before pushing.`,
 		Example: `  bootstrap mirror -c isc.yaml docker://registry.example.com:8443/mirror
   bootstrap mirror -c isc.yaml --dry-run docker://registry.example.com:8443/mirror
-  bootstrap mirror -c isc.yaml --verify docker://registry.example.com:8443/mirror`,
+  bootstrap mirror -c isc.yaml --verify docker://registry.example.com:8443/mirror
+  bootstrap mirror -c isc.yaml file:///media/usb/mirror
+  bootstrap mirror -c isc.yaml --from file:///media/usb/mirror docker://registry.example.com:8443/mirror`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runMirror(cmd, f, args[0]) },
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.config, "config", "c", "", "ImageSetConfiguration file (required)")
-	fl.StringVar(&f.from, "from", "", "file://DIR archive to mirror from (disk to registry; not supported yet)")
+	fl.StringVar(&f.from, "from", "", "file://DIR written by a file:// run to mirror from (disk to registry)")
 	fl.StringVar(&f.authfile, "authfile", "", "containers auth file for source and destination credentials")
 	fl.StringVar(&f.workspace, "workspace", "file://.", "file://DIR where working-dir/cluster-resources is written")
 	fl.BoolVar(&f.srcTLSVerify, "src-tls-verify", true, "verify source registry TLS; false also allows plain HTTP")
@@ -56,6 +63,7 @@ WORKSPACE/working-dir/cluster-resources.`,
 	fl.StringVar(&f.caFile, "ca-file", "", "PEM CA bundle trusted for the destination")
 	fl.StringVar(&f.srcCAFile, "src-ca-file", "", "PEM CA bundle trusted for the sources")
 	fl.StringVar(&f.sourceRegistry, "source-registry", "", "read every source image from this host:port instead (a proxy or lab registry)")
+	fl.StringVar(&f.signatureStore, "signature-store", "", "URL of a release signature store; writes the signature ConfigMap the cluster version operator reads")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan (images, unique bytes, dedup savings, bytes present) and copy nothing")
 	fl.BoolVar(&f.verify, "verify", false, "only prove that everything in content.json is at the destination")
 	fl.IntVar(&f.parallel, "parallel", 6, "concurrent blob and manifest transfers")
@@ -70,14 +78,21 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 	if f.output != "text" && f.output != "json" {
 		return fmt.Errorf("--output: %q, want text or json", f.output)
 	}
-	if f.from != "" || strings.HasPrefix(dest, "file://") {
-		return errors.New("disk mirroring (file:// and --from) is not supported yet; mirror registry to registry with docker://HOST/NS")
+	var host, ns, toDir, fromDir string
+	if d, ok := strings.CutPrefix(dest, "file://"); ok {
+		toDir = d
+	} else if hostNS, ok := strings.CutPrefix(dest, "docker://"); ok && hostNS != "" {
+		host, ns, _ = strings.Cut(hostNS, "/")
+	} else {
+		return fmt.Errorf("destination %q: want docker://HOST[:PORT][/NAMESPACE] or file://DIR", dest)
 	}
-	hostNS, ok := strings.CutPrefix(dest, "docker://")
-	if !ok || hostNS == "" {
-		return fmt.Errorf("destination %q: want docker://HOST[:PORT][/NAMESPACE]", dest)
+	if f.from != "" {
+		d, ok := strings.CutPrefix(f.from, "file://")
+		if !ok || toDir != "" {
+			return fmt.Errorf("--from %q: want file://DIR, with a docker:// destination", f.from)
+		}
+		fromDir = d
 	}
-	host, ns, _ := strings.Cut(hostNS, "/")
 	ws, ok := strings.CutPrefix(f.workspace, "file://")
 	if !ok {
 		return fmt.Errorf("--workspace %q: want file://DIR", f.workspace)
@@ -90,42 +105,47 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 	o := mirror.DefaultOptions(mirror.Endpoint{Host: host, Insecure: !f.destTLSVerify, CAFile: f.caFile, AuthFile: f.authfile})
 	o.Source = mirror.Endpoint{Insecure: !f.srcTLSVerify, CAFile: f.srcCAFile, AuthFile: f.authfile}
 	o.SourceRegistry, o.Parallel, o.Retries, o.Platforms = f.sourceRegistry, f.parallel, f.retries, f.platforms
+	o.DestDir, o.SourceDir = toDir, fromDir
 	if err := o.Validate(); err != nil {
-		return fmt.Errorf("--parallel/--retries: %w", err)
+		return err
 	}
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	if !f.destTLSVerify || !f.srcTLSVerify {
-		fmt.Fprintln(errOut, "WARNING: TLS verification is off for", map[bool]string{true: "the destination", false: "the sources"}[!f.destTLSVerify])
+	if !f.destTLSVerify && host != "" {
+		fmt.Fprintln(errOut, "WARNING: TLS verification is off for the destination", host)
+	}
+	if !f.srcTLSVerify && fromDir == "" {
+		fmt.Fprintln(errOut, "WARNING: TLS verification is off for the sources")
 	}
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	if f.verify {
-		c, err := mirror.ReadContent(filepath.Join(outDir, "content.json"))
-		if err != nil {
-			return fmt.Errorf("--verify needs the content.json of an earlier run: %w", err)
+		return verifyMirror(ctx, out, f.output, outDir, o)
+	}
+	var res *mirror.Resolved
+	var archive mirror.Content
+	switch {
+	case fromDir != "":
+		if archive, err = mirror.ReadContent(filepath.Join(fromDir, "content.json")); err != nil {
+			return fmt.Errorf("--from: not a disk mirror written by bootstrap mirror file://: %w", err)
 		}
-		vr, err := mirror.Verify(ctx, c, o)
+		ims, err := mirror.ArchiveImages(archive, host, ns)
 		if err != nil {
 			return err
 		}
-		if f.output == "json" {
-			_ = json.NewEncoder(out).Encode(vr)
-		} else {
-			fmt.Fprintf(out, "verified %d images, %d manifests, %d blobs; %d missing\n", vr.Images, vr.Manifests, vr.Blobs, len(vr.Missing))
-			for _, m := range vr.Missing {
-				fmt.Fprintf(out, "MISSING %s (%s) %s %s\n", m.Source, m.Dest, m.What, m.Error)
-			}
+		res = &mirror.Resolved{Images: ims}
+	default:
+		target := mirror.Target{Host: host, Namespace: ns}
+		if toDir != "" {
+			target.Host = "archive" // placeholder: the disconnected half maps names to its registry
 		}
-		if len(vr.Missing) > 0 {
-			return fmt.Errorf("%d items missing at the destination", len(vr.Missing))
+		if res, err = mirror.Resolve(ctx, isc, target, o); err != nil {
+			return err
 		}
-		return nil
-	}
-	res, err := mirror.Resolve(ctx, isc, mirror.Target{Host: host, Namespace: ns}, o)
-	if err != nil {
-		return err
+		if toDir != "" && mirror.HasFilteredCatalogs(res) {
+			return errors.New("disk mirroring of filtered operator catalogs is not supported yet; mirror them registry to registry, or use full: true without packages")
+		}
 	}
 	if f.dryRun {
 		plan, err := mirror.Plan(ctx, res.Images, o)
@@ -140,36 +160,98 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 	if cerr != nil && !errors.As(cerr, &fe) {
 		return cerr
 	}
-	cats, catImages, err := mirror.Catalogs(ctx, res, cr.Images, o)
-	if err != nil {
-		return err
-	}
-	content := mirror.Content{Images: append(cr.Images, catImages...), Catalogs: cats}
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return err
-	}
-	outs, err := mirror.WriteOutputs(outDir, content)
-	if err != nil {
-		return err
+	var outs mirror.Outputs
+	var sigFiles []string
+	if toDir != "" {
+		outDir = toDir
+		outs.Content = "content.json"
+		if err := mirror.WriteContent(filepath.Join(toDir, outs.Content), mirror.Content{Images: cr.Images}); err != nil {
+			return err
+		}
+	} else {
+		cats, catImages, err := mirror.Catalogs(ctx, res, cr.Images, o)
+		if err != nil {
+			return err
+		}
+		content := mirror.Content{Images: append(cr.Images, catImages...), Catalogs: cats}
+		for _, c := range archive.Catalogs { // catalogs carried whole through a disk mirror
+			for _, im := range cr.Images {
+				if im.Source == c.Source && im.Kind == mirror.KindCatalog && im.Digest != "" {
+					c.Image = strings.SplitN(im.Dest, "@", 2)[0]
+					if i := strings.LastIndex(c.Image, ":"); i > strings.LastIndex(c.Image, "/") {
+						c.Image = c.Image[:i]
+					}
+					c.Image += "@" + im.Digest
+					content.Catalogs = append(content.Catalogs, c)
+				}
+			}
+		}
+		if err := os.MkdirAll(outDir, 0o755); err != nil {
+			return err
+		}
+		if outs, err = mirror.WriteOutputs(outDir, content); err != nil {
+			return err
+		}
+		if f.signatureStore != "" {
+			for _, im := range cr.Images {
+				if im.Kind != mirror.KindRelease || im.Digest == "" {
+					continue
+				}
+				sigs, err := mirror.FetchReleaseSignatures(ctx, nil, f.signatureStore, im.Digest)
+				if err != nil {
+					return fmt.Errorf("--signature-store: release %s: %w", im.Source, err)
+				}
+				file, err := mirror.WriteSignatureConfigMap(outDir, im.Digest, sigs)
+				if err != nil {
+					return err
+				}
+				sigFiles = append(sigFiles, file)
+			}
+		}
 	}
 	if f.output == "json" {
 		_ = json.NewEncoder(out).Encode(map[string]any{"result": cr, "outputs": outs, "outputDir": outDir})
-	} else {
-		skipped := 0
-		for _, im := range cr.Images {
-			if im.Skipped {
-				skipped++
-			}
-		}
-		fmt.Fprintf(out, "mirrored %d images (%d already present, %d failed) in %s: %s pulled, %d blobs copied, %d mounted, %d present\n",
-			len(cr.Images)-len(cr.Failed), skipped, len(cr.Failed), cr.Duration.Round(time.Millisecond), mirrorBytes(cr.BytesPulled),
-			cr.BlobsCopied, cr.BlobsMounted, cr.BlobsPresent)
-		fmt.Fprintf(out, "outputs in %s: %s\n", outDir, strings.Join(append([]string{outs.IDMS, outs.ITMS, outs.Content, outs.Mapping}, outs.CatalogSources...), " "))
-		for _, fl := range cr.Failed {
-			fmt.Fprintf(out, "FAILED %s: %s\n", fl.Source, fl.Error)
+		return cerr
+	}
+	skipped := 0
+	for _, im := range cr.Images {
+		if im.Skipped {
+			skipped++
 		}
 	}
+	fmt.Fprintf(out, "mirrored %d images (%d already present, %d failed) in %s: %s pulled, %d blobs copied, %d mounted, %d present\n",
+		len(cr.Images)-len(cr.Failed), skipped, len(cr.Failed), cr.Duration.Round(time.Millisecond), mirrorBytes(cr.BytesPulled),
+		cr.BlobsCopied, cr.BlobsMounted, cr.BlobsPresent)
+	files := append([]string{outs.IDMS, outs.ITMS, outs.Content, outs.Mapping}, sigFiles...)
+	fmt.Fprintf(out, "outputs in %s: %s\n", outDir, strings.Join(strings.Fields(strings.Join(append(files, outs.CatalogSources...), " ")), " "))
+	for _, fl := range cr.Failed {
+		fmt.Fprintf(out, "FAILED %s: %s\n", fl.Source, fl.Error)
+	}
 	return cerr
+}
+
+// verifyMirror is --verify: the completeness proof against the content.json of an earlier run.
+func verifyMirror(ctx context.Context, out io.Writer, format, outDir string, o mirror.Options) error {
+	c, err := mirror.ReadContent(filepath.Join(outDir, "content.json"))
+	if err != nil {
+		return fmt.Errorf("--verify needs the content.json of an earlier run: %w", err)
+	}
+	vr, err := mirror.Verify(ctx, c, o)
+	if err != nil {
+		return err
+	}
+	if format == "json" {
+		_ = json.NewEncoder(out).Encode(vr)
+	} else {
+		fmt.Fprintf(out, "verified %d images, %d manifests, %d blobs; %d missing\n", vr.Images, vr.Manifests, vr.Blobs, len(vr.Missing))
+		for _, m := range vr.Missing {
+			fmt.Fprintf(out, "MISSING %s (%s) %s %s\n", m.Source, m.Dest, m.What, m.Error)
+		}
+	}
+	if len(vr.Missing) > 0 {
+		return fmt.Errorf("%d items missing at the destination", len(vr.Missing))
+	}
+	return nil
 }
 
 func printMirrorPlan(w io.Writer, format string, p *mirror.PlanResult) error {
@@ -186,7 +268,7 @@ func printMirrorPlan(w io.Writer, format string, p *mirror.PlanResult) error {
 		}
 		fmt.Fprintf(w, "%-8s %s -> %s %s (%s)\n", state, im.Source, im.Dest, im.Digest, mirrorBytes(im.Size))
 	}
-	fmt.Fprintf(w, "%d images, %d unique blobs, %s unique (%s with repeats, %s saved by dedup), %s present, %s to copy\n",
+	fmt.Fprintf(w, "%d images, %d unique blobs, %s unique (%s with repeats, %s saved by dedup), %s present, %s to copy (also the disk a file:// run needs)\n",
 		len(p.Images), p.UniqueBlobs, mirrorBytes(p.UniqueBytes), mirrorBytes(p.TotalBytes), mirrorBytes(p.SavedBytes), mirrorBytes(p.PresentBytes), mirrorBytes(p.ToCopyBytes))
 	return nil
 }
@@ -211,7 +293,7 @@ func mirrorProgress(w io.Writer, asJSON, tty bool) mirror.ProgressFunc {
 		rate := float64(p.BytesDone) / max(p.Elapsed.Seconds(), 0.001)
 		eta := "-"
 		if rate > 0 && p.BytesTotal > p.BytesDone {
-			eta = (time.Duration(float64(p.BytesTotal-p.BytesDone)/rate) * time.Second / time.Second).Round(time.Second).String()
+			eta = time.Duration(float64(p.BytesTotal-p.BytesDone) / rate * float64(time.Second)).Round(time.Second).String()
 		}
 		line := fmt.Sprintf("%s / %s  %s/s  ETA %s  images %d/%d  failed %d", mirrorBytes(p.BytesDone), mirrorBytes(p.BytesTotal),
 			mirrorBytes(int64(rate)), eta, p.ImagesDone, p.ImagesTotal, p.Failed)

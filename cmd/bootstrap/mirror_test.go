@@ -7,11 +7,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/opencontainers/go-digest"
 	"github.com/regclient/regclient"
 	"github.com/regclient/regclient/config"
+	"github.com/regclient/regclient/types/descriptor"
+	"github.com/regclient/regclient/types/ref"
 	"github.com/sirupsen/logrus"
 
+	"github.com/bootstrap-dev/bootstrap/internal/mirror"
 	"github.com/bootstrap-dev/bootstrap/internal/mirror/mirrortest"
 )
 
@@ -99,5 +104,104 @@ func TestMirrorCommandRejectsUnknownISCField(t *testing.T) {
 	_, err := runMirrorCmd(t, "-c", isc, "docker://127.0.0.1:1/x")
 	if err == nil || !strings.Contains(err.Error(), isc+":4: field \"helm\"") {
 		t.Fatalf("want an error naming file, line 4 and field helm, got %v", err)
+	}
+}
+
+// TestMirrorCommandDiskRoundTrip: file://DIR on the connected side (incremental on a rerun), then
+// --from file://DIR into a registry; a corrupted blob in the archive is caught before pushing.
+func TestMirrorCommandDiskRoundTrip(t *testing.T) {
+	logrus.SetOutput(io.Discard)
+	src, err := mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: t.TempDir(), TLS: true, User: "robot", Password: "pw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	b := mirrortest.NewBuilder(regclient.New(regclient.WithConfigHost(config.Host{Name: src.Host, TLS: config.TLSDisabled})), 5)
+	refs, err := b.Sample(t.Context(), src.Host, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	isc := filepath.Join(dir, "isc.yaml")
+	doc := "apiVersion: mirror.openshift.io/v2alpha1\nkind: ImageSetConfiguration\nmirror:\n  additionalImages:\n"
+	for _, r := range refs {
+		doc += "  - name: " + r + "\n"
+	}
+	if err := os.WriteFile(isc, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	archive := filepath.Join(dir, "archive")
+	toDir := []string{"-c", isc, "--src-tls-verify=false", "file://" + archive}
+	if out, err := runMirrorCmd(t, toDir...); err != nil || !strings.Contains(out, "mirrored 5 images (0 already present") {
+		t.Fatalf("to dir: %v\n%s", err, out)
+	}
+	for _, f := range []string{"oci-layout", "index.json", "content.json"} {
+		if _, err := os.Stat(filepath.Join(archive, f)); err != nil {
+			t.Fatalf("archive lacks %s: %v", f, err)
+		}
+	}
+	if out, err := runMirrorCmd(t, toDir...); err != nil || !strings.Contains(out, "5 already present") || !strings.Contains(out, "0 B pulled") {
+		t.Fatalf("to dir again: %v\n%s", err, out)
+	}
+	ws := "file://" + filepath.Join(dir, "ws")
+	fromDir := []string{"-c", isc, "--from", "file://" + archive, "--ca-file", dst.CAFile, "--authfile", dst.AuthFile, "--workspace", ws}
+	if out, err := runMirrorCmd(t, append(fromDir, "docker://"+dst.Host+"/site")...); err != nil || !strings.Contains(out, "mirrored 5 images (0 already present, 0 failed)") {
+		t.Fatalf("from dir: %v\n%s", err, out)
+	}
+	if out, err := runMirrorCmd(t, "-c", isc, "--verify", "--ca-file", dst.CAFile, "--authfile", dst.AuthFile, "--workspace", ws, "docker://"+dst.Host+"/site"); err != nil {
+		t.Fatalf("verify: %v\n%s", err, out)
+	}
+	// corrupt the largest blob of the archive: pushing into a fresh namespace must refuse it
+	var big string
+	var bigSize int64
+	blobs, _ := filepath.Glob(filepath.Join(archive, "blobs", "sha256", "*"))
+	for _, p := range blobs {
+		if st, err := os.Stat(p); err == nil && st.Size() > bigSize {
+			big, bigSize = p, st.Size()
+		}
+	}
+	data, _ := os.ReadFile(big)
+	data[len(data)/2] ^= 0xff
+	if err := os.WriteFile(big, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runMirrorCmd(t, append(append(fromDir[:len(fromDir):len(fromDir)], "--retries", "0"), "docker://"+dst.Host+"/other")...)
+	if err == nil || !strings.Contains(out, "FAILED") {
+		t.Fatalf("a corrupt archive blob must fail its image: %v\n%s", err, out)
+	}
+	rc := regclient.New(regclient.WithConfigHost(config.Host{Name: dst.Host, RegCert: readFile(t, dst.CAFile), User: "robot", Pass: "pw"}))
+	r, _ := ref.New(dst.Host + "/other/ocp/app-a")
+	if _, err := rc.BlobHead(t.Context(), r, descriptor.Descriptor{Digest: digest.Digest("sha256:" + filepath.Base(big))}); err == nil {
+		t.Fatal("the corrupt blob reached the destination")
+	}
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestMirrorProgressLine(t *testing.T) {
+	var buf bytes.Buffer
+	p := mirrorProgress(&buf, false, false)
+	p(mirror.Progress{BytesDone: 50 << 20, BytesTotal: 100 << 20, ImagesDone: 3, ImagesTotal: 10, Elapsed: 10 * time.Second})
+	p(mirror.Progress{BytesDone: 60 << 20, BytesTotal: 100 << 20, ImagesDone: 4, ImagesTotal: 10, Elapsed: 11 * time.Second})
+	got := buf.String()
+	if want := "50.0 MiB / 100.0 MiB  5.0 MiB/s  ETA 10s  images 3/10  failed 0\n"; got != want {
+		t.Fatalf("progress output %q, want one line %q (the second is within 2 s)", got, want)
+	}
+	buf.Reset()
+	mirrorProgress(&buf, true, false)(mirror.Progress{BytesDone: 1, BytesTotal: 2, ImagesTotal: 1})
+	if !strings.Contains(buf.String(), `"kind":"progress"`) || !strings.Contains(buf.String(), `"bytesTotal":2`) {
+		t.Fatalf("json progress %q", buf.String())
 	}
 }

@@ -104,6 +104,16 @@ func TestServerConcurrentRanges(t *testing.T) {
 			t.Errorf("GET %s: %d, %d bytes", path, resp.StatusCode, len(body))
 		}
 	}
+	// OnFetch runs after the response is written: the client can see the last body before the
+	// server has logged it, so wait (bounded) for the log to catch up.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		n := len(fetches)
+		mu.Unlock()
+		if n >= 16*20*2+2 {
+			break
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if len(fetches) != 16*20*2+2 {

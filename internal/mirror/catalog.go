@@ -15,8 +15,9 @@ const ConfigsLabel = "operators.operatorframework.io.index.configs.v1"
 // ReadCatalog reads the file-based catalog of a catalog image (for platform plat when it is an
 // index). The directory comes from the ConfigsLabel label of the image config. Layers are read
 // from the last one back and reading stops after the first layer holding catalog files, so the
-// opm base layers below are never downloaded.
-func ReadCatalog(ctx context.Context, image, plat string, o Options) (*Catalog, error) {
+// opm base layers below are never downloaded. When packages are named, the documents of every
+// other package are dropped while parsing, so memory follows the selection, not the catalog.
+func ReadCatalog(ctx context.Context, image, plat string, o Options, packages ...string) (*Catalog, error) {
 	rc, err := newClient(o, hostsOf([]Image{{Source: image}})...)
 	if err != nil {
 		return nil, err
@@ -43,6 +44,12 @@ func ReadCatalog(ctx context.Context, image, plat string, o Options) (*Catalog, 
 	}
 	prefix := strings.Trim(dir, "/") + "/"
 	c := &Catalog{}
+	if len(packages) > 0 {
+		c.only = map[string]bool{}
+		for _, p := range packages {
+			c.only[p] = true
+		}
+	}
 	err = scanImageFiles(ctx, rc, r, plat, func(name string) bool {
 		return strings.HasPrefix(name, prefix) && (strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml"))
 	}, func(name string, data []byte) (bool, error) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/regclient/regclient"
 	"github.com/regclient/regclient/config"
+	"github.com/regclient/regclient/scheme/ocidir"
 	"github.com/regclient/regclient/scheme/reg"
 	"github.com/regclient/regclient/types/ref"
 )
@@ -35,11 +36,13 @@ func newClient(o Options, sourceHosts ...string) (*regclient.RegClient, error) {
 		srcDef.RegCert = string(pem)
 	}
 	hosts := []config.Host{}
-	dst, err := hostConfig(o.Dest, conc)
-	if err != nil {
-		return nil, fmt.Errorf("destination %s: %w", o.Dest.Host, err)
+	if o.Dest.Host != "" {
+		dst, err := hostConfig(o.Dest, conc)
+		if err != nil {
+			return nil, fmt.Errorf("destination %s: %w", o.Dest.Host, err)
+		}
+		hosts = append(hosts, dst)
 	}
-	hosts = append(hosts, dst)
 	srcHosts := []string{}
 	if o.SourceRegistry != "" {
 		srcHosts = append(srcHosts, o.SourceRegistry)
@@ -90,6 +93,8 @@ func newClient(o Options, sourceHosts ...string) (*regclient.RegClient, error) {
 		regclient.WithConfigHost(hosts...),
 		regclient.WithRegOpts(reg.WithRetryLimit(2), reg.WithDelay(min(200*time.Millisecond, backoff), backoff)),
 		regclient.WithUserAgent("bootstrap-mirror"),
+		// never garbage-collect a disk mirror's layout: its index lists only root manifests
+		regclient.WithOCIDirOpts(ocidir.WithGC(false)),
 	}
 	if o.Log != nil {
 		ropts = append(ropts, regclient.WithSlog(o.Log))

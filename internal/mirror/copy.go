@@ -63,8 +63,10 @@ func Copy(ctx context.Context, images []Image, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkDest(ctx, rc, o); err != nil {
-		return nil, err
+	if o.DestDir == "" {
+		if err := checkDest(ctx, rc, o); err != nil {
+			return nil, err
+		}
 	}
 	start := time.Now()
 	e := &engine{rc: rc, o: o, states: map[string]*blobState{}}

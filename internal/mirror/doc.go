@@ -13,8 +13,16 @@
 //     a layer shared by many images is fetched once, HEAD and cross-repository mount at the
 //     destination before any transfer, digest-verified streaming, retries with backoff and jitter,
 //     and continue-on-error (copy.go, blobs.go, retry.go);
-//   - evidence: the mirror sets, CatalogSources and content.json (outputs.go) and a read-only
-//     completeness check against the destination (verify.go).
+//   - catalogs: a filtered catalog is rebuilt as a new image holding only the selection, with the
+//     stale opm cache removed (catalogbuild.go, fbcwrite.go), and pushed instead of the original;
+//   - disk mirrors: Options.DestDir writes one OCI layout (content-addressed, incremental) and
+//     Options.SourceDir pushes from it, every blob's digest checked before it is sent;
+//   - evidence: the mirror sets, CatalogSources and content.json (outputs.go), a read-only
+//     completeness check against the destination (verify.go) and a registry preflight
+//     (preflight.go).
+//
+// Test content (synthetic release payloads, file-based catalogs, multi-arch indexes, shared
+// layers, signatures), an in-process registry and a fault injector live in package mirrortest.
 //
 // It never prints, never reads flags and never imports the pipeline: callers pass a context,
 // typed options and a progress callback, and receive typed results.

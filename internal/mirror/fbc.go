@@ -25,6 +25,7 @@ const (
 // catalog can be written back without losing fields this code does not model.
 type Catalog struct {
 	Packages map[string]*Package
+	only     map[string]bool // when set, documents of other packages are skipped while parsing
 }
 
 // Package is one operator package of a catalog.
@@ -91,8 +92,8 @@ func (c *Catalog) ParseFBC(name string, data []byte) error {
 		if m.Schema == schemaPackage {
 			pkgName = m.Name
 		}
-		if pkgName == "" {
-			continue // documents of unknown schemas without a package are not ours to filter
+		if pkgName == "" || c.only != nil && !c.only[pkgName] {
+			continue // not ours to filter (unknown schema without a package) or not selected
 		}
 		p := c.Packages[pkgName]
 		if p == nil {

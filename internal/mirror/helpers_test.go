@@ -60,6 +60,12 @@ type testEnv struct {
 }
 
 func newEnv(t *testing.T, wrapSrc func(http.Handler) http.Handler) *testEnv {
+	return newEnvTB(t, wrapSrc)
+}
+
+func newEnvB(b *testing.B) *testEnv { return newEnvTB(b, nil) }
+
+func newEnvTB(t testing.TB, wrapSrc func(http.Handler) http.Handler) *testEnv {
 	t.Helper()
 	c := &counter{}
 	wrap := c.wrap

@@ -31,6 +31,8 @@ type Image struct {
 	Kind Kind   `json:"kind"`
 	// Origin names the release or catalog the image was found in, if any.
 	Origin string `json:"origin,omitempty"`
+	// Pinned is the digest to read when the source is an OCI layout (Options.SourceDir).
+	Pinned string `json:"-"`
 }
 
 // DestFor maps a source reference to its destination under host/namespace, keeping the repository

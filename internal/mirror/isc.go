@@ -124,7 +124,16 @@ func (c *ImageSetConfig) Validate() error {
 	if c.Kind != ISCKind {
 		add("kind: %q, want %q", c.Kind, ISCKind)
 	}
+	if c.ArchiveSize != 0 {
+		add("archiveSize: splitting a disk mirror into archives is not supported yet; remove it (file:// writes one OCI layout)")
+	}
+	if c.Mirror.Platform.Graph {
+		add("mirror.platform.graph: building the update graph image is not supported yet; remove it or set it to false")
+	}
 	for i, ch := range c.Mirror.Platform.Channels {
+		if ch.Type != "" && ch.Type != "ocp" {
+			add("mirror.platform.channels[%d].type: %q is not supported (only ocp)", i, ch.Type)
+		}
 		if ch.Name == "" {
 			add("mirror.platform.channels[%d].name: required", i)
 		}

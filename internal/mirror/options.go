@@ -43,6 +43,13 @@ type ImageDoneFunc func(ImageResult)
 type Options struct {
 	Source Endpoint
 	Dest   Endpoint
+	// DestDir, when set, makes the destination an OCI image layout in that directory instead of a
+	// registry (the connected half of a disk mirror): one content-addressed blob store for every
+	// image, manifests by digest, so a later run writes only what earlier runs did not.
+	DestDir string
+	// SourceDir, when set, reads every image from the OCI layout a DestDir run wrote (the
+	// disconnected half); images must carry their digest (Image.Pinned).
+	SourceDir string
 	// SourceRegistry, when set, replaces the registry host of every source reference when reading
 	// (a proxy or lab registry standing in for quay.io); mirror sets keep the original names.
 	SourceRegistry string
@@ -83,8 +90,11 @@ func DefaultOptions(dest Endpoint) Options {
 
 // Validate reports options that cannot work.
 func (o Options) Validate() error {
-	if o.Dest.Host == "" {
+	if o.Dest.Host == "" && o.DestDir == "" {
 		return fmt.Errorf("destination registry host is empty")
+	}
+	if o.DestDir != "" && o.SourceDir != "" {
+		return fmt.Errorf("a disk mirror goes to a directory or from one, not both")
 	}
 	if o.Parallel < 1 || o.Parallel > 64 {
 		return fmt.Errorf("parallel must be between 1 and 64, got %d", o.Parallel)

@@ -103,14 +103,38 @@ func WriteOutputs(dir string, c Content) (Outputs, error) {
 		}
 		out.CatalogSources = append(out.CatalogSources, name)
 	}
-	b, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return out, err
-	}
-	if err := writeFile(filepath.Join(dir, out.Content), append(b, '\n')); err != nil {
+	if err := WriteContent(filepath.Join(dir, out.Content), c); err != nil {
 		return out, err
 	}
 	return out, writeFile(filepath.Join(dir, out.Mapping), []byte(mapping.String()))
+}
+
+// WriteContent writes a content.json (atomically). A disk mirror's directory carries one: the
+// disconnected half reads the image names and digests from it.
+func WriteContent(path string, c Content) error {
+	c.APIVersion = ContentAPIVersion
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFile(path, append(b, '\n'))
+}
+
+// ArchiveImages turns the content.json of a disk mirror into images to push from it into
+// host/namespace, each pinned to its recorded digest.
+func ArchiveImages(c Content, host, namespace string) ([]Image, error) {
+	var out []Image
+	for _, im := range c.Images {
+		if im.Error != "" || im.Digest == "" {
+			continue
+		}
+		d, err := DestFor(im.Source, host, namespace)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Image{Source: im.Source, Dest: d, Kind: im.Kind, Origin: im.Origin, Pinned: im.Digest})
+	}
+	return out, nil
 }
 
 func mirrorSet(kind, field string, m map[string]string) map[string]any {

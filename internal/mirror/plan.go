@@ -141,9 +141,7 @@ func resolveAll(ctx context.Context, rc *regclient.RegClient, images []Image, o 
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			p := &planned{Image: im}
-			p.err = retry(ctx, o.Retries, o.RetryBase, o.RetryMax, func(ctx context.Context) error {
-				return resolveOne(ctx, rc, p, o, full)
-			})
+			p.err = resolveOne(ctx, rc, p, o, full) // each request retries on its own
 			out[i] = p
 		}()
 	}
@@ -154,16 +152,16 @@ func resolveAll(ctx context.Context, rc *regclient.RegClient, images []Image, o 
 // resolveOne finds the image's digest, checks the destination, and unless the image is present
 // (and full is false) reads its manifest tree.
 func resolveOne(ctx context.Context, rc *regclient.RegClient, p *planned, o Options, full bool) error {
-	src, err := readRef(p.Source, o.SourceRegistry)
+	src, err := sourceRef(p.Image, o)
 	if err != nil {
 		return err
 	}
-	dst, err := ref.New(p.Dest)
+	dst, err := destRef(p.Dest, o)
 	if err != nil {
-		return fmt.Errorf("destination %q: %w", p.Dest, err)
+		return err
 	}
 	if src.Digest == "" {
-		m, err := rc.ManifestHead(ctx, src, regclient.WithManifestRequireDigest())
+		m, err := manifestHead(ctx, rc, o, src, regclient.WithManifestRequireDigest())
 		if err != nil {
 			return fmt.Errorf("source %s: %w", p.Source, err)
 		}
@@ -171,20 +169,24 @@ func resolveOne(ctx context.Context, rc *regclient.RegClient, p *planned, o Opti
 	} else {
 		p.digest = src.Digest
 	}
-	if dst.Digest == "" {
+	if dst.Digest == "" && dst.Scheme != "ocidir" {
 		p.dstTag = dst.Tag
 	}
 	p.src, p.dst = src.SetDigest(p.digest), dst.SetDigest(p.digest)
-	if o.Signatures && p.Kind != KindSignature {
+	if o.Signatures && p.Kind != KindSignature && o.SourceDir == "" {
 		// cosign stores a signature as the tag sha256-<hex>.sig in the image's repository
-		if _, err := rc.ManifestHead(ctx, src.SetTag(sigTag(p.digest))); err == nil {
+		if _, err := manifestHead(ctx, rc, o, src.SetTag(sigTag(p.digest))); err == nil {
 			p.signed = true
 		}
 	}
 	// The destination holds the image when its tag (or digest) resolves to the source digest.
 	// A registry accepts a manifest only after its blobs and children, so this one HEAD proves
 	// the whole tree (the second, nothing-to-do run costs one or two HEADs per image).
-	if dm, err := rc.ManifestHead(ctx, dst, regclient.WithManifestRequireDigest()); err == nil &&
+	check := dst
+	if dst.Scheme == "ocidir" {
+		check = p.dst // a layout holds manifests by digest only
+	}
+	if dm, err := manifestHead(ctx, rc, o, check, regclient.WithManifestRequireDigest()); err == nil &&
 		dm.GetDescriptor().Digest.String() == p.digest {
 		p.present = true
 		if !full {
@@ -196,7 +198,7 @@ func resolveOne(ctx context.Context, rc *regclient.RegClient, p *planned, o Opti
 
 // readTree reads the root manifest and its children (platform-filtered) from the source.
 func readTree(ctx context.Context, rc *regclient.RegClient, p *planned, o Options) error {
-	root, err := rc.ManifestGet(ctx, p.src)
+	root, err := manifestGet(ctx, rc, o, p.src)
 	if err != nil {
 		return fmt.Errorf("source %s: %w", p.Source, err)
 	}
@@ -229,7 +231,7 @@ func readTree(ctx context.Context, rc *regclient.RegClient, p *planned, o Option
 				if !wantPlatform(d.Platform, o.Platforms) {
 					continue
 				}
-				cm, err := rc.ManifestGet(ctx, p.src.SetDigest(d.Digest.String()))
+				cm, err := manifestGet(ctx, rc, o, p.src.SetDigest(d.Digest.String()))
 				if err != nil {
 					return fmt.Errorf("source %s child %s: %w", p.Source, d.Digest, err)
 				}
@@ -278,4 +280,51 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// sourceRef is where an image is read: the registry (with the override applied) or, for the
+// disconnected half of a disk mirror, the OCI layout by digest.
+func sourceRef(im Image, o Options) (ref.Ref, error) {
+	if o.SourceDir != "" {
+		if im.Pinned == "" {
+			return ref.Ref{}, fmt.Errorf("image %s: no digest recorded for it in the archive", im.Source)
+		}
+		return ref.New("ocidir://" + o.SourceDir + "@" + im.Pinned)
+	}
+	return readRef(im.Source, o.SourceRegistry)
+}
+
+// destRef is where an image goes: its destination reference, or the OCI layout (by digest only:
+// tags of different repositories would collide in one layout; content.json keeps the names).
+func destRef(dest string, o Options) (ref.Ref, error) {
+	if o.DestDir != "" {
+		return ref.New("ocidir://" + o.DestDir)
+	}
+	r, err := ref.New(dest)
+	if err != nil {
+		return r, fmt.Errorf("destination %q: %w", dest, err)
+	}
+	return r, nil
+}
+
+// manifestHead and manifestGet retry one request on temporary errors (regclient itself does not
+// retry a 503), so one unlucky request does not fail a whole image's resolution.
+func manifestHead(ctx context.Context, rc *regclient.RegClient, o Options, r ref.Ref, opts ...regclient.ManifestOpts) (manifest.Manifest, error) {
+	var m manifest.Manifest
+	err := retry(ctx, o.Retries, o.RetryBase, o.RetryMax, func(ctx context.Context) error {
+		var err error
+		m, err = rc.ManifestHead(ctx, r, opts...)
+		return err
+	})
+	return m, err
+}
+
+func manifestGet(ctx context.Context, rc *regclient.RegClient, o Options, r ref.Ref) (manifest.Manifest, error) {
+	var m manifest.Manifest
+	err := retry(ctx, o.Retries, o.RetryBase, o.RetryMax, func(ctx context.Context) error {
+		var err error
+		m, err = rc.ManifestGet(ctx, r)
+		return err
+	})
+	return m, err
 }

@@ -57,18 +57,22 @@ func Resolve(ctx context.Context, isc *ImageSetConfig, t Target, o Options) (*Re
 	if len(archs) == 0 {
 		archs = []string{"amd64"}
 	}
-	releases := []string{}
+	type release struct{ image, arch string }
+	releases := []release{}
 	if isc.Mirror.Platform.Release != "" {
-		releases = append(releases, isc.Mirror.Platform.Release)
+		releases = append(releases, release{isc.Mirror.Platform.Release, archs[0]})
 	}
 	for _, ch := range isc.Mirror.Platform.Channels {
 		for _, a := range archs {
 			suffix, _ := releaseArch(a)
-			releases = append(releases, fmt.Sprintf("%s:%s-%s", DefaultReleaseRepo, ch.MinVersion, suffix))
+			releases = append(releases, release{fmt.Sprintf("%s:%s-%s", DefaultReleaseRepo, ch.MinVersion, suffix), a})
 		}
 	}
-	for _, rel := range releases {
-		plat := "linux/" + archs[0]
+	for _, r := range releases {
+		rel, plat := r.image, "linux/"+r.arch
+		if r.arch == "multi" {
+			plat = "linux/amd64" // a multi payload's image-references are the same in every platform image
+		}
 		comps, err := ReleaseComponents(ctx, rel, plat, o)
 		if err != nil {
 			return nil, err
@@ -84,8 +88,16 @@ func Resolve(ctx context.Context, isc *ImageSetConfig, t Target, o Options) (*Re
 			return nil, err
 		}
 	}
+	catArch := archs[0]
+	if catArch == "multi" {
+		catArch = "amd64"
+	}
 	for _, op := range isc.Mirror.Operators {
-		c, err := ReadCatalog(ctx, op.Catalog, "linux/"+archs[0], o)
+		names := make([]string, 0, len(op.Packages))
+		for _, p := range op.Packages {
+			names = append(names, p.Name)
+		}
+		c, err := ReadCatalog(ctx, op.Catalog, "linux/"+catArch, o, names...)
 		if err != nil {
 			return nil, err
 		}
@@ -95,7 +107,7 @@ func Resolve(ctx context.Context, isc *ImageSetConfig, t Target, o Options) (*Re
 		}
 		rcat := ResolvedCatalog{Name: catalogName(op), Source: op.Catalog, Packages: sortedKeys(sel), Advertised: sel.Images(c),
 			filtered: !op.Full || len(op.Packages) > 0, cat: c, sel: sel, defaults: map[string]string{},
-			platform: "linux/" + archs[0], target: t}
+			platform: "linux/" + catArch, target: t}
 		for _, p := range op.Packages {
 			rcat.defaults[p.Name] = p.DefaultChannel
 		}

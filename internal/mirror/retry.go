@@ -5,6 +5,8 @@ import (
 	"crypto/x509"
 	"errors"
 	"math/rand/v2"
+	"net"
+	"syscall"
 	"time"
 
 	"github.com/regclient/regclient/types/errs"
@@ -12,7 +14,8 @@ import (
 
 // Temporary reports whether err is worth retrying: server errors, rate limits, dropped connections,
 // short reads, digest mismatches (a proxy that corrupted a stream) and timeouts are; a missing
-// image, refused credentials, an untrusted certificate, a bad reference and cancellation are not.
+// image, refused credentials, an untrusted certificate, a bad reference, a refused connection, an
+// unknown host and cancellation are not.
 //
 // regclient already retries single requests (5xx, 429 with Retry-After, network errors) a couple
 // of times; this outer retry repeats a whole blob transfer, which regclient cannot do once a
@@ -22,6 +25,16 @@ func Temporary(err error) bool {
 		return false
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, errs.ErrCanceled) {
+		return false
+	}
+	// Nothing listening, or a name that does not resolve: regclient has already retried the
+	// request; retrying the operation again only makes a misconfigured run slow to report it.
+	// The next run retries whatever is missing.
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return false
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
 		return false
 	}
 	var ua x509.UnknownAuthorityError

@@ -23,11 +23,13 @@ type Mirror struct{}
 type MirrorOutput struct {
 	Outputs mirror.Outputs `json:"outputs"`
 	// ReleaseImage is the mirrored release image by digest ("" when the ISC has no release).
-	ReleaseImage string  `json:"releaseImage,omitempty"`
-	Images       int     `json:"images"`
-	Copied       int     `json:"copied"`
-	BytesPulled  int64   `json:"bytesPulled"`
-	Seconds      float64 `json:"seconds"`
+	ReleaseImage string `json:"releaseImage,omitempty"`
+	// SignatureConfigMaps are the release signature ConfigMaps written (with mirror.signatureStore).
+	SignatureConfigMaps []string `json:"signatureConfigMaps,omitempty"`
+	Images              int      `json:"images"`
+	Copied              int      `json:"copied"`
+	BytesPulled         int64    `json:"bytesPulled"`
+	Seconds             float64  `json:"seconds"`
 }
 
 // mirrorInputs is what the stage's fingerprint covers. Files are hashed by content; the auth
@@ -42,6 +44,7 @@ type mirrorInputs struct {
 	SourceRegistry string   `json:"sourceRegistry,omitempty"`
 	SourceInsecure bool     `json:"sourceInsecure,omitempty"`
 	Platforms      []string `json:"platforms,omitempty"`
+	SignatureStore string   `json:"signatureStore,omitempty"`
 }
 
 // Name implements pipeline.Stage.
@@ -57,7 +60,7 @@ func (Mirror) Inputs(env *pipeline.Env) (any, error) {
 	s := env.Site
 	in := mirrorInputs{Registry: s.Registry.Host, Namespace: s.Registry.Namespace, AuthFile: s.Registry.AuthFile,
 		Insecure: s.Registry.Insecure, SourceRegistry: s.Mirror.Source.Registry, SourceInsecure: s.Mirror.Source.Insecure,
-		Platforms: s.Mirror.Platforms}
+		Platforms: s.Mirror.Platforms, SignatureStore: s.Mirror.SignatureStore}
 	var err error
 	if in.ISCSHA256, err = fileSHA256(s.Mirror.ImageSetConfig); err != nil {
 		return nil, fmt.Errorf("mirror.imageSetConfig: %w", err)
@@ -156,6 +159,22 @@ func (m Mirror) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	}
 	if copyErr != nil {
 		return nil, copyErr
+	}
+	if store := env.Site.Mirror.SignatureStore; store != "" {
+		for _, im := range cr.Images {
+			if im.Kind != mirror.KindRelease || im.Digest == "" {
+				continue
+			}
+			sigs, err := mirror.FetchReleaseSignatures(ctx, nil, store, im.Digest)
+			if err != nil {
+				return nil, fmt.Errorf("mirror.signatureStore: release %s: %w", im.Source, err)
+			}
+			f, err := mirror.WriteSignatureConfigMap(env.WorkDir, im.Digest, sigs)
+			if err != nil {
+				return nil, err
+			}
+			out.SignatureConfigMaps = append(out.SignatureConfigMaps, f)
+		}
 	}
 	if stepErr != nil { // all ImageDone calls have returned: Copy is done
 		return nil, fmt.Errorf("journal: %w", stepErr)

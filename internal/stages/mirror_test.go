@@ -2,8 +2,11 @@ package stages
 
 import (
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -40,9 +43,17 @@ func TestMirrorStageRunVerifyAndRerun(t *testing.T) {
 	if err := os.WriteFile(isc, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	sigStore := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/sha256="+strings.TrimPrefix(rel.Digest, "sha256:")+"/signature-1") {
+			_, _ = w.Write([]byte("gpg-signature-bytes"))
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	defer sigStore.Close()
 	s := &site.Site{
 		Registry: site.Registry{Host: dst.Host, Namespace: "ocp", CAFile: dst.CAFile, AuthFile: dst.AuthFile},
-		Mirror:   site.Mirror{ImageSetConfig: isc, Source: site.MirrorSource{Insecure: true}},
+		Mirror:   site.Mirror{ImageSetConfig: isc, Source: site.MirrorSource{Insecure: true}, SignatureStore: sigStore.URL},
 	}
 	steps := newMemSteps()
 	var events []pipeline.Event
@@ -62,6 +73,11 @@ func TestMirrorStageRunVerifyAndRerun(t *testing.T) {
 	mo := out.(MirrorOutput)
 	if mo.Images != 6 || mo.ReleaseImage != dst.Host+"/ocp/openshift-release-dev/ocp-release@"+rel.Digest {
 		t.Errorf("output %+v; want 6 images and the release by digest %s", mo, rel.Digest)
+	}
+	if len(mo.SignatureConfigMaps) != 1 {
+		t.Errorf("signature configmaps %v, want one for the release", mo.SignatureConfigMaps)
+	} else if b, err := os.ReadFile(filepath.Join(env.WorkDir, mo.SignatureConfigMaps[0])); err != nil || !strings.Contains(string(b), "openshift-config-managed") {
+		t.Errorf("signature configmap: %v\n%s", err, b)
 	}
 	if steps.records != 6 {
 		t.Errorf("%d steps journaled, want one per image (6)", steps.records)

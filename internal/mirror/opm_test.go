@@ -1,0 +1,99 @@
+package mirror
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/regclient/regclient/types/ref"
+)
+
+// TestFilteredCatalogServesWithOPM proves a rebuilt catalog with the real opm: the filtered
+// configs, extracted from the pushed image as a container would see them, pass `opm validate` and
+// `opm serve` (with the image's command, cache arguments dropped) starts and accepts connections.
+// It needs opm (OPM=/path/to/opm or on PATH; github.com/operator-framework/operator-registry
+// v1.47.0 builds from the module proxy).
+func TestFilteredCatalogServesWithOPM(t *testing.T) {
+	opm := os.Getenv("OPM")
+	if opm == "" {
+		opm, _ = exec.LookPath("opm")
+	}
+	if opm == "" {
+		t.Skip("opm not found: set OPM=/path/to/opm to run this proof")
+	}
+	e := newEnv(t, nil)
+	cat, err := e.b.Catalog(ctx(t), testCatalogSpec(e.src.Host))
+	if err != nil {
+		t.Fatal(err)
+	}
+	isc := &ImageSetConfig{File: "isc.yaml", Mirror: ISCMirror{Operators: []ISCOperator{{Catalog: cat.Image,
+		Packages: []ISCPackage{{Name: "alpha-op"}, {Name: "beta-op", Channels: []ISCPackageChannel{{Name: "v1"}}}}}}}}
+	o := e.opts()
+	res, err := Resolve(ctx(t), isc, Target{Host: e.dst.Host, Namespace: "mirror"}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr, err := Copy(ctx(t), res.Images, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cats, _, err := Catalogs(ctx(t), res, cr.Images, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// extract /configs as the container sees it: the top layer's opaque whiteout hides the rest
+	dir := t.TempDir()
+	rc, _ := newClient(o)
+	r, _ := ref.New(cats[0].Image)
+	err = scanImageFiles(ctx(t), rc, r, "linux/amd64", func(n string) bool { return strings.HasPrefix(n, "configs/") },
+		func(n string, data []byte) (bool, error) {
+			p := filepath.Join(dir, n)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return false, err
+			}
+			return true, os.WriteFile(p, data, 0o644)
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	configs := filepath.Join(dir, "configs")
+	if out, err := exec.CommandContext(ctx(t), opm, "validate", configs).CombinedOutput(); err != nil {
+		t.Fatalf("opm validate: %v\n%s", err, out)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	_ = l.Close()
+	sctx, cancel := context.WithCancel(ctx(t))
+	defer cancel()
+	serve := exec.CommandContext(sctx, opm, "serve", configs, "-p", itoa(port))
+	logf := filepath.Join(dir, "serve.log")
+	lf, _ := os.Create(logf)
+	serve.Stdout, serve.Stderr = lf, lf
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", "127.0.0.1:"+itoa(port), time.Second)
+		if err == nil {
+			_ = c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(logf)
+			t.Fatalf("opm serve did not answer within 60s:\n%s", b)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
