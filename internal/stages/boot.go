@@ -49,8 +49,9 @@ type BootOutput struct {
 }
 
 // bootInputs is what the stage depends on: addresses, users, secret references (never values),
-// the CA files' content hashes and the ISO URLs and ETags. A node whose own inputs are unchanged
-// keeps its boot across attempts (see nodeFingerprints in bootcarry.go).
+// the CA files' content hashes and the ISO URLs. (A rebuilt ISO makes the stage stale through the
+// iso stage's output.) A node whose own inputs are unchanged keeps its boot across attempts (see
+// nodeFingerprints in bootcarry.go).
 type bootInputs struct {
 	Nodes []bootNodeInput `json:"nodes"`
 }
@@ -63,7 +64,6 @@ type bootNodeInput struct {
 	CA       string `json:"caSHA256,omitempty"`
 	Insecure bool   `json:"insecure,omitempty"`
 	ISOURL   string `json:"isoURL"`
-	ISOETag  string `json:"isoETag,omitempty"` // the iso stage's ETag of the node's ISO, when it published one
 }
 
 // isoOutput is the part of the iso stage's output the boot stage reads.
@@ -98,14 +98,9 @@ func readBootInputs(env *pipeline.Env) (bootInputs, error) {
 	if err != nil {
 		return in, err
 	}
-	iso, err := readISOOutput(env)
-	if err != nil {
-		return in, err
-	}
 	for _, n := range env.Site.Nodes {
 		ni := bootNodeInput{Name: n.Name, Address: n.BMC.Address, Username: n.BMC.Username,
-			Password: n.BMC.Password.String(), Insecure: n.BMC.Insecure, ISOURL: urlFor(n.Name),
-			ISOETag: iso.Nodes[n.Name].ETag}
+			Password: n.BMC.Password.String(), Insecure: n.BMC.Insecure, ISOURL: urlFor(n.Name)}
 		if n.BMC.CAFile != "" {
 			b, err := os.ReadFile(n.BMC.CAFile)
 			if err != nil {

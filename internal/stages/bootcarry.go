@@ -205,12 +205,11 @@ func nodeFingerprints(env *pipeline.Env) (map[string]nodeStamp, error) {
 	for i, n := range in.Nodes {
 		view := iso.Nodes[n.Name]
 		key := nodeBootKey{Input: n, Profile: env.Site.Nodes[i], KernelArgs: view.KernelArgs, IgnitionSHA256: view.IgnitionSHA256}
-		key.Input.ISOETag = ""
 		fp, err := pipeline.Fingerprint(key)
 		if err != nil {
 			return nil, fmt.Errorf("node %s: %w", n.Name, err)
 		}
-		ids[n.Name] = nodeStamp{NodeInputs: fp, ISOETag: n.ISOETag}
+		ids[n.Name] = nodeStamp{NodeInputs: fp, ISOETag: view.ETag}
 	}
 	return ids, nil
 }
