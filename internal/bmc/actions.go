@@ -15,7 +15,7 @@ const MaxMediaURL = 255
 func (c *Client) ensureMedia(ctx context.Context, st *State, url string, j Journal, cfg config) error {
 	if slot, ok := st.CDSlot(); ok && slot.Inserted && slot.Image == url && onlyMedia(st.Media, slot) {
 		cfg.progress(Progress{Node: c.node, Step: StepMedia, Done: true, Skipped: true})
-		return j.Record(StepKey(c.node, StepMedia), map[string]string{"image": url, "slot": slot.Path})
+		return recordOnce(j, StepKey(c.node, StepMedia), map[string]string{"image": url, "slot": slot.Path})
 	}
 	cfg.progress(Progress{Node: c.node, Step: StepMedia})
 	if _, ok := st.CDSlot(); !ok {
@@ -88,7 +88,7 @@ func (c *Client) eject(ctx context.Context, m Media) error {
 func (c *Client) ensureBootOverride(ctx context.Context, st *State, method string, j Journal, cfg config) error {
 	if bootArmed(*st, method) {
 		cfg.progress(Progress{Node: c.node, Step: StepBootOverride, Done: true, Skipped: true})
-		return j.Record(StepKey(c.node, StepBootOverride), map[string]string{"method": method})
+		return recordOnce(j, StepKey(c.node, StepBootOverride), map[string]string{"method": method})
 	}
 	cfg.progress(Progress{Node: c.node, Step: StepBootOverride})
 	var err error
@@ -243,4 +243,22 @@ func (c *Client) waitEvidence(ctx context.Context, url string, since time.Time) 
 		case <-time.After(c.cfg.poll):
 		}
 	}
+}
+
+// recordOnce records a step found done by read-back unless the journal already holds it with the
+// same data (a resumed run after a crash between this step and the power step): every step is
+// journaled once per attempt. Fields the journal adds to the record (a caller's stamps) are
+// ignored.
+func recordOnce(j Journal, key string, data map[string]string) error {
+	var prev map[string]any
+	if j.Done(key, &prev) {
+		same := true
+		for k, v := range data {
+			same = same && prev[k] == v
+		}
+		if same {
+			return nil
+		}
+	}
+	return j.Record(key, data)
 }

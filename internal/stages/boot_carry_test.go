@@ -97,6 +97,26 @@ func (l *carryLab) run(t *testing.T, step string) error {
 	return err
 }
 
+// onceEach checks that no step is journaled twice in one attempt.
+func (l *carryLab) onceEach(t *testing.T) {
+	t.Helper()
+	entries, _, err := pipeline.ReadJournal(pipeline.JournalPath(l.r.WorkDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, e := range entries {
+		if e.Kind != pipeline.EntryStepDone {
+			continue
+		}
+		k := fmt.Sprintf("%s attempt %d %s", e.Stage, e.Attempt, e.Step)
+		if seen[k] {
+			t.Errorf("%s journaled twice", k)
+		}
+		seen[k] = true
+	}
+}
+
 // bootOutput is the boot stage's last successful output.
 func (l *carryLab) bootOutput(t *testing.T) BootOutput {
 	t.Helper()
@@ -236,6 +256,7 @@ func TestBootStageKeepsUnchangedNodes(t *testing.T) {
 			powerSteps++
 		}
 	}
+	l.onceEach(t)
 	if want := 9; powerSteps != want {
 		t.Errorf("%d power steps journaled, want %d (one per power action)", powerSteps, want)
 	}
@@ -288,6 +309,7 @@ func TestBootStageFixOneNode(t *testing.T) {
 	if out := l.bootOutput(t); len(out.Nodes) != 5 || len(out.Failed) != 0 {
 		t.Errorf("output %+v, want 5 nodes booted", out)
 	}
+	l.onceEach(t)
 }
 
 // TestBootJournalCarry checks the carry rule on journal records directly, including a node
