@@ -152,12 +152,16 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 			return fail(StepBootOverride, err)
 		}
 		step(StepPower)
+		intent := pr // the journaled intent whose action read back as never sent, if any
 		pr = powerRecord{Action: "ForceRestart", From: st.Power, Method: res.Method, At: time.Now().UTC()}
 		if st.Power == "Off" {
 			pr.Action = "On"
 		}
-		if err := j.Record(StepKey(t.Node, StepPowerIntent), pr); err != nil {
-			return fail(StepPower, err)
+		// A journaled intent for the same action stands: the step is journaled once per attempt.
+		if intent.Action != pr.Action || intent.From != pr.From || intent.Method != pr.Method {
+			if err := j.Record(StepKey(t.Node, StepPowerIntent), pr); err != nil {
+				return fail(StepPower, err)
+			}
 		}
 		if err := c.power(ctx, pr.Action); err != nil {
 			return fail(StepPower, err)

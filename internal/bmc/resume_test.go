@@ -43,7 +43,7 @@ func TestBootNodeResumeRecordsOnce(t *testing.T) {
 	if st := sim.Stats(); st.PowerActions != 1 || st.BootedFrom != url {
 		t.Errorf("power actions %d, booted from %q; want 1, %q", st.PowerActions, st.BootedFrom, url)
 	}
-	for _, step := range []string{bmc.StepMedia, bmc.StepBootOverride, bmc.StepPower, bmc.StepConfirm} {
+	for _, step := range []string{bmc.StepMedia, bmc.StepBootOverride, bmc.StepPowerIntent, bmc.StepPower, bmc.StepConfirm} {
 		if n := j.n[bmc.StepKey("n1", step)]; n != 1 {
 			t.Errorf("step %s journaled %d times, want once", step, n)
 		}
