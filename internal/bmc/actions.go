@@ -245,11 +245,20 @@ func (c *Client) waitEvidence(ctx context.Context, url string, since time.Time) 
 	}
 }
 
-// recordOnce journals a step that a read-back found already done, unless this attempt journaled
-// it before (a resumed run verifies such steps again but must not record them twice).
-func recordOnce(j Journal, key string, data any) error {
-	if j.Done(key, nil) {
-		return nil
+// recordOnce records a step found done by read-back unless the journal already holds it with the
+// same data (a resumed run after a crash between this step and the power step): every step is
+// journaled once per attempt. Fields the journal adds to the record (a caller's stamps) are
+// ignored.
+func recordOnce(j Journal, key string, data map[string]string) error {
+	var prev map[string]any
+	if j.Done(key, &prev) {
+		same := true
+		for k, v := range data {
+			same = same && prev[k] == v
+		}
+		if same {
+			return nil
+		}
 	}
 	return j.Record(key, data)
 }

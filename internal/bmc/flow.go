@@ -125,9 +125,7 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 
 	var pr powerRecord
 	powered := j.Done(StepKey(t.Node, StepPower), &pr)
-	intended := false
 	if !powered && j.Done(StepKey(t.Node, StepPowerIntent), &pr) {
-		intended = true
 		// A crash fell between sending the power action and journaling it: read back before acting.
 		res.Resumed = true
 		armed := j.Done(StepKey(t.Node, StepBootOverride), nil)
@@ -154,13 +152,13 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 			return fail(StepBootOverride, err)
 		}
 		step(StepPower)
-		// A journaled intent whose action provably did not take effect is carried out now under
-		// the same record; otherwise a new intent is journaled before the action.
-		if !intended {
-			pr = powerRecord{Action: "ForceRestart", From: st.Power, Method: res.Method, At: time.Now().UTC()}
-			if st.Power == "Off" {
-				pr.Action = "On"
-			}
+		intent := pr // the journaled intent whose action read back as never sent, if any
+		pr = powerRecord{Action: "ForceRestart", From: st.Power, Method: res.Method, At: time.Now().UTC()}
+		if st.Power == "Off" {
+			pr.Action = "On"
+		}
+		// A journaled intent for the same action stands: the step is journaled once per attempt.
+		if intent.Action != pr.Action || intent.From != pr.From || intent.Method != pr.Method {
 			if err := j.Record(StepKey(t.Node, StepPowerIntent), pr); err != nil {
 				return fail(StepPower, err)
 			}

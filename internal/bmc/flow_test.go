@@ -244,14 +244,17 @@ func TestBootNodeIntentNeverSent(t *testing.T) {
 	defer iso.Close()
 	url := iso.URL() + "/agent.x86_64.iso"
 	sim, target := simNode(t, "n1", bmctest.Options{})
-	j := newMemJournal()
-	_ = j.Record(bmc.StepKey("n1", bmc.StepPowerIntent), map[string]string{"action": "On", "from": "Off", "method": bmc.MethodStandard})
+	j := &countingJournal{memJournal: newMemJournal(), n: map[string]int{}}
+	_ = j.memJournal.Record(bmc.StepKey("n1", bmc.StepPowerIntent), map[string]string{"action": "On", "from": "Off", "method": bmc.MethodStandard})
 	// The override was armed before the crash, so the read-back sees it still pending.
 	if _, err := bmc.BootNode(context.Background(), target, url, j, fast()...); err != nil {
 		t.Fatal(err)
 	}
 	if st := sim.Stats(); st.PowerActions != 1 || st.BootedFrom != url {
 		t.Errorf("power actions %d, booted from %q", st.PowerActions, st.BootedFrom)
+	}
+	if n := j.n[bmc.StepKey("n1", bmc.StepPowerIntent)]; n != 0 {
+		t.Errorf("the journaled intent was journaled again %d times: once per attempt", n)
 	}
 }
 

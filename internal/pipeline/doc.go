@@ -22,7 +22,10 @@
 // finished stage stale; an AlwaysRunner (preflight) runs on every pass and never does. Inside a
 // stage, Steps skips steps journaled in the same attempt with the same fingerprint: an
 // interrupted or failed attempt resumes; a fresh attempt (new inputs, stale, replay, or re-run
-// after success) starts from nothing.
+// after success) starts from nothing. Steps.Previous lets a stage see the latest record of a step
+// from earlier attempts (never in a replay), so work on items whose own inputs did not change
+// (a node already booted when one more node is added) is carried over instead of redone; the
+// stage records each item's inputs in its step data and decides.
 //
 // For stage authors: key node-level steps with NodeStep(node, action) so status groups them by
 // node; return errors that have a `Remedy() string` method (anywhere in the wrap chain) to have

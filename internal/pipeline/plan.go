@@ -89,6 +89,9 @@ type readOnlySteps struct{}
 // Done reports nothing done.
 func (readOnlySteps) Done(string, any) bool { return false }
 
+// Previous reports nothing done.
+func (readOnlySteps) Previous(string, any) bool { return false }
+
 // Record refuses: only Run may record.
 func (readOnlySteps) Record(key string, _ any) error {
 	return fmt.Errorf("record step %s: only Run may record steps", key)

@@ -162,7 +162,7 @@ func (s *session) stage(ctx context.Context, i int, replay bool, nodes []string)
 		return err
 	}
 	r.emit(Event{Kind: StageStarted, Stage: name, Message: why})
-	env.Steps = newStepBook(s.j, s.run, name, attempt, fp, r.stageSink(name), r.Scrub)
+	env.Steps = newStepBook(s.j, s.run, name, attempt, fp, replay, r.stageSink(name), r.Scrub)
 
 	start := time.Now()
 	out, err := runStage(ctx, stg, env)

@@ -89,6 +89,13 @@ type Steps interface {
 	Done(key string, out any) bool
 	// Record journals the step as done, with data (no secrets). It returns after the entry is on disk.
 	Record(key string, data any) error
+	// Previous reports whether the step was journaled as done in an earlier attempt of this stage
+	// (any input fingerprint, whether that attempt finished or not) and, if so, decodes the data
+	// of the latest such record into out (may be nil). It never looks at the current attempt (see
+	// Done) and reports false in a replay, which starts afresh by definition. A stage uses it to
+	// carry per-item work across attempts when the item's own inputs are unchanged: it must then
+	// record those inputs (e.g. a per-item fingerprint) in the step data and compare them itself.
+	Previous(key string, out any) bool
 }
 
 // EventKind says what an Event reports.

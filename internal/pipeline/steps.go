@@ -7,7 +7,8 @@ import (
 )
 
 // stepBook implements Steps for one execution of one stage: it knows the steps journaled in the
-// same attempt with the same fingerprint and journals new ones.
+// same attempt with the same fingerprint, the latest record of each step in earlier attempts
+// (unless the execution is a replay), and journals new ones.
 type stepBook struct {
 	j           *Journal
 	run         int64
@@ -19,15 +20,24 @@ type stepBook struct {
 
 	mu   sync.Mutex
 	done map[string]json.RawMessage
+	prev map[string]json.RawMessage // latest record per key in earlier attempts (read-only)
 }
 
-func newStepBook(j *Journal, run int64, stage string, attempt int, fp string, emit Sink,
+// newStepBook reads the stage's journaled steps: those of this attempt (with fingerprint fp)
+// for Done and, unless fresh (a replay), the latest of each key in earlier attempts for Previous.
+func newStepBook(j *Journal, run int64, stage string, attempt int, fp string, fresh bool, emit Sink,
 	scrub func([]byte) []byte) *stepBook {
 	b := &stepBook{j: j, run: run, stage: stage, attempt: attempt, fingerprint: fp, emit: emit,
-		scrub: scrub, done: map[string]json.RawMessage{}}
+		scrub: scrub, done: map[string]json.RawMessage{}, prev: map[string]json.RawMessage{}}
 	j.each(func(e *Entry) {
-		if e.Kind == EntryStepDone && e.Stage == stage && e.Attempt == attempt && e.Fingerprint == fp {
+		if e.Kind != EntryStepDone || e.Stage != stage {
+			return
+		}
+		switch {
+		case e.Attempt == attempt && e.Fingerprint == fp:
 			b.done[e.Step] = e.Data
+		case e.Attempt < attempt && !fresh:
+			b.prev[e.Step] = e.Data // later entries overwrite: the latest record wins
 		}
 	})
 	return b
@@ -38,12 +48,20 @@ func (b *stepBook) Done(key string, out any) bool {
 	b.mu.Lock()
 	data, ok := b.done[key]
 	b.mu.Unlock()
-	if !ok {
-		return false
-	}
+	return ok && decodeStep(data, out)
+}
+
+// Previous implements Steps.
+func (b *stepBook) Previous(key string, out any) bool {
+	data, ok := b.prev[key]
+	return ok && decodeStep(data, out)
+}
+
+// decodeStep decodes journaled step data into out (nil: nothing to decode). Data recorded by
+// another version in another shape reports false: doing the step again is the safe answer.
+func decodeStep(data json.RawMessage, out any) bool {
 	if out != nil && len(data) > 0 {
 		if err := json.Unmarshal(data, out); err != nil {
-			// Recorded by another version in another shape: doing the step again is the safe answer.
 			return false
 		}
 	}

@@ -22,8 +22,11 @@ import (
 const DefaultISOName = "agent.x86_64.iso"
 
 // Boot is the stage that boots every node from the agent ISO over Redfish virtual media. Each
-// node's steps are journaled through env.Steps (keys "<node>/<step>"), so a resumed run never
-// powers a node whose power step was journaled; env.Nodes limits it to some nodes (replay --node).
+// node's steps are journaled through env.Steps (keys "node:<node>/<step>"), so a resumed run never
+// powers a node whose power step was journaled; a new attempt (one more node, one node's BMC or
+// ISO URL changed) keeps the steps of nodes whose own inputs did not change (bootcarry.go), so
+// only new or changed nodes are acted on; env.Nodes limits it to some nodes (replay --node, which
+// forces them).
 type Boot struct {
 	// Options are passed to bmc.BootAll (concurrency, retries, polls); tests shorten the waits.
 	Options []bmc.Option
@@ -46,7 +49,9 @@ type BootOutput struct {
 }
 
 // bootInputs is what the stage depends on: addresses, users, secret references (never values),
-// the CA files' content hashes and the ISO URLs.
+// the CA files' content hashes and the ISO URLs. (A rebuilt ISO makes the stage stale through the
+// iso stage's output.) A node whose own inputs are unchanged keeps its boot across attempts (see
+// nodeFingerprints in bootcarry.go).
 type bootInputs struct {
 	Nodes []bootNodeInput `json:"nodes"`
 }
@@ -63,10 +68,16 @@ type bootNodeInput struct {
 
 // isoOutput is the part of the iso stage's output the boot stage reads.
 type isoOutput struct {
-	URL   string `json:"url"`
-	Nodes map[string]struct {
-		URL string `json:"url"`
-	} `json:"nodes"`
+	URL   string             `json:"url"`
+	Nodes map[string]isoNode `json:"nodes"`
+}
+
+// isoNode is the part of the iso stage's per-node output (stages.NodeISO) the boot stage reads.
+type isoNode struct {
+	URL            string   `json:"url"`
+	ETag           string   `json:"etag"`
+	KernelArgs     []string `json:"kernelArgs,omitempty"`
+	IgnitionSHA256 string   `json:"ignitionSHA256,omitempty"`
 }
 
 // Name implements pipeline.Stage.
@@ -78,19 +89,22 @@ func (Boot) Summary() string {
 }
 
 // Inputs implements pipeline.Stage.
-func (Boot) Inputs(env *pipeline.Env) (any, error) {
+func (Boot) Inputs(env *pipeline.Env) (any, error) { return readBootInputs(env) }
+
+// readBootInputs gathers the inputs of every node in the profile.
+func readBootInputs(env *pipeline.Env) (bootInputs, error) {
+	var in bootInputs
 	urlFor, err := isoURLs(env)
 	if err != nil {
-		return nil, err
+		return in, err
 	}
-	var in bootInputs
 	for _, n := range env.Site.Nodes {
 		ni := bootNodeInput{Name: n.Name, Address: n.BMC.Address, Username: n.BMC.Username,
 			Password: n.BMC.Password.String(), Insecure: n.BMC.Insecure, ISOURL: urlFor(n.Name)}
 		if n.BMC.CAFile != "" {
 			b, err := os.ReadFile(n.BMC.CAFile)
 			if err != nil {
-				return nil, fmt.Errorf("node %s: bmc.caFile: %w", n.Name, err)
+				return in, fmt.Errorf("node %s: bmc.caFile: %w", n.Name, err)
 			}
 			sum := sha256.Sum256(b)
 			ni.CA = hex.EncodeToString(sum[:])
@@ -122,6 +136,10 @@ func (b Boot) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 		bootEmit(env, pipeline.Event{Kind: pipeline.Warning, Node: n,
 			Message: "BMC TLS verification is off for node " + n + " (bmc.insecure: true)"})
 	}
+	journal, err := b.journal(env, targets)
+	if err != nil {
+		return nil, err
+	}
 	var done atomic.Int64
 	total := int64(len(targets))
 	progress := func(p bmc.Progress) {
@@ -142,7 +160,7 @@ func (b Boot) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	if b.Evidence != nil {
 		opts = append(opts, bmc.WithBootEvidence(b.Evidence))
 	}
-	res, err := bmc.BootAll(ctx, targets, urlFor, env.Steps, opts...)
+	res, err := bmc.BootAll(ctx, targets, urlFor, journal, opts...)
 	out.Nodes, out.Failed = res.Nodes, res.Failed
 	if err != nil {
 		return out, fmt.Errorf("boot: %d of %d node(s) failed (%s); fix and run `bootstrap replay boot --node NAME`: %w",
@@ -209,9 +227,9 @@ func checkISOReachable(ctx context.Context, env *pipeline.Env, targets []bmc.Tar
 // isoURLs returns each node's ISO URL: the iso stage's per-node or shared URL when it published
 // one, else iso.baseURL (default http://<serveAddress>) + "/agent.x86_64.iso".
 func isoURLs(env *pipeline.Env) (func(string) string, error) {
-	var iso isoOutput
-	if _, err := env.Output("iso", &iso); err != nil {
-		return nil, fmt.Errorf("read the iso stage's output: %w", err)
+	iso, err := readISOOutput(env)
+	if err != nil {
+		return nil, err
 	}
 	base := strings.TrimRight(env.Site.ISO.BaseURL, "/")
 	if base == "" && env.Site.ISO.ServeAddress != "" {
@@ -227,6 +245,15 @@ func isoURLs(env *pipeline.Env) (func(string) string, error) {
 		}
 		return fallback
 	}, nil
+}
+
+// readISOOutput reads the iso stage's output (empty when it has none).
+func readISOOutput(env *pipeline.Env) (isoOutput, error) {
+	var iso isoOutput
+	if _, err := env.Output("iso", &iso); err != nil {
+		return iso, fmt.Errorf("read the iso stage's output: %w", err)
+	}
+	return iso, nil
 }
 
 // bootTargets turns the wanted nodes into bmc targets; passwords are read when the BMC

@@ -44,6 +44,9 @@ func (s *bootSteps) Record(key string, data any) error {
 	return nil
 }
 
+// Previous reports nothing: bootSteps holds a single attempt (boot_carry_test.go uses the runner).
+func (s *bootSteps) Previous(string, any) bool { return false }
+
 const bootTestPassword = "s3cret-iDRAC-pw"
 
 type bootLab struct {

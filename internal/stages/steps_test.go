@@ -34,4 +34,7 @@ func (s *memSteps) Record(key string, data any) error {
 	return nil
 }
 
+// Previous reports nothing: memSteps holds a single attempt.
+func (s *memSteps) Previous(string, any) bool { return false }
+
 func newMemSteps() *memSteps { return &memSteps{done: map[string]json.RawMessage{}} }
