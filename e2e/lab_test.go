@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -78,6 +79,10 @@ type testLab struct {
 	bmcs *harness.BMCs
 	// cluster plays the cluster; tests that add a node tell it with Join.
 	cluster *harness.Cluster
+	// until, when set, is added as --until to `run`: the kill, fault and change tests exercise
+	// the stages up to boot, where their faults live, and skip the ~20 s kube-apiserver start of
+	// every resume. The whole-pipeline tests clear it.
+	until string
 }
 
 func startLab(t *testing.T) *testLab {
@@ -94,7 +99,7 @@ func startLab(t *testing.T) *testLab {
 		defer cancel()
 		_ = l.Down(ctx)
 	})
-	tl := &testLab{Lab: l, bin: binary(t)}
+	tl := &testLab{Lab: l, bin: binary(t), until: "boot"}
 	for _, c := range l.Components() {
 		switch c := c.(type) {
 		case *harness.Registry:
@@ -146,6 +151,9 @@ func (l *testLab) command(args ...string) *exec.Cmd {
 	}
 	if !hasF {
 		args = append(args, "-f", l.SiteFile)
+	}
+	if len(args) > 0 && args[0] == "run" && l.until != "" && !slices.Contains(args, "--until") {
+		args = append(args, "--until", l.until)
 	}
 	cmd := exec.Command(l.bin, args...)
 	cmd.Dir = l.Dir

@@ -14,6 +14,7 @@ import (
 // runs again, no BMC is written to, nothing is pushed to the registry.
 func TestFullRunThenNothingToDo(t *testing.T) {
 	l := startLab(t)
+	l.until = "" // the whole pipeline, through handoff
 	first := l.mustRun(t, 0, "run")
 	j := l.journal(t)
 	for _, st := range []string{"mirror", "iso", "boot", "install", "configure", "handoff"} {
@@ -68,6 +69,7 @@ func TestFullRunThenNothingToDo(t *testing.T) {
 // `bootstrap replay boot --node gpu-1` talks to gpu-1's BMC only and power-cycles it once more.
 func TestReplayBootOneNode(t *testing.T) {
 	l := startLab(t)
+	l.until = "" // the whole pipeline, through handoff
 	l.mustRun(t, 0, "run")
 	writes, power := l.bmcWrites(), l.powerActions()
 	r := l.mustRun(t, 0, "replay", "boot", "--node", "gpu-1")
