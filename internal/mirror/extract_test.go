@@ -12,8 +12,8 @@ import (
 
 	"github.com/opencontainers/go-digest"
 	"github.com/regclient/regclient"
-	"github.com/regclient/regclient/types/descriptor"
 	"github.com/regclient/regclient/config"
+	"github.com/regclient/regclient/types/descriptor"
 	"github.com/regclient/regclient/types/errs"
 
 	"github.com/bootstrap-dev/bootstrap/internal/mirror/mirrortest"
