@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"time"
@@ -293,6 +294,12 @@ func (s ISO) Plan(_ context.Context, env *pipeline.Env) ([]string, error) {
 	rel := releaseImage(env, mirror)
 	if rel == "" {
 		rel = "(the installer's built-in release)"
+	}
+	if env.Site.Cluster.Installer.Path == "" {
+		if _, err := exec.LookPath("openshift-install"); err != nil && rel != "(the installer's built-in release)" {
+			lines = append(lines, fmt.Sprintf("extract openshift-install from the mirrored release %s (installer component; cached in %s)",
+				rel, filepath.Join(env.WorkDir, filepath.FromSlash(installerCacheDir))))
+		}
 	}
 	lines = append(lines, fmt.Sprintf("run openshift-install agent create image in %s with release %s",
 		filepath.Join(env.WorkDir, agentiso.InstallerDir), rel))
