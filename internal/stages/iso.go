@@ -201,7 +201,7 @@ func (s ISO) installer(ctx context.Context, env *pipeline.Env, mirror *agentiso.
 		if info.Cached {
 			how = "cached, nothing read from the registry"
 		}
-		emit(env, pipeline.Event{Kind: pipeline.StepDone, Step: "installer", Message: fmt.Sprintf("openshift-install %s (%s component, %d bytes, sha256 %s): %s",
+		emit(env, pipeline.Event{Kind: pipeline.Info, Step: "installer", Message: fmt.Sprintf("openshift-install %s (%s component, %d bytes, sha256 %s): %s",
 			info.Path, info.Component, info.Size, info.SHA256, how)})
 	} else {
 		emit(env, pipeline.Event{Kind: pipeline.Info, Step: "installer", Message: fmt.Sprintf("openshift-install %s (from %s, sha256 %s)", info.Path, info.Source, info.SHA256)})
