@@ -148,6 +148,25 @@ func TestExtractInstallerFromMirroredRelease(t *testing.T) {
 	}
 }
 
+// Payloads without an installer component carry openshift-install in baremetal-installer.
+func TestExtractInstallerBaremetalFallback(t *testing.T) {
+	q := startQuay(t)
+	rel, err := q.b.Release(t.Context(), mirrortest.ReleaseSpec{PushHost: q.reg.Host + "/ocp", NameHost: "quay.io", Version: "4.15.9",
+		Components: 2, LayerKiB: 8, Installer: []byte("baremetal installer bytes"), InstallerTag: "baremetal-installer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := ExtractInstaller(t.Context(), ExtractOptions{ReleaseImage: q.reg.Host + "/ocp/openshift-release-dev/ocp-release@" + rel.Digest,
+		Sources: q.sources, Registry: q.opts, CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(info.Path)
+	if info.Component != "baremetal-installer" || string(got) != "baremetal installer bytes" || len(info.Stamped) != 0 {
+		t.Errorf("info %+v, binary %q", info, got)
+	}
+}
+
 func TestExtractInstallerErrors(t *testing.T) {
 	q := startQuay(t)
 	noInstaller := q.release(t, "4.18.0", nil)

@@ -197,6 +197,10 @@ func (s ISO) installer(ctx context.Context, env *pipeline.Env, mirror *agentiso.
 		if err != nil {
 			return nil, err
 		}
+		if !info.Cached && len(info.Stamped) < 2 {
+			emit(env, pipeline.Event{Kind: pipeline.Warning, Step: "installer", Message: fmt.Sprintf("openshift-install from %s carries "+
+				"%d of the release placeholders oc stamps (release image, version); the version check below decides whether it fits", info.Image, len(info.Stamped))})
+		}
 		how := fmt.Sprintf("read %d bytes in %d layer(s) of %s in %s", info.BytesRead, info.LayersRead, info.Image, time.Since(start).Round(time.Millisecond))
 		if info.Cached {
 			how = "cached, nothing read from the registry"
