@@ -3,6 +3,7 @@ package agentiso
 import (
 	"context"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
@@ -30,7 +31,7 @@ type quayLab struct {
 	sources  []ImageDigestSource
 }
 
-func startQuay(t *testing.T) *quayLab {
+func startQuay(t testing.TB) *quayLab {
 	t.Helper()
 	logrus.SetOutput(io.Discard) // distribution logs every request through logrus
 	q := &quayLab{}
@@ -59,7 +60,7 @@ func startQuay(t *testing.T) *quayLab {
 
 // release pushes a payload whose installer component carries bin; it returns the release image
 // in the mirror by digest. The payload names its images quay.io/...; they are pushed under ocp/.
-func (q *quayLab) release(t *testing.T, version string, bin []byte) string {
+func (q *quayLab) release(t testing.TB, version string, bin []byte) string {
 	t.Helper()
 	rel, err := q.b.Release(t.Context(), mirrortest.ReleaseSpec{PushHost: q.reg.Host + "/ocp", NameHost: "quay.io", Version: version,
 		Components: 3, LayerKiB: 16, Installer: bin})
@@ -237,4 +238,29 @@ func TestStampRelease(t *testing.T) {
 	if _, err := stampRelease(g, map[string]string{markerImage: strings.Repeat("r", 400)}); err == nil || !strings.Contains(err.Error(), "the placeholder holds 326") {
 		t.Errorf("a value longer than its placeholder: %v", err)
 	}
+}
+
+// BenchmarkExtractInstaller extracts a 64 MiB openshift-install (placeholders near its end, as in
+// a Go binary's rodata) from an in-process TLS registry: download, gunzip, stamp, SHA-256.
+func BenchmarkExtractInstaller(b *testing.B) {
+	q := startQuay(b)
+	bin := make([]byte, 64<<20)
+	r := rand.New(rand.NewPCG(1, 2)) //#nosec G404 -- test content
+	for i := range bin {
+		bin[i] = byte(r.Uint32() & 0x0f) // 4 bits of entropy a byte: gzip gets ~2x, near a Go binary's ~2.5x
+	}
+	tail := string(markerPrefix(markerVersion)) + strings.Repeat("X", 64) + "\x00" + string(markerPrefix(markerImage)) + strings.Repeat("X", 300) + "\x00"
+	copy(bin[len(bin)-8<<20:], tail)
+	rel := q.release(b, "4.18.0", bin)
+	b.SetBytes(int64(len(bin)))
+	b.ResetTimer()
+	var info *InstallerInfo
+	for b.Loop() {
+		var err error
+		info, err = ExtractInstaller(b.Context(), ExtractOptions{ReleaseImage: rel, Sources: q.sources, Registry: q.opts, CacheDir: b.TempDir()})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(info.BytesRead), "registry-bytes/op")
 }
