@@ -4,9 +4,8 @@
 # code) from a cached, precompiled test binary, so `make test` can afford it.
 #
 # That module pulls in the installer's pkg/types (every cloud platform, ~540 modules): its cold
-# build took 904 s (15 min) on the shared 2-core machine (up to ~50 min under heavier load); its
-# 210 MB test binary is
-# built once per source state into
+# build took 904 s (15 min) on the shared 2-core machine (up to ~50 min under heavier load). Its
+# 210 MB test binary is built once per source state into
 #
 #   $BOOTSTRAP_INSTALLERCHECK_ROOT/<sha256 of go version, go.mod, go.sum, *.go>/installercheck.test
 #
