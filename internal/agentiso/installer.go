@@ -49,8 +49,8 @@ type InstallerInfo struct {
 	BytesRead  int64 `json:"bytesRead,omitempty"`
 }
 
-// LookupInstaller returns the openshift-install the profile names, else the one on PATH; path
-// is "" (and err nil) when there is neither, so the caller extracts it from the release.
+// LookupInstaller returns the openshift-install the profile names, else the one on PATH, with
+// its SHA-256; nil (and no error) when there is neither, so the caller extracts it from the release.
 func LookupInstaller(profilePath string) (*InstallerInfo, error) {
 	info := &InstallerInfo{Path: profilePath, Source: FromProfile}
 	if profilePath == "" {

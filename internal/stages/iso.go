@@ -199,7 +199,7 @@ func (s ISO) installer(ctx context.Context, env *pipeline.Env, mirror *agentiso.
 		}
 		if !info.Cached && len(info.Stamped) < 2 {
 			emit(env, pipeline.Event{Kind: pipeline.Warning, Step: "installer", Message: fmt.Sprintf("openshift-install from %s carries "+
-				"%d of the release placeholders oc stamps (release image, version); the version check below decides whether it fits", info.Image, len(info.Stamped))})
+				"%d of the release placeholders oc stamps (release image, version); the version and release checks decide whether it fits", info.Image, len(info.Stamped))})
 		}
 		how := fmt.Sprintf("read %d bytes in %d layer(s) of %s in %s", info.BytesRead, info.LayersRead, info.Image, time.Since(start).Round(time.Millisecond))
 		if info.Cached {
@@ -296,14 +296,12 @@ func (s ISO) Plan(_ context.Context, env *pipeline.Env) ([]string, error) {
 		return lines, nil
 	}
 	rel := releaseImage(env, mirror)
+	if _, err := exec.LookPath("openshift-install"); err != nil && env.Site.Cluster.Installer.Path == "" && rel != "" {
+		lines = append(lines, fmt.Sprintf("extract openshift-install from the mirrored release %s (installer component; cached in %s)",
+			rel, filepath.Join(env.WorkDir, filepath.FromSlash(installerCacheDir))))
+	}
 	if rel == "" {
 		rel = "(the installer's built-in release)"
-	}
-	if env.Site.Cluster.Installer.Path == "" {
-		if _, err := exec.LookPath("openshift-install"); err != nil && rel != "(the installer's built-in release)" {
-			lines = append(lines, fmt.Sprintf("extract openshift-install from the mirrored release %s (installer component; cached in %s)",
-				rel, filepath.Join(env.WorkDir, filepath.FromSlash(installerCacheDir))))
-		}
 	}
 	lines = append(lines, fmt.Sprintf("run openshift-install agent create image in %s with release %s",
 		filepath.Join(env.WorkDir, agentiso.InstallerDir), rel))
