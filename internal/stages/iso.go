@@ -179,6 +179,15 @@ const installerCacheDir = "cache/openshift-install"
 // mirrored release payload (cached in the work dir by image digest).
 func (s ISO) installer(ctx context.Context, env *pipeline.Env, mirror *agentiso.MirrorOutputs, rel string) (*agentiso.InstallerInfo, error) {
 	st := env.Site
+	var prev agentiso.InstallerInfo
+	if env.Steps != nil && env.Steps.Done("installer", &prev) && prev.Path != "" {
+		// chosen earlier in this attempt (a run killed before the build): the same binary, if unchanged
+		if sum, err := fileSHA256(prev.Path); err == nil && sum == prev.SHA256 {
+			emit(env, pipeline.Event{Kind: pipeline.Info, Step: "installer", Message: fmt.Sprintf("openshift-install %s (from %s, sha256 %s), as chosen before",
+				prev.Path, prev.Source, prev.SHA256)})
+			return &prev, nil
+		}
+	}
 	info, err := agentiso.LookupInstaller(st.Cluster.Installer.Path)
 	if err != nil {
 		return nil, err

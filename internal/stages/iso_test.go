@@ -226,6 +226,17 @@ func TestISOStageExtractsInstaller(t *testing.T) {
 	if !said {
 		t.Error("no event reports the extraction")
 	}
+	// a run killed after choosing the installer but before the build resumes without journaling
+	// the installer step again
+	steps := newMemSteps()
+	steps.done["installer"], _ = json.Marshal(inst)
+	env.Steps = steps
+	if _, err := (ISO{}).Run(context.Background(), env); err != nil {
+		t.Fatal(err)
+	}
+	if _, again := steps.done["build"]; !again || steps.records != 1 {
+		t.Errorf("resumed run recorded %d steps (want only the build)", steps.records)
+	}
 	// a new attempt (the ISO removed) builds again with the cached installer
 	os.Remove(b.ISO)
 	env.Steps = newMemSteps()
