@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 )
 
 // InstallerDir is the directory, under the work dir, where openshift-install runs. It keeps the
@@ -95,13 +96,14 @@ func Build(ctx context.Context, opts BuildOptions) (*BuildResult, error) {
 		return nil, err
 	}
 	dir := filepath.Join(opts.WorkDir, InstallerDir)
-	if err := os.RemoveAll(dir); err != nil {
+	if err := removeAllRetry(dir); err != nil {
 		return nil, fmt.Errorf("clean %s: %w", dir, err)
 	}
 	if _, err := opts.Rendered.Write(dir); err != nil {
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, opts.Installer, "agent", "create", "image", "--dir", dir, "--log-level", "info")
+	dieWithParent(cmd)
 	cmd.Env = os.Environ()
 	if opts.ReleaseImage != "" {
 		cmd.Env = append(cmd.Env, "OPENSHIFT_INSTALL_RELEASE_IMAGE_OVERRIDE="+opts.ReleaseImage)
@@ -126,6 +128,19 @@ func Build(ctx context.Context, opts BuildOptions) (*BuildResult, error) {
 	}
 	return &BuildResult{ISO: isoPath, SHA256: sum, Size: size, InstallerPath: opts.Installer, InstallerVersion: version,
 		ReleaseImage: opts.ReleaseImage, Inputs: opts.Rendered.Digests(), Installer: opts.Info}, nil
+}
+
+// removeAllRetry removes dir, trying again for a few seconds while something still writes into
+// it (a child of a killed run finishing: "directory not empty").
+func removeAllRetry(dir string) error {
+	var err error
+	for i := 0; i < 30; i++ {
+		if err = os.RemoveAll(dir); err == nil {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return err
 }
 
 func withoutEnv(env []string, name string) []string {
