@@ -18,6 +18,7 @@ type blobState struct {
 	inflight  bool
 	err       error
 	repo      ref.Ref // a destination repository that holds the blob
+	src       ref.Ref // the source repository of the last transfer attempt
 	followers []*task
 }
 
@@ -68,28 +69,27 @@ func (e *engine) schedule(ps []*planned) []*task {
 	return tasks
 }
 
-// run executes tasks on o.Parallel workers.
+// run executes tasks with at most o.Parallel at work. A task waiting out a retry backoff gives its
+// slot back (sleepWithoutSlot), so a failing image never holds workers the others could use.
 func (e *engine) run(ctx context.Context, tasks []*task) {
+	slots := make(chan struct{}, e.o.Parallel)
+	wctx := withSlot(ctx, slots)
 	for _, j := range e.empty {
-		e.finish(ctx, j)
+		slots <- struct{}{}
+		e.finish(wctx, j)
+		<-slots
 	}
-	ch := make(chan *task, len(tasks))
-	for _, t := range tasks {
-		ch <- t
-	}
-	close(ch)
 	var wg sync.WaitGroup
-	for range e.o.Parallel {
+	for _, t := range tasks {
+		slots <- struct{}{}
 		wg.Add(1)
 		go func() {
-			defer wg.Done()
-			for t := range ch {
-				if ctx.Err() != nil {
-					e.complete(ctx, t, ctx.Err())
-					continue
-				}
-				e.do(ctx, t)
+			defer func() { <-slots; wg.Done() }()
+			if ctx.Err() != nil {
+				e.complete(wctx, t, ctx.Err())
+				return
 			}
+			e.do(wctx, t)
 		}()
 	}
 	wg.Wait()
@@ -102,7 +102,7 @@ func (e *engine) do(ctx context.Context, t *task) {
 	st := e.states[d]
 	switch {
 	case st == nil:
-		st = &blobState{inflight: true}
+		st = &blobState{inflight: true, src: t.src}
 		e.states[d] = st
 		e.mu.Unlock()
 		err := e.transfer(ctx, t, true)
@@ -116,31 +116,47 @@ func (e *engine) do(ctx context.Context, t *task) {
 		e.mu.Unlock()
 		e.complete(ctx, t, err)
 		for _, f := range followers {
-			e.follow(ctx, f, st.repo, err)
+			e.follow(ctx, f, st)
 		}
 	case st.inflight:
 		st.followers = append(st.followers, t)
 		e.mu.Unlock()
 	default:
-		repo, err := st.repo, st.err
 		e.mu.Unlock()
-		e.follow(ctx, t, repo, err)
+		e.follow(ctx, t, st)
 	}
 }
 
 // follow serves a task whose digest another task already handled: mount from the repository that
-// has it (falling back to a transfer), or fail with the shared blob's error. A failed shared blob
-// is not fetched again for every repository in this run; the next run retries it.
-func (e *engine) follow(ctx context.Context, t *task, from ref.Ref, perr error) {
+// has it (falling back to a transfer). When the blob failed, a task reading another source
+// repository fetches it from there (a repository that answers 500 must not fail the images that
+// share a layer with it); a task reading the same repository fails with the shared blob's error
+// at once, and the next run retries it.
+func (e *engine) follow(ctx context.Context, t *task, st *blobState) {
+	e.mu.Lock()
+	from, perr, psrc := st.repo, st.err, st.src
+	e.mu.Unlock()
 	if perr != nil {
-		e.complete(ctx, t, fmt.Errorf("%w: %s: %w", errSharedBlob, t.desc.Digest, perr))
+		if psrc.Registry == t.src.Registry && psrc.Repository == t.src.Repository {
+			e.complete(ctx, t, fmt.Errorf("%w: %s: %w", errSharedBlob, t.desc.Digest, perr))
+			return
+		}
+		err := e.transfer(ctx, t, true)
+		e.mu.Lock()
+		if err == nil {
+			st.err, st.repo = nil, t.dst
+		} else {
+			st.src = t.src
+		}
+		e.mu.Unlock()
+		e.complete(ctx, t, err)
 		return
 	}
 	if from.Registry == t.dst.Registry && from.Repository == t.dst.Repository {
 		e.complete(ctx, t, nil)
 		return
 	}
-	err := retry(ctx, e.o.Retries, e.o.RetryBase, e.o.RetryMax, func(ctx context.Context) error {
+	err := e.o.retry(ctx, []string{t.dst.Registry}, func(ctx context.Context) error {
 		return e.rc.BlobMount(ctx, from, t.dst, t.desc)
 	})
 	if err == nil {
@@ -167,7 +183,7 @@ func (e *engine) complete(ctx context.Context, t *task, err error) {
 // digest mismatch, so a corrupt source blob aborts the upload before the registry commits it (and
 // the registry checks the digest again). primary says whether its bytes count toward BytesDone.
 func (e *engine) transfer(ctx context.Context, t *task, primary bool) error {
-	return retry(ctx, e.o.Retries, e.o.RetryBase, e.o.RetryMax, func(ctx context.Context) error {
+	return e.o.retry(ctx, []string{t.src.Registry, t.dst.Registry}, func(ctx context.Context) error {
 		if _, err := e.rc.BlobHead(ctx, t.dst, t.desc); err == nil {
 			e.blobsPresent.Add(1)
 			if primary {
@@ -177,7 +193,7 @@ func (e *engine) transfer(ctx context.Context, t *task, primary bool) error {
 		}
 		rdr, err := e.rc.BlobGet(ctx, t.src, t.desc)
 		if err != nil {
-			return fmt.Errorf("get from %s: %w", t.src.CommonName(), err)
+			return onHost(t.src.Registry, fmt.Errorf("get from %s: %w", t.src.CommonName(), err))
 		}
 		defer rdr.Close()
 		cr := &countReader{r: rdr, pulled: &e.bytesPulled}
@@ -188,7 +204,10 @@ func (e *engine) transfer(ctx context.Context, t *task, primary bool) error {
 			if primary {
 				e.bytesDone.Add(-cr.n)
 			}
-			return fmt.Errorf("put to %s: %w", t.dst.CommonName(), err)
+			if cr.err != nil { // the source stream broke, not the destination
+				return onHost(t.src.Registry, fmt.Errorf("get from %s: %w", t.src.CommonName(), cr.err))
+			}
+			return onHost(t.dst.Registry, fmt.Errorf("put to %s: %w", t.dst.CommonName(), err))
 		}
 		e.blobsCopied.Add(1)
 		return nil
@@ -200,6 +219,7 @@ func (e *engine) transfer(ctx context.Context, t *task, primary bool) error {
 type countReader struct {
 	r            io.Reader
 	n            int64
+	err          error // the source's read error, other than EOF
 	pulled, done *atomic.Int64
 }
 
@@ -211,6 +231,9 @@ func (c *countReader) Read(p []byte) (int, error) {
 		if c.done != nil {
 			c.done.Add(int64(n))
 		}
+	}
+	if err != nil && err != io.EOF {
+		c.err = err
 	}
 	return n, err
 }

@@ -59,6 +59,7 @@ func Copy(ctx context.Context, images []Image, o Options) (*Result, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
+	o = o.withRun()
 	rc, err := newClient(o, hostsOf(images)...)
 	if err != nil {
 		return nil, err
@@ -174,7 +175,7 @@ func (e *engine) pushManifests(ctx context.Context, p *planned) error {
 				target = p.dst.SetTag(p.dstTag)
 			}
 		}
-		err := retry(ctx, e.o.Retries, e.o.RetryBase, e.o.RetryMax, func(ctx context.Context) error {
+		err := e.o.retry(ctx, []string{target.Registry}, func(ctx context.Context) error {
 			return e.rc.ManifestPut(ctx, target, m, opts...)
 		})
 		if err != nil {

@@ -66,6 +66,7 @@ func Plan(ctx context.Context, images []Image, o Options) (*PlanResult, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
+	o = o.withRun()
 	rc, err := newClient(o, hostsOf(images)...)
 	if err != nil {
 		return nil, err
@@ -141,7 +142,7 @@ func resolveAll(ctx context.Context, rc *regclient.RegClient, images []Image, o 
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			p := &planned{Image: im}
-			p.err = resolveOne(ctx, rc, p, o, full) // each request retries on its own
+			p.err = resolveOne(withSlot(ctx, sem), rc, p, o, full) // each request retries on its own
 			out[i] = p
 		}()
 	}
@@ -307,11 +308,11 @@ func destRef(dest string, o Options) (ref.Ref, error) {
 	return r, nil
 }
 
-// manifestHead and manifestGet retry one request on temporary errors (regclient itself does not
-// retry a 503), so one unlucky request does not fail a whole image's resolution.
+// manifestHead and manifestGet retry one request on temporary errors (the registry client itself
+// does not retry: see retry.go), so one unlucky request does not fail a whole image's resolution.
 func manifestHead(ctx context.Context, rc *regclient.RegClient, o Options, r ref.Ref, opts ...regclient.ManifestOpts) (manifest.Manifest, error) {
 	var m manifest.Manifest
-	err := retry(ctx, o.Retries, o.RetryBase, o.RetryMax, func(ctx context.Context) error {
+	err := o.retry(ctx, []string{r.Registry}, func(ctx context.Context) error {
 		var err error
 		m, err = rc.ManifestHead(ctx, r, opts...)
 		return err
@@ -321,7 +322,7 @@ func manifestHead(ctx context.Context, rc *regclient.RegClient, o Options, r ref
 
 func manifestGet(ctx context.Context, rc *regclient.RegClient, o Options, r ref.Ref) (manifest.Manifest, error) {
 	var m manifest.Manifest
-	err := retry(ctx, o.Retries, o.RetryBase, o.RetryMax, func(ctx context.Context) error {
+	err := o.retry(ctx, []string{r.Registry}, func(ctx context.Context) error {
 		var err error
 		m, err = rc.ManifestGet(ctx, r)
 		return err

@@ -52,7 +52,11 @@ func checkDest(ctx context.Context, rc *regclient.RegClient, o Options) error {
 	}
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if _, err := rc.Ping(pctx, r); err != nil {
+	err = o.withRun().retry(pctx, []string{o.Dest.Host}, func(ctx context.Context) error {
+		_, err := rc.Ping(ctx, r)
+		return err
+	})
+	if err != nil {
 		return classify(o.Dest, "reach", err)
 	}
 	return nil

@@ -47,6 +47,7 @@ type Resolved struct {
 // related images) and additional images, minus blocked images, mapped under t. Reading needs only
 // manifests, configs and the one layer holding image-references or the catalog.
 func Resolve(ctx context.Context, isc *ImageSetConfig, t Target, o Options) (*Resolved, error) {
+	o = o.withRun()
 	res := &Resolved{}
 	add := func(srcs []string, kind Kind, origin string) error {
 		ims, err := Images(srcs, kind, origin, t.Host, t.Namespace)
