@@ -191,7 +191,6 @@ func TestCopyBackoffGivesWorkerBack(t *testing.T) {
 	}
 }
 
-
 // TestCopyHostCircuit: a source registry whose certificate is not trusted is a whole-host
 // failure. After circuitThreshold of them in a row, the other images of that host fail at once
 // with a *HostDownError instead of each trying the host again.
