@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bootstrap-dev/bootstrap/internal/mirror"
+	"github.com/bootstrap-dev/bootstrap/internal/preflight"
 )
 
 // mirrorFlags are the flags of `bootstrap mirror`, named as oc-mirror v2 names them.
@@ -155,6 +156,9 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 		return printMirrorPlan(out, f.output, plan)
 	}
 	o.Progress = mirrorProgress(errOut, f.output == "json", mirrorIsTTY(errOut))
+	if toDir != "" {
+		o.DiskCheck = func(dir string, need int64) error { return mirrorDiskCheck(errOut, dir, need) }
+	}
 	cr, cerr := mirror.Copy(ctx, res.Images, o)
 	var fe *mirror.FailedError
 	if cerr != nil && !errors.As(cerr, &fe) {
@@ -228,6 +232,20 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 		fmt.Fprintf(out, "FAILED %s: %s\n", fl.Source, fl.Error)
 	}
 	return cerr
+}
+
+// mirrorDiskCheck is the disk preflight of a file:// run: the blobs the layout does not hold yet
+// must fit on its file system, with 1 % (at least 64 MiB) to spare for manifests and the file
+// system; otherwise nothing is copied and the command exits 2 like a failed preflight.
+func mirrorDiskCheck(w io.Writer, dir string, need int64) error {
+	need += max(need/100, 64<<20)
+	r := preflight.CheckDisk(dir, need)
+	fmt.Fprintf(w, "%s disk %s: %s\n", r.Status, dir, r.Message)
+	if r.Status == preflight.Fail {
+		fmt.Fprintf(w, "  → free space there or give file:// a larger file system; nothing was copied\n")
+		return &preflight.FailedError{Checks: []string{"disk " + dir}}
+	}
+	return nil
 }
 
 // verifyMirror is --verify: the completeness proof against the content.json of an earlier run.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -78,6 +80,12 @@ func Copy(ctx context.Context, images []Image, o Options) (*Result, error) {
 	ps := resolveWithSignatures(ctx, rc, images, o, false)
 	e.imagesTotal.Store(int64(len(ps)))
 	jobs := e.schedule(ps)
+	if o.DestDir != "" && o.DiskCheck != nil {
+		if err := o.DiskCheck(o.DestDir, layoutNeed(o.DestDir, jobs)); err != nil {
+			stop()
+			return nil, err
+		}
+	}
 	e.run(ctx, jobs)
 	stop()
 
@@ -223,3 +231,21 @@ func (e *engine) snapshot(start time.Time) Progress {
 
 // errSharedBlob marks an image that failed because a blob it shares with another image failed.
 var errSharedBlob = errors.New("shared blob failed")
+
+// layoutNeed is the bytes of the tasks' blobs that the OCI layout in dir does not hold yet.
+func layoutNeed(dir string, tasks []*task) int64 {
+	var need int64
+	seen := map[string]bool{}
+	for _, t := range tasks {
+		d := t.desc.Digest
+		if seen[string(d)] {
+			continue
+		}
+		seen[string(d)] = true
+		if fi, err := os.Stat(filepath.Join(dir, "blobs", d.Algorithm().String(), d.Encoded())); err == nil && fi.Size() == t.desc.Size {
+			continue
+		}
+		need += t.desc.Size
+	}
+	return need
+}

@@ -170,6 +170,32 @@ func (c *ImageSetConfig) Validate() error {
 	return nil
 }
 
+// NamedImages returns the images the configuration names directly, without resolving anything:
+// the release image, each channel's lowest named version (for the first architecture), the
+// catalogs and the additional images. Preflight reads one of them per registry.
+func (c *ImageSetConfig) NamedImages() []string {
+	var out []string
+	if c.Mirror.Platform.Release != "" {
+		out = append(out, c.Mirror.Platform.Release)
+	}
+	arch := "x86_64"
+	if len(c.Mirror.Platform.Architectures) > 0 {
+		arch, _ = releaseArch(c.Mirror.Platform.Architectures[0])
+	}
+	for _, ch := range c.Mirror.Platform.Channels {
+		if v := ch.MinVersion; v != "" {
+			out = append(out, DefaultReleaseRepo+":"+v+"-"+arch)
+		}
+	}
+	for _, op := range c.Mirror.Operators {
+		out = append(out, op.Catalog)
+	}
+	for _, a := range c.Mirror.AdditionalImages {
+		out = append(out, a.Name)
+	}
+	return out
+}
+
 // releaseArch maps an oc-mirror architecture name to the release tag suffix.
 func releaseArch(a string) (string, bool) {
 	switch a {

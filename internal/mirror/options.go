@@ -69,6 +69,10 @@ type Options struct {
 	ImageDone        ImageDoneFunc
 	// Log receives debug records (never secrets); nil discards them.
 	Log *slog.Logger
+	// DiskCheck, when set and DestDir is set, is called once the copy is planned and before
+	// anything is written, with the bytes of blobs the layout does not hold yet; an error ends
+	// the copy before it starts (a disk that cannot hold the mirror fails first, not at 90 %).
+	DiskCheck func(dir string, need int64) error
 
 	// circuits are the per-host circuit breakers of one run (see retry.go); set by withRun.
 	circuits *circuits
