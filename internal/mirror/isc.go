@@ -131,14 +131,8 @@ func (c *ImageSetConfig) Validate() error {
 		add("mirror.platform.graph: building the update graph image is not supported yet; remove it or set it to false")
 	}
 	for i, ch := range c.Mirror.Platform.Channels {
-		if ch.Type != "" && ch.Type != "ocp" {
-			add("mirror.platform.channels[%d].type: %q is not supported (only ocp)", i, ch.Type)
-		}
-		if ch.Name == "" {
-			add("mirror.platform.channels[%d].name: required", i)
-		}
-		if ch.MinVersion == "" || ch.MinVersion != ch.MaxVersion {
-			add("mirror.platform.channels[%d]: version ranges need the update graph, which is not supported yet; set minVersion and maxVersion to one version, or use mirror.platform.release", i)
+		for _, e := range validateChannel(i, ch) {
+			add("%s", e)
 		}
 	}
 	for _, a := range c.Mirror.Platform.Architectures {
@@ -184,6 +178,8 @@ func (c *ImageSetConfig) NamedImages() []string {
 	}
 	for _, ch := range c.Mirror.Platform.Channels {
 		if v := ch.MinVersion; v != "" {
+			out = append(out, DefaultReleaseRepo+":"+v+"-"+arch)
+		} else if v := ch.MaxVersion; v != "" {
 			out = append(out, DefaultReleaseRepo+":"+v+"-"+arch)
 		}
 	}
