@@ -143,7 +143,9 @@ func channelReleases(ctx context.Context, rc *regclient.RegClient, ch ISCChannel
 // validateChannel checks one channel entry without the registry, returning every problem.
 func validateChannel(i int, ch ISCChannel) []string {
 	var errs []string
-	add := func(f string, a ...any) { errs = append(errs, fmt.Sprintf("mirror.platform.channels[%d]", i)+fmt.Sprintf(f, a...)) }
+	add := func(f string, a ...any) {
+		errs = append(errs, fmt.Sprintf("mirror.platform.channels[%d]", i)+fmt.Sprintf(f, a...))
+	}
 	if ch.Type != "" && ch.Type != "ocp" {
 		add(".type: %q is not supported (only ocp)", ch.Type)
 	}
@@ -175,4 +177,3 @@ func validateChannel(i int, ch ISCChannel) []string {
 	}
 	return errs
 }
-
