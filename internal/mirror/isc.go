@@ -124,8 +124,8 @@ func (c *ImageSetConfig) Validate() error {
 	if c.Kind != ISCKind {
 		add("kind: %q, want %q", c.Kind, ISCKind)
 	}
-	if c.ArchiveSize != 0 {
-		add("archiveSize: splitting a disk mirror into archives is not supported yet; remove it (file:// writes one OCI layout)")
+	if c.ArchiveSize < 0 {
+		add("archiveSize: %d; want a size in GiB (4, say) or none", c.ArchiveSize)
 	}
 	if c.Mirror.Platform.Graph {
 		add("mirror.platform.graph: building the update graph image is not supported yet; remove it or set it to false")

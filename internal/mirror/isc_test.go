@@ -45,7 +45,7 @@ mirror:
 `, []string{`:4: field "helm"`, `:9: field "bundles"`}},
 		{"every semantic problem at once", `apiVersion: mirror.openshift.io/v1alpha2
 kind: ImageSetConfiguration
-archiveSize: 4
+archiveSize: -4
 mirror:
   platform:
     graph: true
