@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/regclient/regclient"
+	"github.com/regclient/regclient/types/manifest"
 )
 
 // ImageResult is what happened to one image.
@@ -114,9 +115,10 @@ type engine struct {
 	rc *regclient.RegClient
 	o  Options
 
-	mu     sync.Mutex
-	states map[string]*blobState // by digest: the global in-flight set
-	empty  []*job                // images without blobs (an index whose children were all filtered)
+	mu       sync.Mutex
+	states   map[string]*blobState  // by digest: the global in-flight set
+	subjects map[string]*sync.Mutex // by destination repository@subject: referrer pushes
+	empty    []*job                 // images without blobs (an index whose children were all filtered)
 
 	bytesDone, bytesTotal, bytesPulled      atomic.Int64
 	imagesDone, imagesTotal, imagesFail     atomic.Int64
@@ -172,6 +174,16 @@ func (e *engine) report(p *planned) {
 }
 
 func (e *engine) pushManifests(ctx context.Context, p *planned) error {
+	if len(p.manifests) > 0 {
+		// Pushing a referrer to a registry without the referrers API makes regclient update the
+		// subject's sha256-<hex> index tag (read, add, write): one referrer of a subject at a time.
+		if sj, ok := p.manifests[len(p.manifests)-1].(manifest.Subjecter); ok {
+			if sd, err := sj.GetSubject(); err == nil && sd != nil {
+				unlock := e.lockSubject(p.dst.Registry + "/" + p.dst.Repository + "@" + sd.Digest.String())
+				defer unlock()
+			}
+		}
+	}
 	for i, m := range p.manifests {
 		last := i == len(p.manifests)-1
 		d := m.GetDescriptor().Digest.String()
@@ -191,6 +203,22 @@ func (e *engine) pushManifests(ctx context.Context, p *planned) error {
 		}
 	}
 	return nil
+}
+
+// lockSubject serializes the pushes of referrers of one subject.
+func (e *engine) lockSubject(key string) (unlock func()) {
+	e.mu.Lock()
+	if e.subjects == nil {
+		e.subjects = map[string]*sync.Mutex{}
+	}
+	m := e.subjects[key]
+	if m == nil {
+		m = &sync.Mutex{}
+		e.subjects[key] = m
+	}
+	e.mu.Unlock()
+	m.Lock()
+	return m.Unlock
 }
 
 // startProgress calls the progress callback every interval until the returned stop is called,

@@ -57,6 +57,7 @@ type planned struct {
 	size      int64
 	present   bool
 	signed    bool // a cosign sha256-<hex>.sig tag exists at the source
+	referrers []descriptor.Descriptor // OCI referrers of the root manifest at the source
 	err       error
 }
 
@@ -105,13 +106,15 @@ func summarize(ps []*planned) *PlanResult {
 	return res
 }
 
-// resolveWithSignatures resolves images and then the cosign signature tags found for them, so a
-// signature travels with the image it signs (same repository, same tag name).
+// resolveWithSignatures resolves images and then the cosign signature tags and the OCI referrers
+// (signatures, SBOMs, attestations of the root manifest) found for them, so that they travel with
+// the image they describe: the same repository, the same tag name or digest. The plan lists them
+// as images of kind signature and referrer.
 func resolveWithSignatures(ctx context.Context, rc *regclient.RegClient, images []Image, o Options, full bool) []*planned {
 	ps := resolveAll(ctx, rc, images, o, full)
 	var sigs []Image
 	for _, p := range ps {
-		if p.err != nil || !p.signed {
+		if p.err != nil || (!p.signed && len(p.referrers) == 0) {
 			continue
 		}
 		sr, err1 := ref.New(p.Source)
@@ -119,8 +122,14 @@ func resolveWithSignatures(ctx context.Context, rc *regclient.RegClient, images 
 		if err1 != nil || err2 != nil {
 			continue
 		}
-		sigs = append(sigs, Image{Source: sr.SetTag(sigTag(p.digest)).CommonName(), Dest: dr.SetTag(sigTag(p.digest)).CommonName(),
-			Kind: KindSignature, Origin: p.Source})
+		if p.signed {
+			sigs = append(sigs, Image{Source: sr.SetTag(sigTag(p.digest)).CommonName(), Dest: dr.SetTag(sigTag(p.digest)).CommonName(),
+				Kind: KindSignature, Origin: p.Source})
+		}
+		for _, d := range p.referrers {
+			sigs = append(sigs, Image{Source: sr.SetDigest(d.Digest.String()).CommonName(), Dest: dr.SetDigest(d.Digest.String()).CommonName(),
+				Kind: KindReferrer, Origin: p.Source})
+		}
 	}
 	if len(sigs) == 0 {
 		return ps
@@ -174,10 +183,23 @@ func resolveOne(ctx context.Context, rc *regclient.RegClient, p *planned, o Opti
 		p.dstTag = dst.Tag
 	}
 	p.src, p.dst = src.SetDigest(p.digest), dst.SetDigest(p.digest)
-	if o.Signatures && p.Kind != KindSignature && o.SourceDir == "" {
+	if o.Signatures && p.Kind != KindSignature && p.Kind != KindReferrer && o.SourceDir == "" {
 		// cosign stores a signature as the tag sha256-<hex>.sig in the image's repository
 		if _, err := manifestHead(ctx, rc, o, src.SetTag(sigTag(p.digest))); err == nil {
 			p.signed = true
+		}
+		// OCI referrers: the referrers API, or the sha256-<hex> index tag where there is none
+		// (regclient tries the API once per repository and remembers the answer)
+		err := o.retry(ctx, []string{src.Registry}, func(ctx context.Context) error {
+			rl, err := rc.ReferrerList(ctx, p.src)
+			if err != nil {
+				return err
+			}
+			p.referrers = rl.Descriptors
+			return nil
+		})
+		if err != nil && Temporary(err) {
+			return fmt.Errorf("source %s: referrers: %w", p.Source, err)
 		}
 	}
 	// The destination holds the image when its tag (or digest) resolves to the source digest.
