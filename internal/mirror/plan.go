@@ -56,7 +56,7 @@ type planned struct {
 	blobs     []descriptor.Descriptor
 	size      int64
 	present   bool
-	signed    bool // a cosign sha256-<hex>.sig tag exists at the source
+	signed    bool                    // a cosign sha256-<hex>.sig tag exists at the source
 	referrers []descriptor.Descriptor // OCI referrers of the root manifest at the source
 	err       error
 }
