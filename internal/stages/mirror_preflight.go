@@ -3,6 +3,8 @@ package stages
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -58,6 +60,11 @@ func MirrorPreflightChecks(env *pipeline.Env) []preflight.Check {
 	} else {
 		checks = append(checks, preflight.Func(name("push allowed"), preflight.CategoryRegistry, func(context.Context) preflight.Result {
 			return preflight.Passf("proven by the mirror stage's content (no scratch upload once the mirror has succeeded)")
+		}))
+	}
+	if d := s.Mirror.Source.ArchiveDir; d != "" {
+		checks = append(checks, preflight.Func("mirror archive "+d+" readable", preflight.CategoryRegistry, func(context.Context) preflight.Result {
+			return archiveResult(d)
 		}))
 	}
 	if s.Mirror.ImageSetConfig != "" && s.Mirror.Source.ArchiveDir == "" {
@@ -122,4 +129,43 @@ func sourcesResult(ctx context.Context, env *pipeline.Env, o mirror.Options) pre
 		return preflight.Warnf("Give the source registry's CA (mirror.source.caFile) instead of insecure.", "%s", strings.Join(warns, "; "))
 	}
 	return preflight.Passf("readable: %s", strings.Join(oks, ", "))
+}
+
+// archiveResult checks a disk mirror to load: archive.json and the sizes of its parts (their
+// SHA-256 is checked by the mirror stage before extracting), or a layout's content.json.
+func archiveResult(dir string) preflight.Result {
+	const remedy = "Point mirror.source.archiveDir at the directory holding the disk mirror (archive.json and mirror_*.tar, or an OCI layout with content.json) written by `bootstrap mirror file://DIR`."
+	idx, err := mirror.ReadArchiveIndex(dir)
+	if err != nil {
+		return preflight.Failf(remedy, "%v", err)
+	}
+	if len(idx.Parts) == 0 {
+		c, err := mirror.ReadContent(filepath.Join(dir, "content.json"))
+		if err != nil {
+			return preflight.Failf(remedy, "%v", err)
+		}
+		return preflight.Passf("OCI layout with %d images in content.json", len(c.Images))
+	}
+	var present, missing []string
+	var size int64
+	for _, p := range idx.Parts {
+		fi, err := os.Stat(filepath.Join(dir, p.Name))
+		switch {
+		case err != nil:
+			missing = append(missing, p.Name)
+		case fi.Size() != p.Size:
+			return preflight.Failf("Copy "+p.Name+" again from the connected side.", "%s is %d bytes, archive.json says %d", p.Name, fi.Size(), p.Size)
+		default:
+			present = append(present, p.Name)
+			size += p.Size
+		}
+	}
+	if len(present) == 0 {
+		return preflight.Failf("Carry the mirror_*.tar parts with archive.json.", "none of the %d parts archive.json lists is in %s", len(idx.Parts), dir)
+	}
+	if len(missing) > 0 {
+		return preflight.Warnf("Fine when those parts were loaded by an earlier run; otherwise carry them too.",
+			"%d of %d parts here (%s); not here: %s", len(present), len(idx.Parts), preflight.Bytes(size), strings.Join(missing, " "))
+	}
+	return preflight.Passf("%d parts, %s", len(present), preflight.Bytes(size))
 }
