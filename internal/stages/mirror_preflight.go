@@ -19,8 +19,9 @@ import (
 // permission proven with a scratch blob upload, and every source registry readable.
 //
 // The scratch upload is a write, so it is made only while the mirror stage has not yet succeeded
-// in this work dir: afterwards the mirrored content itself proved push permission, and a later
-// pass (preflight runs on every pass) must not push anything when nothing changed.
+// in this work dir (its journal holds a successful mirror output): afterwards the mirrored content
+// itself proved push permission, and a later pass (preflight runs on every pass) must not push
+// anything when nothing changed.
 func MirrorPreflightChecks(env *pipeline.Env) []preflight.Check {
 	s := env.Site
 	if s == nil || s.Registry.Host == "" {
@@ -34,8 +35,7 @@ func MirrorPreflightChecks(env *pipeline.Env) []preflight.Check {
 			return preflight.Failf("Fix the registry and mirror sections of the site profile.", "%v", err)
 		})}
 	}
-	_, mirrored := env.Outputs["mirror"]
-	push := !mirrored
+	push := !mirrorSucceeded(env)
 
 	var once sync.Once
 	var dest []mirror.RegistryCheck
@@ -168,4 +168,21 @@ func archiveResult(dir string) preflight.Result {
 			"%d of %d parts here (%s); not here: %s", len(present), len(idx.Parts), preflight.Bytes(size), strings.Join(missing, " "))
 	}
 	return preflight.Passf("%d parts, %s", len(present), preflight.Bytes(size))
+}
+
+// mirrorSucceeded reports whether the mirror stage has a successful output: in env.Outputs (the
+// preflight command hands every stage's), or else in the work dir's journal (inside a pipeline
+// run a stage sees only the outputs of the stages before it, and preflight comes first).
+func mirrorSucceeded(env *pipeline.Env) bool {
+	if _, ok := env.Outputs["mirror"]; ok {
+		return true
+	}
+	if env.WorkDir == "" {
+		return false
+	}
+	entries, _, err := pipeline.ReadJournal(pipeline.JournalPath(env.WorkDir))
+	if err != nil {
+		return false
+	}
+	return len(pipeline.Fold(entries).Stage("mirror").Output) > 0
 }

@@ -107,7 +107,21 @@ func TestMirrorPreflightChecks(t *testing.T) {
 	}
 	s.Mirror.Source.Registry = ""
 
-	env.Outputs = map[string]json.RawMessage{"mirror": json.RawMessage(`{}`)}
+	// the journal of the work dir records a successful mirror (inside a pipeline run preflight
+	// sees no later stage's output in env.Outputs: it reads the journal)
+	j, _, err := pipeline.OpenJournal(pipeline.JournalPath(env.WorkDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []pipeline.Entry{
+		{Kind: pipeline.EntryStageStarted, Run: 1, Stage: "mirror", Attempt: 1},
+		{Kind: pipeline.EntryStageSucceeded, Run: 1, Stage: "mirror", Attempt: 1, Data: json.RawMessage(`{"images":1}`)},
+	} {
+		if _, err := j.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
 	before := writes.Load()
 	res = run()
 	if c := res[name("push allowed")]; c.Status != preflight.Pass {
@@ -115,6 +129,11 @@ func TestMirrorPreflightChecks(t *testing.T) {
 	}
 	if w := writes.Load() - before; w != 0 {
 		t.Errorf("preflight wrote %d times to the registry after the mirror had succeeded", w)
+	}
+	env.Outputs = map[string]json.RawMessage{"mirror": json.RawMessage(`{}`)}
+	env.WorkDir = t.TempDir()
+	if c := run()[name("push allowed")]; c.Status != preflight.Pass || writes.Load() != before {
+		t.Errorf("with the mirror output in env.Outputs: %+v, %d writes", c, writes.Load()-before)
 	}
 
 	env.Site = &site.Site{}
