@@ -22,65 +22,80 @@ type blobState struct {
 	followers []*task
 }
 
-// task is one blob needed in one destination repository, by one or more images.
+// task is one blob needed in one destination repository, by one or more images. Images resolved
+// while the task runs join it (jobs); once it is done, an image needing the same blob in the same
+// repository gets its outcome at once.
 type task struct {
 	desc     descriptor.Descriptor
 	src, dst ref.Ref // repository references (no tag or digest)
-	jobs     []*job
+	jobs     []*job  // under engine.mu
+	done     bool
+	err      error
 }
 
-// schedule turns resolved images into tasks, in image order, one per (digest, destination
-// repository); images already present are reported done, images that failed to resolve failed.
-func (e *engine) schedule(ps []*planned) []*task {
-	var tasks []*task
-	byKey := map[string]*task{}
-	counted := map[string]bool{}
-	for _, p := range ps {
+// add schedules one resolved image: failed and present images are counted at once; the blobs of
+// the others become tasks, one per (digest, destination repository), shared with the images
+// already scheduled. start runs a new task. The image's manifests are pushed by whichever
+// goroutine completes its last blob (finish).
+func (e *engine) add(p *planned, start func(*task), finishAsync func(*job)) {
+	switch {
+	case p.err != nil:
+		e.imagesFail.Add(1)
+		return
+	case p.present:
+		e.imagesDone.Add(1)
+		e.report(p)
+		return
+	}
+	j := &job{p: p}
+	j.pending.Store(int64(len(p.blobs)) + 1) // +1 until every blob is attached
+	srcRepo, dstRepo := p.src.SetDigest(""), p.dst.SetDigest("")
+	for _, b := range p.blobs {
+		k := string(b.Digest) + "|" + dstRepo.Registry + "/" + dstRepo.Repository
+		e.mu.Lock()
+		if !e.counted[string(b.Digest)] {
+			e.counted[string(b.Digest)] = true
+			e.bytesTotal.Add(b.Size)
+		}
+		t := e.tasks[k]
+		isNew, done, terr := false, false, error(nil)
 		switch {
-		case p.err != nil:
-			e.imagesFail.Add(1)
-			continue
-		case p.present:
-			e.imagesDone.Add(1)
-			e.report(p)
-			continue
-		}
-		j := &job{p: p}
-		srcRepo, dstRepo := p.src.SetDigest(""), p.dst.SetDigest("")
-		for _, b := range p.blobs {
-			k := string(b.Digest) + "|" + dstRepo.Registry + "/" + dstRepo.Repository
-			t := byKey[k]
-			if t == nil {
-				t = &task{desc: b, src: srcRepo, dst: dstRepo}
-				byKey[k] = t
-				tasks = append(tasks, t)
-			}
+		case t == nil:
+			t = &task{desc: b, src: srcRepo, dst: dstRepo, jobs: []*job{j}}
+			e.tasks[k] = t
+			isNew = true
+		case !t.done:
 			t.jobs = append(t.jobs, j)
-			if !counted[string(b.Digest)] {
-				counted[string(b.Digest)] = true
-				e.bytesTotal.Add(b.Size)
-			}
+		default:
+			done, terr = true, t.err
 		}
-		j.pending.Store(int64(len(p.blobs)))
-		if len(p.blobs) == 0 {
-			e.empty = append(e.empty, j)
+		e.mu.Unlock()
+		if isNew {
+			start(t)
+		}
+		if done {
+			if terr != nil {
+				j.fail(fmt.Errorf("blob %s: %w", b.Digest, terr))
+			}
+			j.pending.Add(-1) // never the last: the +1 is still held
 		}
 	}
-	return tasks
+	// drop the +1: when every blob is done already (or there is none), the manifests are pushed
+	// on a worker slot of their own; otherwise the worker finishing the last blob pushes them
+	if j.pending.Add(-1) == 0 {
+		finishAsync(j)
+	}
 }
 
-// run executes tasks with at most o.Parallel at work. A task waiting out a retry backoff gives its
-// slot back (sleepWithoutSlot), so a failing image never holds workers the others could use.
-func (e *engine) run(ctx context.Context, tasks []*task) {
+// run copies the images resolved on in, starting each image's blobs as soon as it is resolved
+// (an image still retrying its resolution holds nothing back), with at most o.Parallel tasks at
+// work. A task waiting out a retry backoff gives its slot back (sleepWithoutSlot), so a failing
+// image never holds workers the others could use.
+func (e *engine) run(ctx context.Context, in <-chan *planned) {
 	slots := make(chan struct{}, e.o.Parallel)
 	wctx := withSlot(ctx, slots)
-	for _, j := range e.empty {
-		slots <- struct{}{}
-		e.finish(wctx, j)
-		<-slots
-	}
 	var wg sync.WaitGroup
-	for _, t := range tasks {
+	start := func(t *task) {
 		slots <- struct{}{}
 		wg.Add(1)
 		go func() {
@@ -91,6 +106,17 @@ func (e *engine) run(ctx context.Context, tasks []*task) {
 			}
 			e.do(wctx, t)
 		}()
+	}
+	finishAsync := func(j *job) {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			e.finish(wctx, j)
+		}()
+	}
+	for p := range in {
+		e.add(p, start, finishAsync)
 	}
 	wg.Wait()
 }
@@ -168,9 +194,14 @@ func (e *engine) follow(ctx context.Context, t *task, st *blobState) {
 	e.complete(ctx, t, err)
 }
 
-// complete reports a task's outcome to every image waiting on it.
+// complete records a task's outcome and reports it to every image waiting on it.
 func (e *engine) complete(ctx context.Context, t *task, err error) {
-	for _, j := range t.jobs {
+	e.mu.Lock()
+	t.done, t.err = true, err
+	jobs := t.jobs
+	t.jobs = nil
+	e.mu.Unlock()
+	for _, j := range jobs {
 		if err != nil {
 			j.fail(fmt.Errorf("blob %s: %w", t.desc.Digest, err))
 		}

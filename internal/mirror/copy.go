@@ -73,21 +73,40 @@ func Copy(ctx context.Context, images []Image, o Options) (*Result, error) {
 		}
 	}
 	start := time.Now()
-	e := &engine{rc: rc, o: o, states: map[string]*blobState{}}
+	e := &engine{rc: rc, o: o, states: map[string]*blobState{}, tasks: map[string]*task{}, counted: map[string]bool{}}
 	images = dedupImages(images)
 	e.imagesTotal.Store(int64(len(images)))
 
 	stop := e.startProgress(start)
-	ps := resolveWithSignatures(ctx, rc, images, o, false)
-	e.imagesTotal.Store(int64(len(ps)))
-	jobs := e.schedule(ps)
+	var ps []*planned
+	in := make(chan *planned, o.Parallel)
 	if o.DestDir != "" && o.DiskCheck != nil {
-		if err := o.DiskCheck(o.DestDir, layoutNeed(o.DestDir, jobs)); err != nil {
+		// a disk mirror checks its disk need before anything is written: plan it all first
+		ps = resolveWithSignatures(ctx, rc, images, o, false)
+		if err := o.DiskCheck(o.DestDir, layoutNeed(o.DestDir, ps)); err != nil {
 			stop()
 			return nil, err
 		}
+		e.imagesTotal.Store(int64(len(ps)))
+		go func() {
+			for _, p := range ps {
+				in <- p
+			}
+			close(in)
+		}()
+	} else {
+		// images are copied as they resolve: one still retrying its resolution delays nothing
+		go func() {
+			ps = resolveStream(ctx, rc, images, o, func(p *planned) {
+				if p.Kind == KindSignature || p.Kind == KindReferrer {
+					e.imagesTotal.Add(1)
+				}
+				in <- p
+			})
+			close(in)
+		}()
 	}
-	e.run(ctx, jobs)
+	e.run(ctx, in)
 	stop()
 
 	res := &Result{BytesPulled: e.bytesPulled.Load(), BlobsCopied: int(e.blobsCopied.Load()),
@@ -117,8 +136,9 @@ type engine struct {
 
 	mu       sync.Mutex
 	states   map[string]*blobState  // by digest: the global in-flight set
+	tasks    map[string]*task       // by digest|destination repository
+	counted  map[string]bool        // digests counted in bytesTotal
 	subjects map[string]*sync.Mutex // by destination repository@subject: referrer pushes
-	empty    []*job                 // images without blobs (an index whose children were all filtered)
 
 	bytesDone, bytesTotal, bytesPulled      atomic.Int64
 	imagesDone, imagesTotal, imagesFail     atomic.Int64
@@ -260,20 +280,25 @@ func (e *engine) snapshot(start time.Time) Progress {
 // errSharedBlob marks an image that failed because a blob it shares with another image failed.
 var errSharedBlob = errors.New("shared blob failed")
 
-// layoutNeed is the bytes of the tasks' blobs that the OCI layout in dir does not hold yet.
-func layoutNeed(dir string, tasks []*task) int64 {
+// layoutNeed is the bytes of the images' blobs that the OCI layout in dir does not hold yet.
+func layoutNeed(dir string, ps []*planned) int64 {
 	var need int64
 	seen := map[string]bool{}
-	for _, t := range tasks {
-		d := t.desc.Digest
-		if seen[string(d)] {
+	for _, p := range ps {
+		if p.err != nil || p.present {
 			continue
 		}
-		seen[string(d)] = true
-		if fi, err := os.Stat(filepath.Join(dir, "blobs", d.Algorithm().String(), d.Encoded())); err == nil && fi.Size() == t.desc.Size {
-			continue
+		for _, b := range p.blobs {
+			d := b.Digest
+			if seen[string(d)] {
+				continue
+			}
+			seen[string(d)] = true
+			if fi, err := os.Stat(filepath.Join(dir, "blobs", d.Algorithm().String(), d.Encoded())); err == nil && fi.Size() == b.Size {
+				continue
+			}
+			need += b.Size
 		}
-		need += t.desc.Size
 	}
 	return need
 }

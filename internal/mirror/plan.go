@@ -106,6 +106,71 @@ func summarize(ps []*planned) *PlanResult {
 	return res
 }
 
+// resolveStream resolves images like resolveWithSignatures, handing each one to emit as soon as
+// it is resolved (its signature and referrers right after it), and returns them all in
+// resolveWithSignatures' order: the images, then the signatures and referrers.
+func resolveStream(ctx context.Context, rc *regclient.RegClient, images []Image, o Options, emit func(*planned)) []*planned {
+	out := make([]*planned, len(images))
+	extra := make([][]*planned, len(images))
+	sem := make(chan struct{}, o.Parallel)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	seen := map[string]bool{} // signature and referrer images already taken (two tags, one digest)
+	for i, im := range images {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			sctx := withSlot(ctx, sem)
+			p := &planned{Image: im}
+			p.err = resolveOne(sctx, rc, p, o, false)
+			out[i] = p
+			emit(p)
+			for _, s := range attached(p) {
+				mu.Lock()
+				dup := seen[s.Source+" "+s.Dest]
+				seen[s.Source+" "+s.Dest] = true
+				mu.Unlock()
+				if dup {
+					continue
+				}
+				sp := &planned{Image: s}
+				sp.err = resolveOne(sctx, rc, sp, o, false)
+				extra[i] = append(extra[i], sp)
+				emit(sp)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, x := range extra {
+		out = append(out, x...)
+	}
+	return out
+}
+
+// attached are the cosign signature tag and the OCI referrers found for a resolved image, as
+// images to mirror into the same repository.
+func attached(p *planned) []Image {
+	if p.err != nil || (!p.signed && len(p.referrers) == 0) {
+		return nil
+	}
+	sr, err1 := ref.New(p.Source)
+	dr, err2 := ref.New(p.Dest)
+	if err1 != nil || err2 != nil {
+		return nil
+	}
+	var out []Image
+	if p.signed {
+		out = append(out, Image{Source: sr.SetTag(sigTag(p.digest)).CommonName(), Dest: dr.SetTag(sigTag(p.digest)).CommonName(),
+			Kind: KindSignature, Origin: p.Source})
+	}
+	for _, d := range p.referrers {
+		out = append(out, Image{Source: sr.SetDigest(d.Digest.String()).CommonName(), Dest: dr.SetDigest(d.Digest.String()).CommonName(),
+			Kind: KindReferrer, Origin: p.Source})
+	}
+	return out
+}
+
 // resolveWithSignatures resolves images and then the cosign signature tags and the OCI referrers
 // (signatures, SBOMs, attestations of the root manifest) found for them, so that they travel with
 // the image they describe: the same repository, the same tag name or digest. The plan lists them
