@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"strings"
 	"time"
+
+	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 )
 
 //go:embed report.html.tmpl
@@ -25,6 +28,27 @@ func (r *Report) HTML(w io.Writer) error {
 				return s[:19] + "…"
 			}
 			return s
+		},
+		"command": runCommand,
+		"join":    func(ss []string) string { return strings.Join(ss, " ") },
+		"inc":     func(i int) int { return i + 1 },
+		"state": func(s pipeline.StageState) string {
+			switch s {
+			case pipeline.StateSucceeded:
+				return "ok"
+			case pipeline.StateFailed, pipeline.StateInterrupted:
+				return "bad"
+			}
+			return "warn"
+		},
+		"runState": func(r pipeline.RunResult) string {
+			switch r {
+			case pipeline.RunSucceeded:
+				return "ok"
+			case pipeline.RunFailed, pipeline.RunKilled:
+				return "bad"
+			}
+			return "warn"
 		},
 		"since": func(a, b time.Time) string {
 			if a.IsZero() || b.IsZero() {
