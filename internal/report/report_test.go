@@ -63,9 +63,11 @@ type remedied struct{ msg, remedy string }
 func (e remedied) Error() string  { return e.msg }
 func (e remedied) Remedy() string { return e.remedy }
 
-func (*nodeStage) Name() string                        { return "boot" }
-func (*nodeStage) Summary() string                     { return "test boot" }
-func (s *nodeStage) Inputs(*pipeline.Env) (any, error) { return map[string]any{"in": s.input, "nodes": s.nodes}, nil }
+func (*nodeStage) Name() string    { return "boot" }
+func (*nodeStage) Summary() string { return "test boot" }
+func (s *nodeStage) Inputs(*pipeline.Env) (any, error) {
+	return map[string]any{"in": s.input, "nodes": s.nodes}, nil
+}
 func (s *nodeStage) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	for _, n := range s.nodes {
 		power := pipeline.NodeStep(n, "power")
