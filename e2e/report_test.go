@@ -78,7 +78,9 @@ func renderedPage(t *testing.T, file string) (*html.Node, []string) {
 	return doc, netlogURLs(t, netlog)
 }
 
-// netlogURLs returns the URLs of every request in a Chromium network log.
+// netlogURLs returns the URLs of every request a page made, from a Chromium network log
+// (URL_REQUEST_START_JOB events with an origin; Chromium's own background requests have none,
+// and the host resolver rules keep them on the machine).
 func netlogURLs(t *testing.T, path string) []string {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -86,7 +88,11 @@ func netlogURLs(t *testing.T, path string) []string {
 		t.Fatalf("chromium wrote no network log: %v", err)
 	}
 	var log struct {
+		Constants struct {
+			LogEventTypes map[string]int `json:"logEventTypes"`
+		} `json:"constants"`
 		Events []struct {
+			Type   int            `json:"type"`
 			Params map[string]any `json:"params"`
 		} `json:"events"`
 	}
@@ -96,9 +102,14 @@ func netlogURLs(t *testing.T, path string) []string {
 			t.Fatalf("network log %s: %v", path, err)
 		}
 	}
+	start, ok := log.Constants.LogEventTypes["URL_REQUEST_START_JOB"]
+	if !ok {
+		t.Fatalf("network log %s has no URL_REQUEST_START_JOB event type", path)
+	}
 	var urls []string
 	for _, e := range log.Events {
-		if u, ok := e.Params["url"].(string); ok {
+		u, _ := e.Params["url"].(string)
+		if e.Type == start && u != "" && e.Params["initiator"] != "not an origin" {
 			urls = append(urls, u)
 		}
 	}
@@ -450,5 +461,22 @@ func readLabJSON(t *testing.T, l *testLab, name string, v any) {
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("%s: %v", name, err)
+	}
+}
+
+// The no-request check of checkReportInChromium can fail: a page that loads an image from a
+// host is caught in Chromium's network log (the host resolver rules keep the request local).
+func TestChromiumCatchesExternalRequests(t *testing.T) {
+	page := filepath.Join(t.TempDir(), "page.html")
+	if err := os.WriteFile(page, []byte(`<!DOCTYPE html><html><body><h2 id="a">a</h2>`+
+		`<img src="http://registry.invalid/logo.png"><table><tr><th>h</th></tr><tr><td>1</td></tr></table></body></html>`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doc, urls := renderedPage(t, page)
+	if len(urls) != 1 || urls[0] != "http://registry.invalid/logo.png" {
+		t.Errorf("requests seen: %v, want the image's", urls)
+	}
+	if r := rows(section(doc, "a")); len(r) != 1 || r[0][0] != "1" {
+		t.Errorf("rows of section a: %v", r)
 	}
 }
