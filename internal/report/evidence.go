@@ -33,10 +33,12 @@ type Check struct {
 	Remedy   string `json:"remedy,omitempty"`
 }
 
-// Image is one mirrored image (content.json).
+// Image is one mirrored image (content.json, mirror.ImageResult's fields).
 type Image struct {
 	Source      string `json:"source"`
-	Destination string `json:"destination"`
+	Destination string `json:"dest"`
+	Kind        string `json:"kind,omitempty"`
+	Origin      string `json:"origin,omitempty"`
 	Digest      string `json:"digest"`
 	Size        int64  `json:"size"`
 	Error       string `json:"error,omitempty"`
@@ -74,6 +76,9 @@ type AppliedObject struct {
 	SHA256     string    `json:"sha256,omitempty"`
 	Source     string    `json:"source,omitempty"`
 }
+
+// SecretNotHashed stands in the report for the SHA-256 of a Secret, which is never recorded.
+const SecretNotHashed = "not recorded: the hash of a Secret would fingerprint its value"
 
 // Object is "Kind namespace/name" or "Kind name".
 func (a AppliedObject) Object() string {

@@ -29,9 +29,10 @@ func (r *Report) HTML(w io.Writer) error {
 			}
 			return s
 		},
-		"command": runCommand,
-		"join":    func(ss []string) string { return strings.Join(ss, " ") },
-		"inc":     func(i int) int { return i + 1 },
+		"command":    runCommand,
+		"secretNote": func() string { return SecretNotHashed },
+		"join":       func(ss []string) string { return strings.Join(ss, " ") },
+		"inc":        func(i int) int { return i + 1 },
 		"state": func(s pipeline.StageState) string {
 			switch s {
 			case pipeline.StateSucceeded:
