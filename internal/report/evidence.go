@@ -96,10 +96,12 @@ type Version struct {
 	Source    string `json:"source"` // which record it comes from
 }
 
-// Bookkeeping steps of the boot stage (internal/stages/bootcarry.go) that send nothing to a BMC.
+// Notes on the boot stage's records that are not themselves BMC requests (bmc.StepPowerIntent,
+// and the markers of internal/stages/bootcarry.go).
 var bookkeeping = map[string]string{
-	"inputs":  "no BMC request: the node's input fingerprint, recorded before this attempt acted on it",
-	"carried": "no BMC request: this attempt kept the node's steps of an earlier attempt (inputs unchanged)",
+	bmc.StepPowerIntent: "journaled just before the power request, so a resumed run reads back whether it reached the BMC",
+	"inputs":            "no BMC request: the node's input fingerprint, recorded before this attempt acted on it",
+	"carried":           "no BMC request: this attempt kept the node's steps of an earlier attempt (inputs unchanged)",
 }
 
 func readEvidence(dir string, h pipeline.History) Evidence {

@@ -22,7 +22,14 @@ func (r *Report) HTML(w io.Writer) error {
 		"ts":    ts,
 		"bytes": humanBytes,
 		"json":  func(raw json.RawMessage) string { return cell(raw) },
-		"secs":  func(f float64) string { return fmt.Sprintf("%.1f s", f) },
+		"full":  func(raw json.RawMessage) string { return string(raw) },
+		"tsms": func(t time.Time) string {
+			if t.IsZero() {
+				return "-"
+			}
+			return t.UTC().Format("2006-01-02 15:04:05.000Z")
+		},
+		"secs": func(f float64) string { return fmt.Sprintf("%.1f s", f) },
 		"short": func(s string) string {
 			if len(s) > 19 {
 				return s[:19] + "…"
