@@ -16,6 +16,7 @@ import (
 	"github.com/bootstrap-dev/bootstrap/e2e/lab/harness"
 	"github.com/bootstrap-dev/bootstrap/internal/bmc/bmctest"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/report"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -96,7 +97,41 @@ func TestOneMoreWorker(t *testing.T) {
 	if s := sim.Stats(); s.PowerActions != 1 || s.RangeRequests == 0 {
 		t.Errorf("gpu-2: %d power actions, %d range requests of its ISO; want 1 and some", s.PowerActions, s.RangeRequests)
 	}
+	bmcInReport(t, l, power)
 	t.Logf("stages started for the new worker: %v; second run %s", started, r.took)
+}
+
+// bmcInReport checks the evidence report attributes each power action to the boot attempt and
+// run that did it: the first nodes' to attempt 1 in the first run (carried, with no BMC request,
+// by attempt 2), the new worker's to attempt 2 in the second run.
+func bmcInReport(t *testing.T, l *testLab, first map[string]int) {
+	t.Helper()
+	out := l.mustRun(t, 0, "report", "--format", "json").out
+	var rep report.Report
+	if err := json.NewDecoder(strings.NewReader(out[strings.IndexByte(out, '{'):])).Decode(&rep); err != nil {
+		t.Fatalf("report json: %v", err)
+	}
+	runs := rep.History.Runs
+	if len(runs) != 2 {
+		t.Fatalf("report: %d runs, want 2", len(runs))
+	}
+	got := map[string][]string{}
+	for _, n := range rep.Evidence.BMC {
+		for _, a := range n.Actions {
+			if a.Action == "power" || a.Action == "carried" {
+				run := map[int64]string{runs[0].Seq: "run 1", runs[1].Seq: "run 2"}[a.Run]
+				got[n.Node] = append(got[n.Node], fmt.Sprintf("%s attempt %d %s", a.Action, a.Attempt, run))
+			}
+		}
+	}
+	for n := range first {
+		if want := "[power attempt 1 run 1 carried attempt 2 run 2]"; fmt.Sprint(got[n]) != want {
+			t.Errorf("report: %s power records %v, want %s", n, got[n], want)
+		}
+	}
+	if want := "[power attempt 2 run 2]"; fmt.Sprint(got["gpu-2"]) != want {
+		t.Errorf("report: gpu-2 power records %v, want %s", got["gpu-2"], want)
+	}
 }
 
 // newWorkerBMC starts one more iDRAC9 simulator on 127.0.0.1 with a lab CA certificate and the
