@@ -58,7 +58,7 @@ func newCLI(r Repo) (*cli, error) {
 	if r.Password != "" || r.Username != "" {
 		u, err := url.Parse(r.URL)
 		if err != nil || u.Host == "" {
-			return nil, &Error{Step: StepRepository, Msg: fmt.Sprintf("%q is not an https:// URL", r.URL), Remedy: "correct gitops.repoURL"}
+			return nil, &Error{Step: StepRepository, Msg: fmt.Sprintf("%q is not an https:// URL", r.URL), Fix: "correct gitops.repoURL"}
 		}
 		line := (&url.URL{Scheme: u.Scheme, Host: u.Host, User: url.UserPassword(r.Username, r.Password)}).String() + "\n"
 		p, err := write("credentials", []byte(line))
@@ -183,11 +183,11 @@ func lastLines(stderr string) string {
 func (g *cli) remoteError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return &Error{Step: StepRepository, Msg: fmt.Sprintf("%s did not answer in time: %v", g.url, ctx.Err()),
-			Remedy: "check that the jump host reaches the Git server (host, port, firewall, proxy)"}
+			Fix: "check that the jump host reaches the Git server (host, port, firewall, proxy)"}
 	}
 	var ce *cmdError
 	if !errors.As(err, &ce) {
-		return &Error{Step: StepRepository, Msg: fmt.Sprintf("%s: %v", g.url, err), Remedy: "check gitops.repoURL"}
+		return &Error{Step: StepRepository, Msg: fmt.Sprintf("%s: %v", g.url, err), Fix: "check gitops.repoURL"}
 	}
 	s := ce.stderr
 	detail := lastLines(s)
@@ -204,32 +204,32 @@ func (g *cli) remoteError(ctx context.Context, err error) error {
 	case has("SSL certificate problem", "server certificate verification failed", "certificate verify failed",
 		"unable to get local issuer certificate", "self-signed certificate", "self signed certificate"):
 		e.Msg = fmt.Sprintf("the TLS certificate of %s is not trusted: %s", g.url, detail)
-		e.Remedy = "set gitops.caFile to the PEM CA that signed the Git server's certificate"
+		e.Fix = "set gitops.caFile to the PEM CA that signed the Git server's certificate"
 	case has("REMOTE HOST IDENTIFICATION HAS CHANGED"):
 		e.Msg = fmt.Sprintf("the SSH host key of %s has changed since gitops.credentials.knownHostsFile was written: %s", g.url, detail)
-		e.Remedy = "compare the server's fingerprint out of band; only if the change is expected, replace its line in knownHostsFile"
+		e.Fix = "compare the server's fingerprint out of band; only if the change is expected, replace its line in knownHostsFile"
 	case has("Host key verification failed", "No ED25519 host key is known", "No RSA host key is known", "No ECDSA host key is known"):
 		e.Msg = fmt.Sprintf("the SSH host key of %s is not in gitops.credentials.knownHostsFile: %s", g.url, detail)
-		e.Remedy = "add the server's key (ssh-keyscan -p PORT HOST, fingerprint compared out of band) to knownHostsFile"
+		e.Fix = "add the server's key (ssh-keyscan -p PORT HOST, fingerprint compared out of band) to knownHostsFile"
 	case has("Permission denied (publickey"):
 		e.Msg = fmt.Sprintf("%s refused the SSH key: %s", g.url, detail)
-		e.Remedy = "add the public half of gitops.credentials.sshKeyFile to the repository as a deploy key"
+		e.Fix = "add the public half of gitops.credentials.sshKeyFile to the repository as a deploy key"
 	case has("could not read Username", "could not read Password"):
 		e.Msg = fmt.Sprintf("%s asks for credentials and the profile has none", g.url)
-		e.Remedy = "set gitops.credentials.username and gitops.credentials.password (a read-only token)"
+		e.Fix = "set gitops.credentials.username and gitops.credentials.password (a read-only token)"
 	case has("Authentication failed", "The requested URL returned error: 401", "The requested URL returned error: 403"):
 		e.Msg = fmt.Sprintf("%s refused the credentials: %s", g.url, detail)
-		e.Remedy = "check gitops.credentials.username and the password or token gitops.credentials.password refers to (it needs read access)"
+		e.Fix = "check gitops.credentials.username and the password or token gitops.credentials.password refers to (it needs read access)"
 	case has("not found", "does not appear to be a git repository", "returned error: 404", "No such file or directory"):
 		e.Msg = fmt.Sprintf("there is no repository at %s: %s", g.url, detail)
-		e.Remedy = "correct the repository path in gitops.repoURL"
+		e.Fix = "correct the repository path in gitops.repoURL"
 	case has("Could not resolve host", "Could not resolve hostname", "Connection refused", "Failed to connect",
 		"Connection timed out", "No route to host", "Network is unreachable", "Couldn't connect"):
 		e.Msg = fmt.Sprintf("cannot reach %s: %s", g.url, detail)
-		e.Remedy = "check gitops.repoURL's host and port, DNS, and the firewall between the jump host and the Git server"
+		e.Fix = "check gitops.repoURL's host and port, DNS, and the firewall between the jump host and the Git server"
 	default:
 		e.Msg = fmt.Sprintf("%s: %s", g.url, ce.Error())
-		e.Remedy = "check gitops.repoURL, gitops.caFile and gitops.credentials"
+		e.Fix = "check gitops.repoURL, gitops.caFile and gitops.credentials"
 	}
 	return e
 }

@@ -44,14 +44,17 @@ const (
 )
 
 // Error is a failed proof: the step that failed, what was seen, and the fix. Callers branch on
-// Step with errors.As.
+// Step with errors.As; the pipeline shows Remedy beside the message.
 type Error struct {
-	Step   Step
-	Msg    string
-	Remedy string
+	Step Step
+	Msg  string
+	Fix  string
 }
 
-func (e *Error) Error() string { return e.Msg + " (" + e.Remedy + ")" }
+func (e *Error) Error() string { return e.Msg }
+
+// Remedy says what to do about it.
+func (e *Error) Remedy() string { return e.Fix }
 
 // Proof is what Prove established.
 type Proof struct {
@@ -70,7 +73,8 @@ var (
 
 // Prove checks, read-only, that r.URL answers with r's CA or host key and credentials, that
 // r.Revision exists and that r.Path is a directory at it. A failure is an *Error naming what is
-// missing and the fix; ctx bounds every git command.
+// missing and the fix (when only the path fails, the Proof still holds the ref and commit); ctx
+// bounds every git command.
 func Prove(ctx context.Context, r Repo) (Proof, error) {
 	g, err := newCLI(r)
 	if err != nil {
@@ -98,21 +102,22 @@ func Prove(ctx context.Context, r Repo) (Proof, error) {
 	if _, err := g.run(ctx, "--git-dir", g.repo, "fetch", "-q", "--no-tags", "--depth", "1", "--filter=blob:none", "--", r.URL, want); err != nil {
 		if ctx.Err() == nil && ref == "" && notFound(err) {
 			return Proof{}, &Error{Step: StepRevision,
-				Msg:    fmt.Sprintf("commit %s is not in %s", commit, r.URL),
-				Remedy: "push it, or set gitops.revision to a branch, tag or commit that exists"}
+				Msg: fmt.Sprintf("commit %s is not in %s", commit, r.URL),
+				Fix: "push it, or set gitops.revision to a branch, tag or commit that exists"}
 		}
 		return Proof{}, g.remoteError(ctx, err)
 	}
 	sha, err := g.run(ctx, "--git-dir", g.repo, "rev-parse", "--verify", "FETCH_HEAD^{commit}")
 	if err != nil {
 		return Proof{}, &Error{Step: StepRevision, Msg: fmt.Sprintf("revision %q of %s is not a commit", r.Revision, r.URL),
-			Remedy: "set gitops.revision to a branch, a tag of a commit, or a commit id"}
+			Fix: "set gitops.revision to a branch, a tag of a commit, or a commit id"}
 	}
 	commit = strings.TrimSpace(sha)
 
 	p, err := g.provePath(ctx, commit, r)
 	if err != nil {
-		return Proof{}, err
+		// What was proven before the path failed still holds.
+		return Proof{Ref: ref, Commit: commit}, err
 	}
 	return Proof{Ref: ref, Commit: commit, Path: p}, nil
 }
@@ -140,7 +145,7 @@ func resolve(refs map[string]string, r Repo) (ref, commit string, err error) {
 			return "HEAD", sha, nil
 		}
 		return "", "", &Error{Step: StepRevision, Msg: r.URL + " has no HEAD (an empty repository?)",
-			Remedy: "push the cluster configuration, or set gitops.revision to a branch or tag"}
+			Fix: "push the cluster configuration, or set gitops.revision to a branch or tag"}
 	}
 	for _, name := range []string{rev, "refs/heads/" + rev, "refs/tags/" + rev} {
 		if name == "HEAD" || !strings.HasPrefix(name, "refs/") {
@@ -168,12 +173,12 @@ func resolve(refs map[string]string, r Repo) (ref, commit string, err error) {
 			return strings.TrimSuffix(names[0], "^{}"), refs[names[0]], nil
 		}
 		return "", "", &Error{Step: StepRevision,
-			Msg:    fmt.Sprintf("abbreviated commit id %s is not the tip of a branch or tag of %s, so it cannot be fetched by itself", rev, r.URL),
-			Remedy: "give the full 40-character commit id in gitops.revision"}
+			Msg: fmt.Sprintf("abbreviated commit id %s is not the tip of a branch or tag of %s, so it cannot be fetched by itself", rev, r.URL),
+			Fix: "give the full 40-character commit id in gitops.revision"}
 	}
 	return "", "", &Error{Step: StepRevision,
-		Msg:    fmt.Sprintf("revision %q is not a branch or tag of %s (%s)", rev, r.URL, listRefs(refs)),
-		Remedy: "set gitops.revision to one of them or to a commit id, or push " + rev}
+		Msg: fmt.Sprintf("revision %q is not a branch or tag of %s (%s)", rev, r.URL, listRefs(refs)),
+		Fix: "set gitops.revision to one of them or to a commit id, or push " + rev}
 }
 
 // listRefs says which branches and tags exist, a few of each.
@@ -219,8 +224,8 @@ func (g *cli) provePath(ctx context.Context, commit string, r Repo) (string, err
 			return p, nil
 		}
 		return "", &Error{Step: StepPath,
-			Msg:    fmt.Sprintf("path %q at %s (%s) is a file, not a directory", p, revName(r), short),
-			Remedy: "set gitops.path to the directory holding the manifests or kustomization.yaml"}
+			Msg: fmt.Sprintf("path %q at %s (%s) is a file, not a directory", p, revName(r), short),
+			Fix: "set gitops.path to the directory holding the manifests or kustomization.yaml"}
 	}
 	// Walk up to the deepest directory that exists and say what it holds.
 	parent := path.Dir(p)
@@ -256,8 +261,8 @@ func (g *cli) provePath(ctx context.Context, commit string, r Repo) (string, err
 		where = parent + "/"
 	}
 	return "", &Error{Step: StepPath,
-		Msg:    fmt.Sprintf("path %q does not exist at %s (%s); %s holds: %s", p, revName(r), short, where, some(entries)),
-		Remedy: "set gitops.path to the directory Argo CD should apply, or push " + p}
+		Msg: fmt.Sprintf("path %q does not exist at %s (%s); %s holds: %s", p, revName(r), short, where, some(entries)),
+		Fix: "set gitops.path to the directory Argo CD should apply, or push " + p}
 }
 
 func revName(r Repo) string {

@@ -103,21 +103,22 @@ func TestProveOverHTTPS(t *testing.T) {
 				}
 				return
 			}
-			t.Log(err)
 			var ge *gitrepo.Error
 			if !errors.As(err, &ge) {
 				t.Fatalf("Prove = %+v, %v; want a *gitrepo.Error at %s", p, err, tc.wantStep)
 			}
+			t.Logf("%v (%s)", ge, ge.Remedy())
 			if ge.Step != tc.wantStep {
 				t.Errorf("step %s, want %s: %v", ge.Step, tc.wantStep, err)
 			}
+			said := ge.Error() + " (" + ge.Remedy() + ")"
 			for _, m := range tc.wantMsg {
-				if !strings.Contains(err.Error(), m) {
-					t.Errorf("error %q does not say %q", err, m)
+				if !strings.Contains(said, m) {
+					t.Errorf("error %q does not say %q", said, m)
 				}
 			}
 			for _, secret := range []string{s.Password, "not-the-token"} {
-				if strings.Contains(err.Error(), secret) {
+				if strings.Contains(said, secret) {
 					t.Errorf("error carries a password: %q", err)
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/cluster"
+	"github.com/bootstrap-dev/bootstrap/internal/gitrepo"
 	"github.com/bootstrap-dev/bootstrap/internal/handoff"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
@@ -18,8 +19,8 @@ import (
 type Handoff struct {
 	// ClientOptions tune the Kubernetes client (tests shorten the poll interval).
 	ClientOptions []cluster.Option
-	// SkipGitCheck skips reading the repository's refs from the jump host before any change
-	// (for a Git server only the cluster can reach).
+	// SkipGitCheck skips proving the repository, revision and path from the jump host before
+	// any change (for a Git server only the cluster can reach).
 	SkipGitCheck bool
 }
 
@@ -154,23 +155,15 @@ func (st Handoff) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	}
 	if !st.SkipGitCheck {
 		// Before changing anything: the server answers with this CA (or host key) and these
-		// credentials, and the revision exists.
-		var refs map[string]string
-		if strings.HasPrefix(o.Repo.URL, "https://") || strings.HasPrefix(o.Repo.URL, "http://") {
-			refs, err = handoff.GitRefs(ctx, o.Repo, nil)
-		} else {
-			refs, err = handoff.GitRefsSSH(ctx, o.Repo)
-		}
+		// credentials, the revision exists and the path is a directory at it (as preflight's
+		// git checks prove; the repository may have changed since).
+		r := o.Repo
+		proof, err := gitrepo.Prove(ctx, gitrepo.Repo{URL: r.URL, Revision: r.Revision, Path: r.Path,
+			Username: r.Username, Password: r.Password, CA: r.CA, SSHKey: r.SSHPrivateKey, KnownHosts: r.KnownHosts})
 		if err != nil {
-			return nil, fmt.Errorf("handoff: %w", err)
+			return nil, fmt.Errorf("handoff: nothing changed: %w", err)
 		}
-		ok, note, err := handoff.CheckRevision(refs, o.Repo.Revision)
-		if err != nil {
-			return nil, fmt.Errorf("handoff: %s: %w", o.Repo.URL, err)
-		}
-		if !ok {
-			ev(pipeline.Warning, "", note)
-		}
+		ev(pipeline.Info, "", fmt.Sprintf("%s: %s is commit %s; %s is a directory there", r.URL, revisionName(proof), proof.Commit, proof.Path))
 	}
 	c, err := cluster.NewFromKubeconfig(Kubeconfig(env.WorkDir), st.ClientOptions...)
 	if err != nil {
@@ -192,4 +185,12 @@ func (st Handoff) Verify(ctx context.Context, env *pipeline.Env) error {
 		return err
 	}
 	return handoff.Verify(ctx, c, env.Site.GitOps.RootApp.Name)
+}
+
+// revisionName is how a proof names the revision: the ref, or "the commit" for a commit id.
+func revisionName(p gitrepo.Proof) string {
+	if p.Ref == "" {
+		return "the revision"
+	}
+	return p.Ref
 }
