@@ -8,13 +8,14 @@ package clustertest
 import (
 	"context"
 	"fmt"
-	"github.com/go-logr/logr"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -169,4 +170,19 @@ func (s *Server) Kubeconfig(t testing.TB) []byte {
 	t.Helper()
 	s.Config(t)
 	return s.env.KubeConfig
+}
+
+// InstallCRD installs crd into the server cfg points at, waits until it is served, and removes it
+// at the end of the test. It is for kinds whose real CRD no module the proxy serves carries.
+func InstallCRD(t testing.TB, cfg *rest.Config, crd *apiextensionsv1.CustomResourceDefinition) {
+	t.Helper()
+	crds, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{CRDs: []*apiextensionsv1.CustomResourceDefinition{crd}, MaxTime: 90 * time.Second})
+	if err != nil {
+		t.Fatalf("install CRD %s: %v", crd.Name, err)
+	}
+	t.Cleanup(func() {
+		if err := envtest.UninstallCRDs(cfg, envtest.CRDInstallOptions{CRDs: crds, MaxTime: 90 * time.Second}); err != nil {
+			t.Errorf("uninstall CRD %s: %v", crd.Name, err)
+		}
+	})
 }
