@@ -68,7 +68,10 @@ type Result struct {
 	Applied []cluster.Applied `json:"applied"`
 	Changed int               `json:"changed"`
 	// CSV is the operator's ClusterServiceVersion; ApprovedInstallPlan is set when we approved one.
-	CSV                 string `json:"csv"`
+	CSV string `json:"csv"`
+	// InstallPlan is the plan OLM resolved the Subscription with; ApprovedInstallPlan is set
+	// when this run approved it (Manual approval).
+	InstallPlan         string `json:"installPlan,omitempty"`
 	ApprovedInstallPlan string `json:"approvedInstallPlan,omitempty"`
 	// Instance is the object the Argo CD instance was judged available by: its ArgoCD resource,
 	// or the server Deployment when the cluster does not serve that kind.
@@ -148,8 +151,8 @@ func Run(ctx context.Context, c *cluster.Client, o Options, progress cluster.Pro
 	if err := apply(operatorObjects(o)...); err != nil {
 		return res, err
 	}
-	csv, plan, err := waitOperator(ctx, c, o, progress)
-	res.CSV, res.ApprovedInstallPlan = csv, plan
+	csv, plan, approved, err := waitOperator(ctx, c, o, progress)
+	res.CSV, res.InstallPlan, res.ApprovedInstallPlan = csv, plan, approved
 	if err != nil {
 		return res, err
 	}

@@ -170,12 +170,33 @@ func (st Handoff) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 		return nil, fmt.Errorf("handoff: %w", err)
 	}
 	res, err := handoff.Run(ctx, c, o, func(m string) { ev(pipeline.Info, "", m) })
+	if rerr := recordApplied(env, ev, res.Applied, res.Changed); rerr != nil && err == nil {
+		err = rerr
+	}
 	if err != nil {
 		return nil, fmt.Errorf("handoff: %w", err)
 	}
 	ev(pipeline.Info, "", fmt.Sprintf("Argo CD owns the cluster now: %s is %s and %s at %s; console %s",
 		res.RootApp, res.Sync, res.Health, res.Revision, res.URL))
-	return res, nil
+	return HandoffOutput{Objects: appliedObjects(res.Applied), CSV: res.CSV, InstallPlan: res.InstallPlan, Instance: res.Instance,
+		RootApp: res.RootApp, Sync: res.Sync, Health: res.Health, Revision: res.Revision, URL: res.URL}, nil
+}
+
+// HandoffOutput is the journaled output of the handoff stage: what Argo CD was given and what it
+// reports, the same on every run that changes nothing. It holds no secret values.
+type HandoffOutput struct {
+	Objects []AppliedObject `json:"objects"`
+	// CSV is the operator's ClusterServiceVersion, InstallPlan the plan that installed it.
+	CSV         string `json:"csv"`
+	InstallPlan string `json:"installPlan,omitempty"`
+	// Instance is the object the Argo CD instance was judged available by.
+	Instance string `json:"instance"`
+	RootApp  string `json:"rootApp"`
+	Sync     string `json:"sync"`
+	Health   string `json:"health"`
+	Revision string `json:"revision,omitempty"`
+	// URL is the Argo CD console.
+	URL string `json:"url,omitempty"`
 }
 
 // Verify implements pipeline.Verifier: the root application is still Synced and Healthy.
