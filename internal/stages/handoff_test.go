@@ -229,11 +229,7 @@ func newHandoffLab(t *testing.T) *handoffLab {
 	cfg := apiServer.Config(t)
 	l.d = clustertest.Dynamic(t, cfg)
 	for _, ns := range []string{"openshift-marketplace", "openshift-config"} {
-		_, err := l.d.Resource(gvrNS).Create(context.Background(), &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}, metav1.CreateOptions{})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatal(err)
-		}
+		ensureNS(t, l.d, ns)
 	}
 	if err := os.MkdirAll(l.work, 0o700); err != nil {
 		t.Fatal(err)
@@ -245,6 +241,11 @@ func newHandoffLab(t *testing.T) *handoffLab {
 			"spec: {sourceType: grpc, image: registry.site.example:8443/redhat/redhat-operator-index:v4.20}\n",
 		filepath.Join(l.work, "..", "git-ca.pem"): string(l.git.CA),
 		filepath.Join(l.work, "..", "git-token"):  l.git.Password + "\n",
+		filepath.Join(l.work, "..", "appsets.yaml"): "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: platform}\nspec:\n" +
+			"  generators:\n  - list:\n      elements:\n      - {name: storage}\n" +
+			"  template:\n    metadata: {name: '{{name}}'}\n    spec:\n      project: default\n" +
+			"      source: {repoURL: " + l.git.URL + ", targetRevision: main, path: 'apps/{{name}}'}\n" +
+			"      destination: {server: 'https://kubernetes.default.svc', namespace: '{{name}}'}\n",
 	}
 	for p, c := range files {
 		if err := os.WriteFile(p, []byte(c), 0o600); err != nil {
@@ -257,7 +258,8 @@ func newHandoffLab(t *testing.T) *handoffLab {
 		Day1:     site.Day1{ModuleBlacklist: []site.ModuleBlacklist{}},
 		GitOps: site.GitOps{Channel: "gitops-1.16", InstallPlanApproval: "Manual", RepoURL: l.git.URL, Revision: "main",
 			Path: "clusters/lab", CAFile: filepath.Join(l.work, "..", "git-ca.pem"), Timeout: "20s",
-			Credentials: site.GitCredentials{Username: l.git.Username, Password: site.SecretRef{File: filepath.Join(l.work, "..", "git-token")}}},
+			ApplicationSets: []string{filepath.Join(l.work, "..", "appsets.yaml")},
+			Credentials:     site.GitCredentials{Username: l.git.Username, Password: site.SecretRef{File: filepath.Join(l.work, "..", "git-token")}}},
 	}
 	fast := []cluster.Option{cluster.WithPollInterval(100 * time.Millisecond)}
 	l.runner = &pipeline.Runner{
@@ -403,7 +405,8 @@ func TestHandoffStageThroughTheRunner(t *testing.T) {
 		refs = append(refs, o.Ref)
 	}
 	for _, want := range []string{"Subscription openshift-gitops-operator/openshift-gitops-operator", "Secret openshift-gitops/bootstrap-repository",
-		"ConfigMap openshift-gitops/argocd-tls-certs-cm", "Application openshift-gitops/root", "CatalogSource openshift-marketplace/cs-redhat-operator-index"} {
+		"ConfigMap openshift-gitops/argocd-tls-certs-cm", "Application openshift-gitops/root", "ApplicationSet openshift-gitops/platform",
+		"CatalogSource openshift-marketplace/cs-redhat-operator-index"} {
 		if !strings.Contains(fmt.Sprint(refs), want) {
 			t.Errorf("outputs do not name %s: %v", want, refs)
 		}
