@@ -11,6 +11,7 @@ import (
 	"github.com/bootstrap-dev/bootstrap/internal/gitrepo"
 	"github.com/bootstrap-dev/bootstrap/internal/handoff"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/preflight"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -158,8 +159,10 @@ func (st Handoff) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 		// credentials, the revision exists and the path is a directory at it (as preflight's
 		// git checks prove; the repository may have changed since).
 		r := o.Repo
-		proof, err := gitrepo.Prove(ctx, gitrepo.Repo{URL: r.URL, Revision: r.Revision, Path: r.Path,
+		pctx, cancel := context.WithTimeout(ctx, preflight.GitTimeout)
+		proof, err := gitrepo.Prove(pctx, gitrepo.Repo{URL: r.URL, Revision: r.Revision, Path: r.Path,
 			Username: r.Username, Password: r.Password, CA: r.CA, SSHKey: r.SSHPrivateKey, KnownHosts: r.KnownHosts})
+		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("handoff: nothing changed: %w", err)
 		}

@@ -352,6 +352,9 @@ func TestHandoffStageThroughTheRunner(t *testing.T) {
 	if !errors.As(err, &ge) || ge.Step != gitrepo.StepPath || !strings.Contains(err.Error(), "clusters/ holds: lab/, prod/") {
 		t.Fatalf("a missing gitops.path must stop the handoff: %v\n%s", err, out)
 	}
+	if f := lastFailure(l.journal(), "handoff"); !strings.Contains(f.Remedy, "set gitops.path") {
+		t.Errorf("journaled remedy %q does not say to fix gitops.path", f.Remedy)
+	}
 	if _, err := l.d.Resource(gvrSub).Namespace(handoff.OperatorNamespace).Get(ctx, handoff.OperatorPackage, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("the handoff changed the cluster before proving the repository: subscription %v", err)
 	}
