@@ -2,6 +2,9 @@ package gitrepo_test
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
 	"errors"
 	"net"
 	"os"
@@ -10,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/bootstrap-dev/bootstrap/internal/gather/sshtest"
@@ -152,6 +156,17 @@ func TestProveOverSSH(t *testing.T) {
 	var ge *gitrepo.Error
 	if _, err := gitrepo.Prove(context.Background(), none); !errors.As(err, &ge) || !strings.Contains(err.Error(), "not in gitops.credentials.knownHostsFile") {
 		t.Errorf("an unknown host key must be refused: %v", err)
+	}
+	_, otherKey, _ := ed25519.GenerateKey(rand.Reader)
+	blk, err := ssh.MarshalPrivateKey(otherKey, "not authorised")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrongKey := repo
+	wrongKey.SSHKey = pem.EncodeToMemory(blk)
+	if _, err := gitrepo.Prove(context.Background(), wrongKey); !errors.As(err, &ge) || !strings.Contains(err.Error(), "refused the SSH key") ||
+		!strings.Contains(ge.Remedy(), "deploy key") {
+		t.Errorf("a key the server does not know: %v", err)
 	}
 	wrongPath := repo
 	wrongPath.Path = "clusters/edge"
