@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,41 +19,6 @@ import (
 )
 
 var gvrArgoCD = clustertest.GVR("argoproj.io", "v1beta1", "argocds")
-
-// ArgoCDCRD stands in for the GitOps operator's argocds.argoproj.io CRD, which no module the Go
-// proxy serves carries (argoproj-labs/argocd-operator and redhat-developer/gitops-operator are
-// not served): same group, kind, scope, served version and status subresource; the status fields
-// the handoff reads (phase, server, repo, applicationController, redis, host, conditions) are
-// declared with the types argocd-operator's api/v1beta1 ArgoCDStatus gives them, the rest is
-// preserved as is.
-func ArgoCDCRD() *apiextensionsv1.CustomResourceDefinition {
-	str := apiextensionsv1.JSONSchemaProps{Type: "string"}
-	preserve := true
-	return &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "argocds.argoproj.io"},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: "argoproj.io",
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: "ArgoCD", ListKind: "ArgoCDList", Plural: "argocds", Singular: "argocd"},
-			Scope: apiextensionsv1.NamespaceScoped,
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
-				Name: "v1beta1", Served: true, Storage: true,
-				Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
-				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-					Type: "object",
-					Properties: map[string]apiextensionsv1.JSONSchemaProps{
-						"spec": {Type: "object", XPreserveUnknownFields: &preserve},
-						"status": {Type: "object", XPreserveUnknownFields: &preserve, Properties: map[string]apiextensionsv1.JSONSchemaProps{
-							"phase": str, "server": str, "repo": str, "applicationController": str, "redis": str,
-							"applicationSetController": str, "sso": str, "notificationsController": str, "host": str,
-							"conditions": {Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{
-								Type: "object", XPreserveUnknownFields: &preserve}}},
-						}},
-					},
-				}},
-			}},
-		},
-	}
-}
 
 func ensureNamespace(t *testing.T, d dynamic.Interface, name string) {
 	t.Helper()
@@ -79,7 +43,7 @@ func argoStatus(phase, server string, more ...string) map[string]any {
 func TestWaitInstanceByArgoCDResource(t *testing.T) {
 	cfg := server.Config(t)
 	d := clustertest.Dynamic(t, cfg)
-	clustertest.InstallCRD(t, cfg, ArgoCDCRD())
+	clustertest.InstallCRD(t, cfg, clustertest.ArgoCDCRD())
 	ensureNamespace(t, d, handoff.ArgoNamespace)
 	c, err := cluster.New(cfg, cluster.WithPollInterval(100*time.Millisecond))
 	if err != nil {

@@ -186,3 +186,38 @@ func InstallCRD(t testing.TB, cfg *rest.Config, crd *apiextensionsv1.CustomResou
 		}
 	})
 }
+
+// ArgoCDCRD stands in for the GitOps operator's argocds.argoproj.io CRD, which no module the Go
+// proxy serves carries (argoproj-labs/argocd-operator and redhat-developer/gitops-operator are
+// not served): same group, kind, scope, served version and status subresource; the status fields
+// the handoff reads (phase, server, repo, applicationController, redis, host, conditions) are
+// declared with the types argocd-operator's api/v1beta1 ArgoCDStatus gives them, the rest is
+// preserved as is.
+func ArgoCDCRD() *apiextensionsv1.CustomResourceDefinition {
+	str := apiextensionsv1.JSONSchemaProps{Type: "string"}
+	preserve := true
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "argocds.argoproj.io"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "argoproj.io",
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: "ArgoCD", ListKind: "ArgoCDList", Plural: "argocds", Singular: "argocd"},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name: "v1beta1", Served: true, Storage: true,
+				Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object",
+					Properties: map[string]apiextensionsv1.JSONSchemaProps{
+						"spec": {Type: "object", XPreserveUnknownFields: &preserve},
+						"status": {Type: "object", XPreserveUnknownFields: &preserve, Properties: map[string]apiextensionsv1.JSONSchemaProps{
+							"phase": str, "server": str, "repo": str, "applicationController": str, "redis": str,
+							"applicationSetController": str, "sso": str, "notificationsController": str, "host": str,
+							"conditions": {Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{
+								Type: "object", XPreserveUnknownFields: &preserve}}},
+						}},
+					},
+				}},
+			}},
+		},
+	}
+}
