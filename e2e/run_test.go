@@ -34,6 +34,13 @@ func TestFullRunThenNothingToDo(t *testing.T) {
 			t.Errorf("node %s: booted from %q after %d range requests; want the ISO, fetched with ranges", n, s.BootedFrom, s.RangeRequests)
 		}
 	}
+	// The handoff proved the repository from the jump host before changing anything, and the run
+	// ends by printing the Argo CD console.
+	for _, want := range []string{"clusters/lab is a directory there", "Argo CD owns the cluster now", "console https://"} {
+		if !strings.Contains(first.out, want) {
+			t.Errorf("first run does not say %q:\n%s", want, tail(first.out, 30))
+		}
+	}
 	writes, pushes := l.bmcWrites(), l.reg.Proxy.Writes()
 	before := len(j)
 
