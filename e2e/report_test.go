@@ -337,8 +337,8 @@ func checkReportInChromium(t *testing.T, l *testLab) {
 	// Manifests applied by configure and handoff, each with its SHA-256.
 	applied := map[string]int{}
 	for _, r := range rows(section(doc, "applied")) {
-		secret := len(r) > 5 && strings.HasPrefix(r[3], "Secret ") && r[5] == report.SecretNotHashed
-		if len(r) < 6 || !hexRE.MatchString(r[5]) && !secret {
+		secret := len(r) > 6 && strings.HasPrefix(r[4], "Secret ") && r[6] == report.SecretNotHashed
+		if len(r) < 7 || !hexRE.MatchString(r[6]) && !secret {
 			t.Errorf("applied row %q: no SHA-256", r)
 			continue
 		}

@@ -63,11 +63,13 @@ type Action struct {
 	Note string `json:"note,omitempty"`
 }
 
-// AppliedObject is one Kubernetes object a successful configure or handoff attempt applied.
+// AppliedObject is one Kubernetes object configure or handoff applied (server-side apply), from
+// the step that journaled it.
 type AppliedObject struct {
 	Stage      string    `json:"stage"`
 	Attempt    int       `json:"attempt"`
-	Time       time.Time `json:"time"` // when the attempt succeeded
+	Run        int64     `json:"run"`
+	Time       time.Time `json:"time"` // when the apply was journaled
 	APIVersion string    `json:"apiVersion"`
 	Kind       string    `json:"kind"`
 	Namespace  string    `json:"namespace,omitempty"`
@@ -139,7 +141,7 @@ func readEvidence(dir string, h pipeline.History) Evidence {
 			na.Actions = append(na.Actions, Action{Seq: s.Seq, Time: s.Time, Run: s.Run, Stage: a.Stage, Attempt: a.Attempt,
 				Action: act, Data: s.Data, Note: bookkeeping[act]})
 		}
-		if a.State == pipeline.StateSucceeded && (a.Stage == "configure" || a.Stage == "handoff") {
+		if a.Stage == "configure" || a.Stage == "handoff" {
 			ev.Applied = append(ev.Applied, applied(a)...)
 		}
 	}
@@ -153,18 +155,30 @@ func readEvidence(dir string, h pipeline.History) Evidence {
 	return ev
 }
 
-// applied lists the objects of a configure or handoff output ({"applied": [...]}).
+// appliedStep is the step key under which configure and handoff journal what each apply did
+// (stages.AppliedStep: {"objects": [cluster.Applied...], "changed": n}).
+const appliedStep = "applied"
+
+// applied lists the objects of every applied step of a configure or handoff attempt, with the
+// time and run of the step: applies of attempts that failed afterwards count too.
 func applied(a pipeline.AttemptRecord) []AppliedObject {
-	var out struct {
-		Applied []AppliedObject `json:"applied"`
+	var out []AppliedObject
+	for _, s := range a.Steps {
+		if s.Key != appliedStep {
+			continue
+		}
+		var rec struct {
+			Objects []AppliedObject `json:"objects"`
+		}
+		if json.Unmarshal(s.Data, &rec) != nil {
+			continue
+		}
+		for _, o := range rec.Objects {
+			o.Stage, o.Attempt, o.Run, o.Time = a.Stage, a.Attempt, s.Run, s.Time
+			out = append(out, o)
+		}
 	}
-	if json.Unmarshal(a.Output, &out) != nil {
-		return nil
-	}
-	for i := range out.Applied {
-		out.Applied[i].Stage, out.Applied[i].Attempt, out.Applied[i].Time = a.Stage, a.Attempt, a.Finished
-	}
-	return out.Applied
+	return out
 }
 
 // versions collects the versions the run recorded: bootstrap itself (each run), openshift-install

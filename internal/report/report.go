@@ -203,13 +203,13 @@ func (r *Report) Markdown(w io.Writer) error {
 		}
 	}
 	if len(ev.Applied) > 0 {
-		b.WriteString("\n## Manifests applied\n\n| time | stage | attempt | object | action | sha256 | source |\n|---|---|---|---|---|---|---|\n")
+		b.WriteString("\n## Manifests applied\n\n| time | stage | attempt | run | object | action | sha256 | source |\n|---|---|---|---|---|---|---|---|\n")
 		for _, m := range ev.Applied {
 			sum := "`" + m.SHA256 + "`"
 			if m.SHA256 == "" && m.Kind == "Secret" {
 				sum = SecretNotHashed
 			}
-			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s |\n", ts(m.Time), m.Stage, m.Attempt, m.Object(), m.Action, sum, m.Source)
+			fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %s | %s | %s |\n", ts(m.Time), m.Stage, m.Attempt, m.Run, m.Object(), m.Action, sum, m.Source)
 		}
 	}
 	if len(ev.Versions) > 0 {

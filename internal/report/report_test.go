@@ -101,9 +101,23 @@ func (s *nodeStage) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	return map[string]int{"nodes": len(s.nodes)}, nil
 }
 
+// applyStage journals an applied step the way configure does (stages.AppliedStep).
+type applyStage struct{}
+
+func (applyStage) Name() string                      { return "configure" }
+func (applyStage) Summary() string                   { return "test" }
+func (applyStage) Inputs(*pipeline.Env) (any, error) { return "v1", nil }
+func (applyStage) Run(_ context.Context, env *pipeline.Env) (any, error) {
+	return nil, env.Steps.Record("applied", map[string]any{"changed": 2, "objects": []map[string]string{
+		{"apiVersion": "config.openshift.io/v1", "kind": "ImageDigestMirrorSet", "name": "bootstrap-mirror", "action": "created",
+			"sha256": "1f67d5a40e398f9fd03143d25042f69a3e6b3529e30a14000093ed223ab28436", "source": "idms.yaml"},
+		{"apiVersion": "v1", "kind": "Secret", "namespace": "openshift-gitops", "name": "repo", "action": "created"},
+	}})
+}
+
 func TestReport(t *testing.T) {
 	dir := t.TempDir()
-	r := &pipeline.Runner{Stages: []pipeline.Stage{copyStage{}}, Site: &site.Site{}, WorkDir: dir}
+	r := &pipeline.Runner{Stages: []pipeline.Stage{copyStage{}, applyStage{}}, Site: &site.Site{}, WorkDir: dir}
 	if err := r.Run(context.Background(), pipeline.RunOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -121,11 +135,17 @@ func TestReport(t *testing.T) {
 		rep.Files[0].SHA256 != "a6ea237c6e86f11e842f23fad2b2be6d836f446c73284d03d8be02a463f04c74" {
 		t.Fatalf("files: %+v", rep.Files)
 	}
+	if ap := rep.Evidence.Applied; len(ap) != 2 || ap[0].Stage != "configure" || ap[0].Attempt != 1 || ap[0].Run != rep.History.Runs[0].Seq ||
+		ap[0].Object() != "ImageDigestMirrorSet bootstrap-mirror" || ap[0].Action != "created" || ap[1].Object() != "Secret openshift-gitops/repo" {
+		t.Errorf("applied: %+v", ap)
+	}
 	var md bytes.Buffer
 	if err := rep.Markdown(&md); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"hash chain **verified**", "| mirror | succeeded |", "sha256:bbb", "`idms.yaml`"} {
+	for _, want := range []string{"hash chain **verified**", "| mirror | succeeded |", "sha256:bbb", "`idms.yaml`",
+		"ImageDigestMirrorSet bootstrap-mirror | created | `1f67d5a40e398f9fd03143d25042f69a3e6b3529e30a14000093ed223ab28436`",
+		"Secret openshift-gitops/repo | created | " + report.SecretNotHashed} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md.String())
 		}
