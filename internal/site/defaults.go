@@ -34,8 +34,8 @@ const (
 	DefaultBootParallel       = 8
 	DefaultBootConfirmTimeout = "10m"
 	DefaultBootResumeGrace    = "3m"
-	PlatformBaremetal       = "baremetal"
-	PlatformNone            = "none"
+	PlatformBaremetal         = "baremetal"
+	PlatformNone              = "none"
 	// DefaultGPUBlacklistModule is blacklisted on GPU nodes: irdma (Intel E810 RDMA) loads on
 	// Dell's E810 LOMs and conflicts with the RDMA stack the NVIDIA network/GPU operators set up.
 	DefaultGPUBlacklistModule = "irdma"
