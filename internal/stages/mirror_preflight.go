@@ -170,11 +170,14 @@ func archiveResult(dir string) preflight.Result {
 	return preflight.Passf("%d parts, %s", len(present), preflight.Bytes(size))
 }
 
-// mirrorSucceeded reports whether the mirror stage has a successful output: in env.Outputs (the
-// preflight command hands every stage's), or else in the work dir's journal (inside a pipeline
-// run a stage sees only the outputs of the stages before it, and preflight comes first).
-func mirrorSucceeded(env *pipeline.Env) bool {
-	if _, ok := env.Outputs["mirror"]; ok {
+// mirrorSucceeded reports whether the mirror stage has a successful output.
+func mirrorSucceeded(env *pipeline.Env) bool { return stageSucceeded(env, "mirror") }
+
+// stageSucceeded reports whether stage has a successful output: in env.Outputs (the preflight
+// command hands every stage's), or else in the work dir's journal (inside a pipeline run a stage
+// sees only the outputs of the stages before it, and preflight comes first).
+func stageSucceeded(env *pipeline.Env, stage string) bool {
+	if _, ok := env.Outputs[stage]; ok {
 		return true
 	}
 	if env.WorkDir == "" {
@@ -184,5 +187,5 @@ func mirrorSucceeded(env *pipeline.Env) bool {
 	if err != nil {
 		return false
 	}
-	return len(pipeline.Fold(entries).Stage("mirror").Output) > 0
+	return len(pipeline.Fold(entries).Stage(stage).Output) > 0
 }
