@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -21,9 +22,17 @@ const killSeeds = 3
 // SIGKILL the run at a random moment inside a stage, then resume to the end: nothing journaled
 // as done is done again, no node is power-cycled twice, the registry holds exactly the planned
 // digests.
+//
+// The kills in mirror, iso and boot resume up to boot (--until boot): every resume through the
+// whole pipeline costs the ~20 s start of the lab's kube-apiserver. One kill lands in install,
+// the longest stage on a real site, and its resume runs through configure and handoff.
 func TestKillAndResume(t *testing.T) {
-	for _, stage := range []string{"mirror", "iso", "boot"} {
-		for seed := uint64(1); seed <= killSeeds; seed++ {
+	for _, stage := range []string{"mirror", "iso", "boot", "install"} {
+		seeds := uint64(killSeeds)
+		if stage == "install" {
+			seeds = 1
+		}
+		for seed := uint64(1); seed <= seeds; seed++ {
 			t.Run(fmt.Sprintf("%s/seed%d", stage, seed), func(t *testing.T) {
 				killResume(t, stage, seed)
 			})
@@ -31,12 +40,19 @@ func TestKillAndResume(t *testing.T) {
 	}
 }
 
+// throughHandoff are the stages whose kill tests run the whole pipeline.
+var throughHandoff = map[string]bool{"install": true}
+
 func killResume(t *testing.T, stage string, seed uint64) {
 	l := startLab(t)
+	if throughHandoff[stage] {
+		l.until = ""
+	}
 	rng := rand.New(rand.NewPCG(seed, uint64(len(stage))))
 	// Kill within the time the stage takes in the lab: mirror about 5 s, iso 0.3 s, boot 2.5 s
-	// (BootDelay is 1 s).
-	window := map[string]time.Duration{"mirror": 3 * time.Second, "iso": 300 * time.Millisecond, "boot": 1500 * time.Millisecond}[stage]
+	// (BootDelay is 1 s), install about 12 s (the player's install progress).
+	window := map[string]time.Duration{"mirror": 3 * time.Second, "iso": 300 * time.Millisecond, "boot": 1500 * time.Millisecond,
+		"install": 10 * time.Second}[stage]
 	delay := time.Duration(rng.Int64N(int64(window)))
 	cmd := l.command("run")
 	var out bytes.Buffer
@@ -87,10 +103,41 @@ func killResume(t *testing.T, stage string, seed uint64) {
 	if got, want := l.storedManifests(t), l.content(t).plannedManifests(); !reflect.DeepEqual(got, want) {
 		t.Errorf("registry holds %d manifests, content.json plans %d:\n got %v\nwant %v", len(got), len(want), got, want)
 	}
-	for _, st := range []string{"mirror", "iso", "boot"} {
+	stages := []string{"mirror", "iso", "boot"}
+	if l.until == "" {
+		stages = append(stages, "install", "configure", "handoff")
+	}
+	for _, st := range stages {
 		if len(entries(after, pipeline.EntryStageSucceeded, st)) == 0 {
 			t.Errorf("stage %s never succeeded:\n%s", st, tail(r.out, 30))
 		}
+	}
+	killedInReport(t, l, stage, finished)
+}
+
+// killedInReport checks the evidence report tells the kill: the first run killed, and (unless
+// the stage had finished) its attempt with an interrupted execution resumed to success.
+func killedInReport(t *testing.T, l *testLab, stage string, finished bool) {
+	t.Helper()
+	out := l.mustRun(t, 0, "report", "--format", "json").out
+	var rep struct {
+		History pipeline.History `json:"history"`
+	}
+	if err := json.NewDecoder(strings.NewReader(out[strings.IndexByte(out, '{'):])).Decode(&rep); err != nil {
+		t.Fatalf("report json: %v", err)
+	}
+	h := rep.History
+	if len(h.Runs) != 2 || h.Runs[0].Result != pipeline.RunKilled || h.Runs[1].Result != pipeline.RunSucceeded {
+		t.Errorf("report runs: %+v; want the killed run, then the resume", h.Runs)
+		return
+	}
+	if finished {
+		return
+	}
+	a := h.Attempt(stage, 1)
+	if a == nil || len(a.Executions) != 2 || a.Executions[0].State != pipeline.StateInterrupted ||
+		a.Executions[0].Run != h.Runs[0].Seq || a.Executions[1].State != pipeline.StateSucceeded || a.Executions[1].Run != h.Runs[1].Seq {
+		t.Errorf("report: %s attempt 1: %+v; want interrupted in the killed run, then succeeded in the resume", stage, a)
 	}
 }
 

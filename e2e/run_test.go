@@ -11,7 +11,8 @@ import (
 )
 
 // The whole pipeline against the lab, then a second run that does nothing and says so: no stage
-// runs again, no BMC is written to, nothing is pushed to the registry.
+// runs again, no BMC is written to, nothing is pushed to the registry. Then the evidence report
+// of both runs, checked as rendered by headless Chromium (report_test.go).
 func TestFullRunThenNothingToDo(t *testing.T) {
 	l := startLab(t)
 	l.until = "" // the whole pipeline, through handoff
@@ -31,6 +32,13 @@ func TestFullRunThenNothingToDo(t *testing.T) {
 		}
 		if s := l.bmcs.Sims[n].Stats(); s.RangeRequests == 0 || !strings.HasSuffix(s.BootedFrom, ".iso") {
 			t.Errorf("node %s: booted from %q after %d range requests; want the ISO, fetched with ranges", n, s.BootedFrom, s.RangeRequests)
+		}
+	}
+	// The handoff proved the repository from the jump host before changing anything, and the run
+	// ends by printing the Argo CD console.
+	for _, want := range []string{"clusters/lab is a directory there", "Argo CD owns the cluster now", "console https://"} {
+		if !strings.Contains(first.out, want) {
+			t.Errorf("first run does not say %q:\n%s", want, tail(first.out, 30))
 		}
 	}
 	writes, pushes := l.bmcWrites(), l.reg.Proxy.Writes()
@@ -64,6 +72,9 @@ func TestFullRunThenNothingToDo(t *testing.T) {
 		t.Errorf("second run does not say it had nothing to do:\n%s", second.out)
 	}
 	t.Logf("first run %s, second run %s", first.took, second.took)
+
+	// The evidence report of both runs, rendered in headless Chromium (last: it edits the journal).
+	checkReportInChromium(t, l)
 }
 
 // `bootstrap replay boot --node gpu-1` talks to gpu-1's BMC only and power-cycles it once more.

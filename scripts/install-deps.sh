@@ -2,16 +2,17 @@
 # Installs the Debian packages the tests, the lab and the benchmarks use. Idempotent; does nothing
 # when everything is present. Needs root (CI and the dev machines run as root).
 set -euo pipefail
-# command -> package
+# command -> package; name:path -> package when path exists (a binary outside PATH, a font for headless Chromium)
 declare -A need=(
   [xorriso]=xorriso [osirrox]=xorriso [gzip]=gzip [xz]=xz-utils [cpio]=cpio [openssl]=openssl [curl]=curl
   [docker-registry]=docker-registry [htpasswd]=apache2-utils [sshd:/usr/sbin/sshd]=openssh-server
   [ssh-keygen]=openssh-client [isoinfo]=genisoimage [git]=git [ip]=iproute2 [lsmod]=kmod
+  [chromium]=chromium [fonts:/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf]=fonts-dejavu-core
 )
 missing=()
 for k in "${!need[@]}"; do
   cmd=${k%%:*}; path=${k#*:}
-  if [[ $k == *:* ]]; then [ -x "$path" ] && continue; else command -v "$cmd" >/dev/null && continue; fi
+  if [[ $k == *:* ]]; then [ -e "$path" ] && continue; else command -v "$cmd" >/dev/null && continue; fi
   missing+=("${need[$k]}")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bootstrap-dev/bootstrap/internal/mirror"
+	"github.com/bootstrap-dev/bootstrap/internal/preflight"
 )
 
 // mirrorFlags are the flags of `bootstrap mirror`, named as oc-mirror v2 names them.
@@ -25,6 +26,8 @@ type mirrorFlags struct {
 	signatureStore                            string
 	dryRun, verify                            bool
 	parallel, retries                         int
+	archiveSize                               int   // GiB
+	archiveBytes                              int64 // hidden: the archive size in bytes (tests)
 	platforms                                 []string
 }
 
@@ -44,7 +47,13 @@ WORKSPACE/working-dir/cluster-resources.
 
 Disk mirror: "file://DIR" on the connected side writes an OCI layout (one content-addressed blob
 store; a later run into the same DIR writes only new blobs) and DIR/content.json; carry DIR across,
-then "--from file://DIR docker://HOST/NS" pushes it, verifying every blob's SHA-256 before pushing.`,
+then "--from file://DIR docker://HOST/NS" pushes it, verifying every blob's SHA-256 before pushing.
+With --archive-size GiB (or the ImageSetConfiguration's archiveSize) the layout is staged in
+DIR/working-dir and packed into DIR/mirror_000001.tar, ... of at most that size (a blob is never
+split; one larger than the size gets a part of its own), listed with their SHA-256 in
+DIR/archive.json; a later run writes only new parts, carrying what earlier parts did not. Carry the
+new parts and archive.json; "--from file://DIR" checks and extracts every part present.
+Before a file:// run copies anything, the disk it needs is compared with the free space (exit 2).`,
 		Example: `  bootstrap mirror -c isc.yaml docker://registry.example.com:8443/mirror
   bootstrap mirror -c isc.yaml --dry-run docker://registry.example.com:8443/mirror
   bootstrap mirror -c isc.yaml --verify docker://registry.example.com:8443/mirror
@@ -68,6 +77,9 @@ then "--from file://DIR docker://HOST/NS" pushes it, verifying every blob's SHA-
 	fl.BoolVar(&f.verify, "verify", false, "only prove that everything in content.json is at the destination")
 	fl.IntVar(&f.parallel, "parallel", 6, "concurrent blob and manifest transfers")
 	fl.IntVar(&f.retries, "retries", 3, "retries of an operation that failed with a temporary error")
+	fl.IntVar(&f.archiveSize, "archive-size", 0, "file:// only: split the disk mirror into tar parts of at most this many GiB (default: the ImageSetConfiguration's archiveSize; 0 writes one OCI layout)")
+	fl.Int64Var(&f.archiveBytes, "archive-size-bytes", 0, "the archive size in bytes (tests)")
+	_ = fl.MarkHidden("archive-size-bytes")
 	fl.StringSliceVar(&f.platforms, "platform", nil, "keep only these platforms of multi-arch images (os/arch); default all")
 	fl.StringVarP(&f.output, "output", "o", "text", "text or json")
 	_ = cmd.MarkFlagRequired("config")
@@ -105,7 +117,29 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 	o := mirror.DefaultOptions(mirror.Endpoint{Host: host, Insecure: !f.destTLSVerify, CAFile: f.caFile, AuthFile: f.authfile})
 	o.Source = mirror.Endpoint{Insecure: !f.srcTLSVerify, CAFile: f.srcCAFile, AuthFile: f.authfile}
 	o.SourceRegistry, o.Parallel, o.Retries, o.Platforms = f.sourceRegistry, f.parallel, f.retries, f.platforms
+	archiveBytes := f.archiveBytes
+	if archiveBytes == 0 {
+		size := f.archiveSize
+		if size == 0 {
+			size = isc.ArchiveSize
+		}
+		archiveBytes = int64(size) << 30
+	}
+	switch {
+	case archiveBytes < 0:
+		return fmt.Errorf("--archive-size: %d; want GiB > 0", f.archiveSize)
+	case archiveBytes > 0 && toDir == "" && f.archiveSize != 0:
+		return fmt.Errorf("--archive-size applies to file:// destinations only")
+	case toDir == "":
+		archiveBytes = 0 // the ISC's archiveSize concerns disk mirrors only
+	}
 	o.DestDir, o.SourceDir = toDir, fromDir
+	if archiveBytes > 0 {
+		o.DestDir = mirror.ArchiveLayout(toDir)
+		if err := os.MkdirAll(o.DestDir, 0o755); err != nil {
+			return err
+		}
+	}
 	if err := o.Validate(); err != nil {
 		return err
 	}
@@ -127,6 +161,19 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 	var archive mirror.Content
 	switch {
 	case fromDir != "":
+		if _, err := os.Stat(filepath.Join(fromDir, mirror.ArchiveIndexFile)); err == nil {
+			un, err := mirror.UnpackArchive(fromDir)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(errOut, "archive %s: %d parts checked and extracted, %d extracted before", fromDir, len(un.Extracted), len(un.Skipped))
+			if len(un.Missing) > 0 {
+				fmt.Fprintf(errOut, "; not here (carried earlier?): %s", strings.Join(un.Missing, " "))
+			}
+			fmt.Fprintln(errOut)
+			fromDir = un.Layout
+			o.SourceDir = fromDir
+		}
 		if archive, err = mirror.ReadContent(filepath.Join(fromDir, "content.json")); err != nil {
 			return fmt.Errorf("--from: not a disk mirror written by bootstrap mirror file://: %w", err)
 		}
@@ -155,6 +202,14 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 		return printMirrorPlan(out, f.output, plan)
 	}
 	o.Progress = mirrorProgress(errOut, f.output == "json", mirrorIsTTY(errOut))
+	if toDir != "" {
+		o.DiskCheck = func(dir string, need int64) error {
+			if archiveBytes > 0 {
+				need *= 2 // the staged layout and the parts
+			}
+			return mirrorDiskCheck(errOut, dir, need)
+		}
+	}
 	cr, cerr := mirror.Copy(ctx, res.Images, o)
 	var fe *mirror.FailedError
 	if cerr != nil && !errors.As(cerr, &fe) {
@@ -162,11 +217,42 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 	}
 	var outs mirror.Outputs
 	var sigFiles []string
+	var parts []mirror.ArchivePart
 	if toDir != "" {
 		outDir = toDir
 		outs.Content = "content.json"
-		if err := mirror.WriteContent(filepath.Join(toDir, outs.Content), mirror.Content{Images: cr.Images}); err != nil {
-			return err
+		if archiveBytes == 0 {
+			if err := mirror.WriteContent(filepath.Join(toDir, outs.Content), mirror.Content{Images: cr.Images}); err != nil {
+				return err
+			}
+		} else {
+			// "already present" describes the staging layout, not the archive: leave it out so
+			// that a run with nothing new writes the same content.json (and no new part)
+			// (an image found present was not read again: its size comes from the last content.json)
+			prev := map[string]int64{}
+			if old, err := mirror.ReadContent(mirror.ArchiveContent(toDir)); err == nil {
+				for _, im := range old.Images {
+					prev[im.Source+" "+im.Dest+" "+im.Digest] = im.Size
+				}
+			}
+			ims := append([]mirror.ImageResult(nil), cr.Images...)
+			for i := range ims {
+				if ims[i].Skipped && ims[i].Size == 0 {
+					ims[i].Size = prev[ims[i].Source+" "+ims[i].Dest+" "+ims[i].Digest]
+				}
+				ims[i].Skipped = false
+			}
+			if err := mirror.WriteContent(mirror.ArchiveContent(toDir), mirror.Content{Images: ims}); err != nil {
+				return err
+			}
+			parts, err = mirror.WriteArchive(toDir, o.DestDir, archiveBytes, map[string]string{
+				"content.json": mirror.ArchiveContent(toDir),
+				"index.json":   filepath.Join(o.DestDir, "index.json"),
+				"oci-layout":   filepath.Join(o.DestDir, "oci-layout")})
+			if err != nil {
+				return fmt.Errorf("archive: %w", err)
+			}
+			outs.Content = filepath.Join("working-dir", "content.json")
 		}
 	} else {
 		cats, catImages, err := mirror.Catalogs(ctx, res, cr.Images, o)
@@ -210,7 +296,7 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 		}
 	}
 	if f.output == "json" {
-		_ = json.NewEncoder(out).Encode(map[string]any{"result": cr, "outputs": outs, "outputDir": outDir})
+		_ = json.NewEncoder(out).Encode(map[string]any{"result": cr, "outputs": outs, "outputDir": outDir, "archiveParts": parts})
 		return cerr
 	}
 	skipped := 0
@@ -224,10 +310,37 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 		cr.BlobsCopied, cr.BlobsMounted, cr.BlobsPresent)
 	files := append([]string{outs.IDMS, outs.ITMS, outs.Content, outs.Mapping}, sigFiles...)
 	fmt.Fprintf(out, "outputs in %s: %s\n", outDir, strings.Join(strings.Fields(strings.Join(append(files, outs.CatalogSources...), " ")), " "))
+	if archiveBytes > 0 {
+		var names []string
+		var size int64
+		for _, p := range parts {
+			names = append(names, p.Name)
+			size += p.Size
+		}
+		if len(parts) == 0 {
+			fmt.Fprintf(out, "archive: nothing new, no part written (archive.json lists the earlier ones)\n")
+		} else {
+			fmt.Fprintf(out, "archive: %d new part(s), %s: %s; carry them with %s\n", len(parts), mirrorBytes(size), strings.Join(names, " "), mirror.ArchiveIndexFile)
+		}
+	}
 	for _, fl := range cr.Failed {
 		fmt.Fprintf(out, "FAILED %s: %s\n", fl.Source, fl.Error)
 	}
 	return cerr
+}
+
+// mirrorDiskCheck is the disk preflight of a file:// run: the blobs the layout does not hold yet
+// must fit on its file system, with 1 % (at least 64 MiB) to spare for manifests and the file
+// system; otherwise nothing is copied and the command exits 2 like a failed preflight.
+func mirrorDiskCheck(w io.Writer, dir string, need int64) error {
+	need += max(need/100, 64<<20)
+	r := preflight.CheckDisk(dir, need)
+	fmt.Fprintf(w, "%s disk %s: %s\n", r.Status, dir, r.Message)
+	if r.Status == preflight.Fail {
+		fmt.Fprintf(w, "  → free space there or give file:// a larger file system; nothing was copied\n")
+		return &preflight.FailedError{Checks: []string{"disk " + dir}}
+	}
+	return nil
 }
 
 // verifyMirror is --verify: the completeness proof against the content.json of an earlier run.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/bootstrap-dev/bootstrap/internal/mirror"
 	"github.com/bootstrap-dev/bootstrap/internal/mirror/mirrortest"
+	"github.com/bootstrap-dev/bootstrap/internal/preflight"
 )
 
 func runMirrorCmd(t *testing.T, args ...string) (string, error) {
@@ -203,5 +205,74 @@ func TestMirrorProgressLine(t *testing.T) {
 	mirrorProgress(&buf, true, false)(mirror.Progress{BytesDone: 1, BytesTotal: 2, ImagesTotal: 1})
 	if !strings.Contains(buf.String(), `"kind":"progress"`) || !strings.Contains(buf.String(), `"bytesTotal":2`) {
 		t.Fatalf("json progress %q", buf.String())
+	}
+}
+
+// file:// with an archive size writes numbered parts and archive.json; a second run writes no
+// part; the parts alone, carried to another directory, are pushed by --from.
+func TestMirrorCommandArchiveParts(t *testing.T) {
+	logrus.SetOutput(io.Discard)
+	src, err := mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: t.TempDir(), TLS: true, User: "robot", Password: "pw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	b := mirrortest.NewBuilder(regclient.New(regclient.WithConfigHost(config.Host{Name: src.Host, TLS: config.TLSDisabled})), 9)
+	refs, err := b.Sample(t.Context(), src.Host, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	isc := filepath.Join(dir, "isc.yaml")
+	doc := "apiVersion: mirror.openshift.io/v2alpha1\nkind: ImageSetConfiguration\nmirror:\n  additionalImages:\n"
+	for _, r := range refs {
+		doc += "  - name: " + r + "\n"
+	}
+	if err := os.WriteFile(isc, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	archive := filepath.Join(dir, "archive")
+	toDir := []string{"-c", isc, "--src-tls-verify=false", "--archive-size-bytes", "65536", "file://" + archive}
+	out, err := runMirrorCmd(t, toDir...)
+	if err != nil || !strings.Contains(out, "mirrored 5 images") || !strings.Contains(out, "new part(s)") {
+		t.Fatalf("to dir: %v\n%s", err, out)
+	}
+	parts, _ := filepath.Glob(filepath.Join(archive, "mirror_*.tar"))
+	if len(parts) < 2 {
+		t.Fatalf("%d parts, want several of 64 KiB", len(parts))
+	}
+	if out, err := runMirrorCmd(t, toDir...); err != nil || !strings.Contains(out, "nothing new") {
+		t.Fatalf("to dir again: %v\n%s", err, out)
+	}
+	far := t.TempDir()
+	for _, p := range append(parts, filepath.Join(archive, "archive.json")) {
+		write(t, filepath.Join(far, filepath.Base(p)), []byte(readFile(t, p)), 0o644)
+	}
+	ws := "file://" + filepath.Join(dir, "ws")
+	fromDir := []string{"-c", isc, "--from", "file://" + far, "--ca-file", dst.CAFile, "--authfile", dst.AuthFile, "--workspace", ws, "docker://" + dst.Host + "/site"}
+	if out, err := runMirrorCmd(t, fromDir...); err != nil || !strings.Contains(out, "mirrored 5 images (0 already present, 0 failed)") {
+		t.Fatalf("from the parts: %v\n%s", err, out)
+	}
+	if out, err := runMirrorCmd(t, "-c", isc, "--verify", "--ca-file", dst.CAFile, "--authfile", dst.AuthFile, "--workspace", ws, "docker://"+dst.Host+"/site"); err != nil {
+		t.Fatalf("verify: %v\n%s", err, out)
+	}
+}
+
+// A file:// run whose disk cannot hold the mirror fails before copying, like a failed preflight.
+func TestMirrorDiskCheck(t *testing.T) {
+	var buf bytes.Buffer
+	err := mirrorDiskCheck(&buf, t.TempDir(), 1<<60)
+	var fe *preflight.FailedError
+	if !errors.As(err, &fe) || !strings.Contains(buf.String(), "FAIL") || !strings.Contains(buf.String(), "nothing was copied") {
+		t.Fatalf("%v\n%s", err, buf.String())
+	}
+	buf.Reset()
+	if err := mirrorDiskCheck(&buf, t.TempDir(), 1); err != nil || !strings.Contains(buf.String(), "PASS") {
+		t.Fatalf("%v\n%s", err, buf.String())
 	}
 }

@@ -16,9 +16,12 @@ func newReportCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report [--format md|json|html] [--out FILE]",
 		Short: "Write the evidence report: stages, steps, digests, files generated, journal integrity",
-		Long: `Write the evidence a regulated customer asks for, from the journal and the work dir: the
-timeline of stages and steps, each step's recorded data (image digests, BMC actions), every file
-generated with its SHA-256, and whether the journal's hash chain verifies. Exit 1 when it does not.`,
+		Long: `Write the evidence a regulated customer asks for, from the journal and the work dir: every
+run and every attempt of every stage (failed, killed and resumed ones too) with its times and
+result, each step's recorded data, preflight results, the images mirrored with their digests, the
+BMC actions per node attributed to the attempt that did them, the manifests applied and the files
+generated with their SHA-256, tool and peer versions, and whether the journal's hash chain
+verifies. Exit 1 when it does not. The HTML is one self-contained file (no scripts, no fetches).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			dir, err := g.workDir()

@@ -74,6 +74,18 @@ func WithPoll(interval, confirmTimeout time.Duration) Option {
 	}
 }
 
+// WithConfirmTimeout sets how long to wait for a node to come up from the ISO after the power
+// action (default 10m), keeping the poll interval.
+func WithConfirmTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("bmc: confirm timeout must be positive, got %s", d)
+		}
+		c.confirmTimeout = d
+		return nil
+	}
+}
+
 // WithConcurrency bounds how many nodes BootAll and PreflightAll work on at once (default 8).
 func WithConcurrency(n int) Option {
 	return func(c *config) error {

@@ -123,6 +123,19 @@ func (c *Client) resource(apiVersion, kind, namespace string) (dynamic.ResourceI
 	return c.dyn.Resource(m.Resource), nil
 }
 
+// Served says whether the cluster serves apiVersion/kind now (discovery is refreshed once on a
+// miss, so a CRD an operator installed a moment ago is seen).
+func (c *Client) Served(apiVersion, kind string) (bool, error) {
+	_, err := c.resource(apiVersion, kind, "probe")
+	switch {
+	case err == nil:
+		return true, nil
+	case meta.IsNoMatchError(err):
+		return false, nil
+	}
+	return false, err
+}
+
 // Get reads one object.
 func (c *Client) Get(ctx context.Context, r Ref) (*unstructured.Unstructured, error) {
 	ri, err := c.resource(r.APIVersion, r.Kind, r.Namespace)

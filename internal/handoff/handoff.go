@@ -3,6 +3,7 @@ package handoff
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -67,13 +68,19 @@ type Result struct {
 	Applied []cluster.Applied `json:"applied"`
 	Changed int               `json:"changed"`
 	// CSV is the operator's ClusterServiceVersion; ApprovedInstallPlan is set when we approved one.
-	CSV                 string `json:"csv"`
+	CSV string `json:"csv"`
+	// InstallPlan is the plan OLM resolved the Subscription with; ApprovedInstallPlan is set
+	// when this run approved it (Manual approval).
+	InstallPlan         string `json:"installPlan,omitempty"`
 	ApprovedInstallPlan string `json:"approvedInstallPlan,omitempty"`
-	RootApp             string `json:"rootApp"`
-	Sync                string `json:"sync"`
-	Health              string `json:"health"`
-	Revision            string `json:"revision,omitempty"`
-	URL                 string `json:"url,omitempty"`
+	// Instance is the object the Argo CD instance was judged available by: its ArgoCD resource,
+	// or the server Deployment when the cluster does not serve that kind.
+	Instance string `json:"instance"`
+	RootApp  string `json:"rootApp"`
+	Sync     string `json:"sync"`
+	Health   string `json:"health"`
+	Revision string `json:"revision,omitempty"`
+	URL      string `json:"url,omitempty"`
 }
 
 func (o *Options) defaults() {
@@ -144,16 +151,18 @@ func Run(ctx context.Context, c *cluster.Client, o Options, progress cluster.Pro
 	if err := apply(operatorObjects(o)...); err != nil {
 		return res, err
 	}
-	csv, plan, err := waitOperator(ctx, c, o, progress)
-	res.CSV, res.ApprovedInstallPlan = csv, plan
+	csv, plan, approved, err := waitOperator(ctx, c, o, progress)
+	res.CSV, res.InstallPlan, res.ApprovedInstallPlan = csv, plan, approved
 	if err != nil {
 		return res, err
 	}
 	say("operator %s succeeded", csv)
-	server := cluster.Ref{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ArgoNamespace, Name: ServerDeployment}
-	if err := c.Wait(ctx, server, "Available", o.Timeout, cluster.DeploymentAvailable, progress); err != nil {
-		return res, fmt.Errorf("argo cd instance: %w", err)
+	inst, err := WaitInstance(ctx, c, o.Timeout, progress)
+	res.Instance = inst
+	if err != nil {
+		return res, err
 	}
+	say("Argo CD instance available (judged by %s)", inst)
 
 	// 2. The repository, its trust, the root application and the ApplicationSets.
 	if err := apply(repo...); err != nil {
@@ -181,13 +190,20 @@ func Run(ctx context.Context, c *cluster.Client, o Options, progress cluster.Pro
 	return res, nil
 }
 
-// URL is the Argo CD console address: the host of the server Route, else the default host under
-// appsDomain, else "".
+// URL is the Argo CD console address: the host of the server Route, else the host the ArgoCD
+// resource reports, else the default host under appsDomain, else "".
 func URL(ctx context.Context, c *cluster.Client, appsDomain string) string {
 	r, err := c.Get(ctx, cluster.Ref{APIVersion: "route.openshift.io/v1", Kind: "Route", Namespace: ArgoNamespace, Name: ServerRoute})
 	if err == nil {
 		if h, _, _ := unstructured.NestedString(r.Object, "spec", "host"); h != "" {
 			return "https://" + h
+		}
+	}
+	if served, _ := c.Served(ArgoV1b1, "ArgoCD"); served {
+		if u, err := c.Get(ctx, instanceRef()); err == nil {
+			if h := nested(u, "status", "host"); h != "" {
+				return "https://" + strings.TrimPrefix(h, "https://")
+			}
 		}
 	}
 	if appsDomain != "" {

@@ -177,6 +177,11 @@ func TestHandoff(t *testing.T) {
 	if res.URL != "https://openshift-gitops-server-openshift-gitops.apps.lab.example.com" {
 		t.Fatalf("url: %q", res.URL)
 	}
+	// The testbin has no ArgoCD CRD (no served module carries it): the server Deployment decides,
+	// and the handoff says so.
+	if res.Instance != "Deployment openshift-gitops/openshift-gitops-server" || !strings.Contains(strings.Join(lines, "\n"), "does not serve argoproj.io/v1beta1 ArgoCD") {
+		t.Fatalf("instance judged by %q; progress:\n%s", res.Instance, strings.Join(lines, "\n"))
+	}
 	js, _ := json.Marshal(res)
 	if strings.Contains(string(js), "s3cret") || strings.Contains(strings.Join(lines, "\n"), "s3cret") {
 		t.Fatal("the Git password leaked into the result or progress")

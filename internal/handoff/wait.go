@@ -20,8 +20,9 @@ func nested(u *unstructured.Unstructured, path ...string) string {
 }
 
 // waitOperator waits for OLM to resolve the Subscription, approves its InstallPlan when approval
-// is Manual, and waits for the CSV to succeed. It returns the CSV and the approved plan's name.
-func waitOperator(ctx context.Context, c *cluster.Client, o Options, progress cluster.Progress) (string, string, error) {
+// is Manual, and waits for the CSV to succeed. It returns the CSV, the plan, and the plan's name
+// again when this call approved it.
+func waitOperator(ctx context.Context, c *cluster.Client, o Options, progress cluster.Progress) (string, string, string, error) {
 	sub := cluster.Ref{APIVersion: cluster.OperatorsV1a1, Kind: "Subscription", Namespace: OperatorNamespace, Name: OperatorPackage}
 	var csv, plan string
 	err := c.Wait(ctx, sub, "resolved", o.Timeout, func(u *unstructured.Unstructured) (cluster.State, string) {
@@ -48,18 +49,18 @@ func waitOperator(ctx context.Context, c *cluster.Client, o Options, progress cl
 		return cluster.Pending, "waiting for OLM to resolve the subscription"
 	}, progress)
 	if err != nil {
-		return "", "", fmt.Errorf("gitops operator: %w", err)
+		return "", "", "", fmt.Errorf("gitops operator: %w", err)
 	}
 	approved := ""
 	if o.Approval == "Manual" {
 		ref := cluster.Ref{APIVersion: cluster.OperatorsV1a1, Kind: "InstallPlan", Namespace: OperatorNamespace, Name: plan}
 		ip, err := c.Get(ctx, ref)
 		if err != nil {
-			return csv, "", fmt.Errorf("gitops operator: read %s: %w", ref, err)
+			return csv, plan, "", fmt.Errorf("gitops operator: read %s: %w", ref, err)
 		}
 		if ok, _, _ := unstructured.NestedBool(ip.Object, "spec", "approved"); !ok {
 			if _, err := c.Patch(ctx, ref, []byte(`{"spec":{"approved":true}}`)); err != nil {
-				return csv, "", fmt.Errorf("gitops operator: approve %s: %w", ref, err)
+				return csv, plan, "", fmt.Errorf("gitops operator: approve %s: %w", ref, err)
 			}
 			approved = plan
 			if progress != nil {
@@ -70,9 +71,9 @@ func waitOperator(ctx context.Context, c *cluster.Client, o Options, progress cl
 	ref := cluster.Ref{APIVersion: cluster.OperatorsV1a1, Kind: "ClusterServiceVersion", Namespace: OperatorNamespace, Name: csv}
 	err = c.Wait(ctx, ref, "Succeeded", o.Timeout, CSVSucceeded, progress)
 	if err != nil {
-		return csv, approved, fmt.Errorf("gitops operator: %w", err)
+		return csv, plan, approved, fmt.Errorf("gitops operator: %w", err)
 	}
-	return csv, approved, nil
+	return csv, plan, approved, nil
 }
 
 // CSVSucceeded is done when a ClusterServiceVersion's phase is Succeeded and fails when Failed.

@@ -18,79 +18,105 @@ type blobState struct {
 	inflight  bool
 	err       error
 	repo      ref.Ref // a destination repository that holds the blob
+	src       ref.Ref // the source repository of the last transfer attempt
 	followers []*task
 }
 
-// task is one blob needed in one destination repository, by one or more images.
+// task is one blob needed in one destination repository, by one or more images. Images resolved
+// while the task runs join it (jobs); once it is done, an image needing the same blob in the same
+// repository gets its outcome at once.
 type task struct {
 	desc     descriptor.Descriptor
 	src, dst ref.Ref // repository references (no tag or digest)
-	jobs     []*job
+	jobs     []*job  // under engine.mu
+	done     bool
+	err      error
 }
 
-// schedule turns resolved images into tasks, in image order, one per (digest, destination
-// repository); images already present are reported done, images that failed to resolve failed.
-func (e *engine) schedule(ps []*planned) []*task {
-	var tasks []*task
-	byKey := map[string]*task{}
-	counted := map[string]bool{}
-	for _, p := range ps {
+// add schedules one resolved image: failed and present images are counted at once; the blobs of
+// the others become tasks, one per (digest, destination repository), shared with the images
+// already scheduled. start runs a new task. The image's manifests are pushed by whichever
+// goroutine completes its last blob (finish).
+func (e *engine) add(p *planned, start func(*task), finishAsync func(*job)) {
+	switch {
+	case p.err != nil:
+		e.imagesFail.Add(1)
+		return
+	case p.present:
+		e.imagesDone.Add(1)
+		e.report(p)
+		return
+	}
+	j := &job{p: p}
+	j.pending.Store(int64(len(p.blobs)) + 1) // +1 until every blob is attached
+	srcRepo, dstRepo := p.src.SetDigest(""), p.dst.SetDigest("")
+	for _, b := range p.blobs {
+		k := string(b.Digest) + "|" + dstRepo.Registry + "/" + dstRepo.Repository
+		e.mu.Lock()
+		if !e.counted[string(b.Digest)] {
+			e.counted[string(b.Digest)] = true
+			e.bytesTotal.Add(b.Size)
+		}
+		t := e.tasks[k]
+		isNew, done, terr := false, false, error(nil)
 		switch {
-		case p.err != nil:
-			e.imagesFail.Add(1)
-			continue
-		case p.present:
-			e.imagesDone.Add(1)
-			e.report(p)
-			continue
-		}
-		j := &job{p: p}
-		srcRepo, dstRepo := p.src.SetDigest(""), p.dst.SetDigest("")
-		for _, b := range p.blobs {
-			k := string(b.Digest) + "|" + dstRepo.Registry + "/" + dstRepo.Repository
-			t := byKey[k]
-			if t == nil {
-				t = &task{desc: b, src: srcRepo, dst: dstRepo}
-				byKey[k] = t
-				tasks = append(tasks, t)
-			}
+		case t == nil:
+			t = &task{desc: b, src: srcRepo, dst: dstRepo, jobs: []*job{j}}
+			e.tasks[k] = t
+			isNew = true
+		case !t.done:
 			t.jobs = append(t.jobs, j)
-			if !counted[string(b.Digest)] {
-				counted[string(b.Digest)] = true
-				e.bytesTotal.Add(b.Size)
-			}
+		default:
+			done, terr = true, t.err
 		}
-		j.pending.Store(int64(len(p.blobs)))
-		if len(p.blobs) == 0 {
-			e.empty = append(e.empty, j)
+		e.mu.Unlock()
+		if isNew {
+			start(t)
+		}
+		if done {
+			if terr != nil {
+				j.fail(fmt.Errorf("blob %s: %w", b.Digest, terr))
+			}
+			j.pending.Add(-1) // never the last: the +1 is still held
 		}
 	}
-	return tasks
+	// drop the +1: when every blob is done already (or there is none), the manifests are pushed
+	// on a worker slot of their own; otherwise the worker finishing the last blob pushes them
+	if j.pending.Add(-1) == 0 {
+		finishAsync(j)
+	}
 }
 
-// run executes tasks on o.Parallel workers.
-func (e *engine) run(ctx context.Context, tasks []*task) {
-	for _, j := range e.empty {
-		e.finish(ctx, j)
-	}
-	ch := make(chan *task, len(tasks))
-	for _, t := range tasks {
-		ch <- t
-	}
-	close(ch)
+// run copies the images resolved on in, starting each image's blobs as soon as it is resolved
+// (an image still retrying its resolution holds nothing back), with at most o.Parallel tasks at
+// work. A task waiting out a retry backoff gives its slot back (sleepWithoutSlot), so a failing
+// image never holds workers the others could use.
+func (e *engine) run(ctx context.Context, in <-chan *planned) {
+	slots := make(chan struct{}, e.o.Parallel)
+	wctx := withSlot(ctx, slots)
 	var wg sync.WaitGroup
-	for range e.o.Parallel {
+	start := func(t *task) {
+		slots <- struct{}{}
 		wg.Add(1)
 		go func() {
-			defer wg.Done()
-			for t := range ch {
-				if ctx.Err() != nil {
-					e.complete(ctx, t, ctx.Err())
-					continue
-				}
-				e.do(ctx, t)
+			defer func() { <-slots; wg.Done() }()
+			if ctx.Err() != nil {
+				e.complete(wctx, t, ctx.Err())
+				return
 			}
+			e.do(wctx, t)
 		}()
+	}
+	finishAsync := func(j *job) {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			e.finish(wctx, j)
+		}()
+	}
+	for p := range in {
+		e.add(p, start, finishAsync)
 	}
 	wg.Wait()
 }
@@ -102,7 +128,7 @@ func (e *engine) do(ctx context.Context, t *task) {
 	st := e.states[d]
 	switch {
 	case st == nil:
-		st = &blobState{inflight: true}
+		st = &blobState{inflight: true, src: t.src}
 		e.states[d] = st
 		e.mu.Unlock()
 		err := e.transfer(ctx, t, true)
@@ -116,31 +142,47 @@ func (e *engine) do(ctx context.Context, t *task) {
 		e.mu.Unlock()
 		e.complete(ctx, t, err)
 		for _, f := range followers {
-			e.follow(ctx, f, st.repo, err)
+			e.follow(ctx, f, st)
 		}
 	case st.inflight:
 		st.followers = append(st.followers, t)
 		e.mu.Unlock()
 	default:
-		repo, err := st.repo, st.err
 		e.mu.Unlock()
-		e.follow(ctx, t, repo, err)
+		e.follow(ctx, t, st)
 	}
 }
 
 // follow serves a task whose digest another task already handled: mount from the repository that
-// has it (falling back to a transfer), or fail with the shared blob's error. A failed shared blob
-// is not fetched again for every repository in this run; the next run retries it.
-func (e *engine) follow(ctx context.Context, t *task, from ref.Ref, perr error) {
+// has it (falling back to a transfer). When the blob failed, a task reading another source
+// repository fetches it from there (a repository that answers 500 must not fail the images that
+// share a layer with it); a task reading the same repository fails with the shared blob's error
+// at once, and the next run retries it.
+func (e *engine) follow(ctx context.Context, t *task, st *blobState) {
+	e.mu.Lock()
+	from, perr, psrc := st.repo, st.err, st.src
+	e.mu.Unlock()
 	if perr != nil {
-		e.complete(ctx, t, fmt.Errorf("%w: %s: %w", errSharedBlob, t.desc.Digest, perr))
+		if psrc.Registry == t.src.Registry && psrc.Repository == t.src.Repository {
+			e.complete(ctx, t, fmt.Errorf("%w: %s: %w", errSharedBlob, t.desc.Digest, perr))
+			return
+		}
+		err := e.transfer(ctx, t, true)
+		e.mu.Lock()
+		if err == nil {
+			st.err, st.repo = nil, t.dst
+		} else {
+			st.src = t.src
+		}
+		e.mu.Unlock()
+		e.complete(ctx, t, err)
 		return
 	}
 	if from.Registry == t.dst.Registry && from.Repository == t.dst.Repository {
 		e.complete(ctx, t, nil)
 		return
 	}
-	err := retry(ctx, e.o.Retries, e.o.RetryBase, e.o.RetryMax, func(ctx context.Context) error {
+	err := e.o.retry(ctx, []string{t.dst.Registry}, func(ctx context.Context) error {
 		return e.rc.BlobMount(ctx, from, t.dst, t.desc)
 	})
 	if err == nil {
@@ -152,9 +194,14 @@ func (e *engine) follow(ctx context.Context, t *task, from ref.Ref, perr error) 
 	e.complete(ctx, t, err)
 }
 
-// complete reports a task's outcome to every image waiting on it.
+// complete records a task's outcome and reports it to every image waiting on it.
 func (e *engine) complete(ctx context.Context, t *task, err error) {
-	for _, j := range t.jobs {
+	e.mu.Lock()
+	t.done, t.err = true, err
+	jobs := t.jobs
+	t.jobs = nil
+	e.mu.Unlock()
+	for _, j := range jobs {
 		if err != nil {
 			j.fail(fmt.Errorf("blob %s: %w", t.desc.Digest, err))
 		}
@@ -167,7 +214,7 @@ func (e *engine) complete(ctx context.Context, t *task, err error) {
 // digest mismatch, so a corrupt source blob aborts the upload before the registry commits it (and
 // the registry checks the digest again). primary says whether its bytes count toward BytesDone.
 func (e *engine) transfer(ctx context.Context, t *task, primary bool) error {
-	return retry(ctx, e.o.Retries, e.o.RetryBase, e.o.RetryMax, func(ctx context.Context) error {
+	return e.o.retry(ctx, []string{t.src.Registry, t.dst.Registry}, func(ctx context.Context) error {
 		if _, err := e.rc.BlobHead(ctx, t.dst, t.desc); err == nil {
 			e.blobsPresent.Add(1)
 			if primary {
@@ -177,7 +224,7 @@ func (e *engine) transfer(ctx context.Context, t *task, primary bool) error {
 		}
 		rdr, err := e.rc.BlobGet(ctx, t.src, t.desc)
 		if err != nil {
-			return fmt.Errorf("get from %s: %w", t.src.CommonName(), err)
+			return onHost(t.src.Registry, fmt.Errorf("get from %s: %w", t.src.CommonName(), err))
 		}
 		defer rdr.Close()
 		cr := &countReader{r: rdr, pulled: &e.bytesPulled}
@@ -188,7 +235,10 @@ func (e *engine) transfer(ctx context.Context, t *task, primary bool) error {
 			if primary {
 				e.bytesDone.Add(-cr.n)
 			}
-			return fmt.Errorf("put to %s: %w", t.dst.CommonName(), err)
+			if cr.err != nil { // the source stream broke, not the destination
+				return onHost(t.src.Registry, fmt.Errorf("get from %s: %w", t.src.CommonName(), cr.err))
+			}
+			return onHost(t.dst.Registry, fmt.Errorf("put to %s: %w", t.dst.CommonName(), err))
 		}
 		e.blobsCopied.Add(1)
 		return nil
@@ -200,6 +250,7 @@ func (e *engine) transfer(ctx context.Context, t *task, primary bool) error {
 type countReader struct {
 	r            io.Reader
 	n            int64
+	err          error // the source's read error, other than EOF
 	pulled, done *atomic.Int64
 }
 
@@ -211,6 +262,9 @@ func (c *countReader) Read(p []byte) (int, error) {
 		if c.done != nil {
 			c.done.Add(int64(n))
 		}
+	}
+	if err != nil && err != io.EOF {
+		c.err = err
 	}
 	return n, err
 }

@@ -6,7 +6,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/regclient/regclient"
 	"github.com/regclient/regclient/types/manifest"
+	"github.com/regclient/regclient/types/ref"
 )
 
 // ConfigsLabel is the label naming the file-based catalog's directory in a catalog image.
@@ -26,6 +28,21 @@ func ReadCatalog(ctx context.Context, image, plat string, o Options, packages ..
 	if err != nil {
 		return nil, err
 	}
+	var c *Catalog
+	o = o.withRun()
+	err = o.retry(ctx, []string{r.Registry}, func(ctx context.Context) error {
+		var err error
+		c, err = readCatalog(ctx, rc, r, image, plat, packages)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// readCatalog is one attempt of ReadCatalog.
+func readCatalog(ctx context.Context, rc *regclient.RegClient, r ref.Ref, image, plat string, packages []string) (*Catalog, error) {
 	m, err := platformImage(ctx, rc, r, plat)
 	if err != nil {
 		return nil, fmt.Errorf("catalog %s: %w", image, err)
@@ -40,7 +57,7 @@ func ReadCatalog(ctx context.Context, image, plat string, o Options, packages ..
 	}
 	dir := cfg.GetConfig().Config.Labels[ConfigsLabel]
 	if dir == "" {
-		return nil, fmt.Errorf("catalog %s: no %s label; is it a file-based catalog?", image, ConfigsLabel)
+		return nil, permanent(fmt.Errorf("catalog %s: no %s label; is it a file-based catalog?", image, ConfigsLabel))
 	}
 	prefix := strings.Trim(dir, "/") + "/"
 	c := &Catalog{}
@@ -59,7 +76,7 @@ func ReadCatalog(ctx context.Context, image, plat string, o Options, packages ..
 		return nil, fmt.Errorf("catalog %s: %w", image, err)
 	}
 	if len(c.Packages) == 0 {
-		return nil, fmt.Errorf("catalog %s: no packages under %s", image, dir)
+		return nil, permanent(fmt.Errorf("catalog %s: no packages under %s", image, dir))
 	}
 	return c, nil
 }

@@ -28,6 +28,7 @@ func Catalogs(ctx context.Context, res *Resolved, copied []ImageResult, o Option
 	var outs []CatalogOut
 	var ims []ImageResult
 	var rc *regclient.RegClient
+	o = o.withRun()
 	for _, cat := range res.Catalogs {
 		co := CatalogOut{Name: cat.Name, Source: cat.Source, Advertised: cat.Advertised}
 		if !cat.filtered {
@@ -78,22 +79,29 @@ func pushFilteredCatalog(ctx context.Context, rc *regclient.RegClient, cat Resol
 	if err != nil {
 		return ImageResult{}, err
 	}
-	m, err := platformImage(ctx, rc, src, cat.platform)
+	var (
+		img    manifest.Imager
+		rawCfg []byte
+	)
+	err = o.retry(ctx, []string{src.Registry}, func(ctx context.Context) error {
+		m, err := platformImage(ctx, rc, src, cat.platform)
+		if err != nil {
+			return err
+		}
+		img = m.(manifest.Imager)
+		cfgDesc, _ := img.GetConfig()
+		br, err := rc.BlobGet(ctx, src, cfgDesc)
+		if err != nil {
+			return err
+		}
+		defer br.Close()
+		rawCfg, err = io.ReadAll(io.LimitReader(br, 4<<20))
+		return err
+	})
 	if err != nil {
 		return ImageResult{}, err
 	}
-	img := m.(manifest.Imager)
-	cfgDesc, _ := img.GetConfig()
 	layers, _ := img.GetLayers()
-	br, err := rc.BlobGet(ctx, src, cfgDesc)
-	if err != nil {
-		return ImageResult{}, err
-	}
-	rawCfg, err := io.ReadAll(io.LimitReader(br, 4<<20))
-	_ = br.Close()
-	if err != nil {
-		return ImageResult{}, err
-	}
 	var cfg map[string]any
 	if err := json.Unmarshal(rawCfg, &cfg); err != nil {
 		return ImageResult{}, fmt.Errorf("config: %w", err)
@@ -152,7 +160,7 @@ func pushFilteredCatalog(ctx context.Context, rc *regclient.RegClient, cat Resol
 	}
 	dst = dst.SetTag(dst.Tag)
 	for _, l := range layers {
-		err := retry(ctx, o.Retries, o.RetryBase, o.RetryMax, func(ctx context.Context) error {
+		err := o.retry(ctx, []string{src.Registry, dst.Registry}, func(ctx context.Context) error {
 			return rc.BlobCopy(ctx, src, dst, l)
 		})
 		if err != nil {
@@ -165,7 +173,11 @@ func pushFilteredCatalog(ctx context.Context, rc *regclient.RegClient, cat Resol
 		d    descriptor.Descriptor
 		data []byte
 	}{{layerDesc, layer}, {newCfgDesc, newCfg}} {
-		if _, err := rc.BlobPut(ctx, dst, b.d, bytes.NewReader(b.data)); err != nil {
+		err := o.retry(ctx, []string{dst.Registry}, func(ctx context.Context) error {
+			_, err := rc.BlobPut(ctx, dst, b.d, bytes.NewReader(b.data))
+			return err
+		})
+		if err != nil {
 			return ImageResult{}, err
 		}
 	}
@@ -174,7 +186,8 @@ func pushFilteredCatalog(ctx context.Context, rc *regclient.RegClient, cat Resol
 	if err != nil {
 		return ImageResult{}, err
 	}
-	if err := rc.ManifestPut(ctx, dst, nm); err != nil {
+	err = o.retry(ctx, []string{dst.Registry}, func(ctx context.Context) error { return rc.ManifestPut(ctx, dst, nm) })
+	if err != nil {
 		return ImageResult{}, err
 	}
 	size := newCfgDesc.Size + layerDesc.Size

@@ -84,14 +84,14 @@ func newClient(o Options, sourceHosts ...string) (*regclient.RegClient, error) {
 			hosts = append(hosts, hc)
 		}
 	}
-	backoff := o.BackoffMax
-	if backoff <= 0 {
-		backoff = 5 * time.Second
-	}
 	ropts := []regclient.Opt{
 		regclient.WithConfigHostDefault(srcDef),
 		regclient.WithConfigHost(hosts...),
-		regclient.WithRegOpts(reg.WithRetryLimit(2), reg.WithDelay(min(200*time.Millisecond, backoff), backoff)),
+		// Retries and backoff are ours, per operation (retry.go): regclient's are per host, so one
+		// repository answering 500 would hold back every request to its registry. A retry limit
+		// of 1 still lets regclient answer an auth challenge; the 1ns delay makes its host backoff
+		// a no-op (a 429's Retry-After is still honoured for the host, which is what it asks).
+		regclient.WithRegOpts(reg.WithRetryLimit(1), reg.WithDelay(time.Nanosecond, time.Nanosecond)),
 		regclient.WithUserAgent("bootstrap-mirror"),
 		// never garbage-collect a disk mirror's layout: its index lists only root manifests
 		regclient.WithOCIDirOpts(ocidir.WithGC(false)),

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/regclient/regclient"
+	"github.com/regclient/regclient/types/manifest"
 )
 
 // ImageResult is what happened to one image.
@@ -59,6 +62,7 @@ func Copy(ctx context.Context, images []Image, o Options) (*Result, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
+	o = o.withRun()
 	rc, err := newClient(o, hostsOf(images)...)
 	if err != nil {
 		return nil, err
@@ -69,15 +73,40 @@ func Copy(ctx context.Context, images []Image, o Options) (*Result, error) {
 		}
 	}
 	start := time.Now()
-	e := &engine{rc: rc, o: o, states: map[string]*blobState{}}
+	e := &engine{rc: rc, o: o, states: map[string]*blobState{}, tasks: map[string]*task{}, counted: map[string]bool{}}
 	images = dedupImages(images)
 	e.imagesTotal.Store(int64(len(images)))
 
 	stop := e.startProgress(start)
-	ps := resolveWithSignatures(ctx, rc, images, o, false)
-	e.imagesTotal.Store(int64(len(ps)))
-	jobs := e.schedule(ps)
-	e.run(ctx, jobs)
+	var ps []*planned
+	in := make(chan *planned, o.Parallel)
+	if o.DestDir != "" && o.DiskCheck != nil {
+		// a disk mirror checks its disk need before anything is written: plan it all first
+		ps = resolveWithSignatures(ctx, rc, images, o, false)
+		if err := o.DiskCheck(o.DestDir, layoutNeed(o.DestDir, ps)); err != nil {
+			stop()
+			return nil, err
+		}
+		e.imagesTotal.Store(int64(len(ps)))
+		go func() {
+			for _, p := range ps {
+				in <- p
+			}
+			close(in)
+		}()
+	} else {
+		// images are copied as they resolve: one still retrying its resolution delays nothing
+		go func() {
+			ps = resolveStream(ctx, rc, images, o, func(p *planned) {
+				if p.Kind == KindSignature || p.Kind == KindReferrer {
+					e.imagesTotal.Add(1)
+				}
+				in <- p
+			})
+			close(in)
+		}()
+	}
+	e.run(ctx, in)
 	stop()
 
 	res := &Result{BytesPulled: e.bytesPulled.Load(), BlobsCopied: int(e.blobsCopied.Load()),
@@ -105,9 +134,11 @@ type engine struct {
 	rc *regclient.RegClient
 	o  Options
 
-	mu     sync.Mutex
-	states map[string]*blobState // by digest: the global in-flight set
-	empty  []*job                // images without blobs (an index whose children were all filtered)
+	mu       sync.Mutex
+	states   map[string]*blobState  // by digest: the global in-flight set
+	tasks    map[string]*task       // by digest|destination repository
+	counted  map[string]bool        // digests counted in bytesTotal
+	subjects map[string]*sync.Mutex // by destination repository@subject: referrer pushes
 
 	bytesDone, bytesTotal, bytesPulled      atomic.Int64
 	imagesDone, imagesTotal, imagesFail     atomic.Int64
@@ -163,6 +194,16 @@ func (e *engine) report(p *planned) {
 }
 
 func (e *engine) pushManifests(ctx context.Context, p *planned) error {
+	if len(p.manifests) > 0 {
+		// Pushing a referrer to a registry without the referrers API makes regclient update the
+		// subject's sha256-<hex> index tag (read, add, write): one referrer of a subject at a time.
+		if sj, ok := p.manifests[len(p.manifests)-1].(manifest.Subjecter); ok {
+			if sd, err := sj.GetSubject(); err == nil && sd != nil {
+				unlock := e.lockSubject(p.dst.Registry + "/" + p.dst.Repository + "@" + sd.Digest.String())
+				defer unlock()
+			}
+		}
+	}
 	for i, m := range p.manifests {
 		last := i == len(p.manifests)-1
 		d := m.GetDescriptor().Digest.String()
@@ -174,7 +215,7 @@ func (e *engine) pushManifests(ctx context.Context, p *planned) error {
 				target = p.dst.SetTag(p.dstTag)
 			}
 		}
-		err := retry(ctx, e.o.Retries, e.o.RetryBase, e.o.RetryMax, func(ctx context.Context) error {
+		err := e.o.retry(ctx, []string{target.Registry}, func(ctx context.Context) error {
 			return e.rc.ManifestPut(ctx, target, m, opts...)
 		})
 		if err != nil {
@@ -182,6 +223,22 @@ func (e *engine) pushManifests(ctx context.Context, p *planned) error {
 		}
 	}
 	return nil
+}
+
+// lockSubject serializes the pushes of referrers of one subject.
+func (e *engine) lockSubject(key string) (unlock func()) {
+	e.mu.Lock()
+	if e.subjects == nil {
+		e.subjects = map[string]*sync.Mutex{}
+	}
+	m := e.subjects[key]
+	if m == nil {
+		m = &sync.Mutex{}
+		e.subjects[key] = m
+	}
+	e.mu.Unlock()
+	m.Lock()
+	return m.Unlock
 }
 
 // startProgress calls the progress callback every interval until the returned stop is called,
@@ -222,3 +279,26 @@ func (e *engine) snapshot(start time.Time) Progress {
 
 // errSharedBlob marks an image that failed because a blob it shares with another image failed.
 var errSharedBlob = errors.New("shared blob failed")
+
+// layoutNeed is the bytes of the images' blobs that the OCI layout in dir does not hold yet.
+func layoutNeed(dir string, ps []*planned) int64 {
+	var need int64
+	seen := map[string]bool{}
+	for _, p := range ps {
+		if p.err != nil || p.present {
+			continue
+		}
+		for _, b := range p.blobs {
+			d := b.Digest
+			if seen[string(d)] {
+				continue
+			}
+			seen[string(d)] = true
+			if fi, err := os.Stat(filepath.Join(dir, "blobs", d.Algorithm().String(), d.Encoded())); err == nil && fi.Size() == b.Size {
+				continue
+			}
+			need += b.Size
+		}
+	}
+	return need
+}

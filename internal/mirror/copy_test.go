@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"errors"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -82,8 +83,10 @@ func TestCopyDedupResumeAndNothingToDo(t *testing.T) {
 	if got := e.srcCount.blobGets.Load() - before; got != 0 {
 		t.Errorf("second run fetched %d blobs", got)
 	}
-	if got := e.srcCount.requests.Load() - beforeReq; got > int64(2*len(images)+2) {
-		t.Errorf("second run sent %d requests to the source, want at most two HEADs per image (tag, signature tag) and a ping", got)
+	// per image: the tag HEAD, the signature tag HEAD, the referrers fallback tag; per repository
+	// (3 here) one referrers API probe (distribution answers 404, regclient remembers it); a ping
+	if got := e.srcCount.requests.Load() - beforeReq; got > int64(3*len(images)+3+2) {
+		t.Errorf("second run sent %d requests to the source, want at most three per image, one per repository and a ping", got)
 	}
 	for _, im := range res2.Images {
 		if !im.Skipped {
@@ -116,5 +119,48 @@ func TestCopyMissingImageIsListedAndRestMirrored(t *testing.T) {
 	}
 	if ok != len(refs)-1 {
 		t.Errorf("%d images mirrored, want %d", ok, len(refs)-1)
+	}
+}
+
+// A disk mirror asks DiskCheck, before writing anything, for the bytes its layout lacks; a
+// refusal copies nothing, and once the layout is complete the need is zero.
+func TestCopyToDirDiskCheck(t *testing.T) {
+	e := newEnv(t, nil)
+	refs, err := e.b.Sample(ctx(t), e.src.Host, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	images, _ := Images(refs, KindAdditional, "", "archive", "")
+	o := e.opts()
+	o.DestDir = filepath.Join(t.TempDir(), "layout")
+	plan, err := Plan(ctx(t), images, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked []int64
+	o.DiskCheck = func(dir string, need int64) error {
+		asked = append(asked, need)
+		return errors.New("disk full")
+	}
+	if _, err := Copy(ctx(t), images, o); err == nil || err.Error() != "disk full" {
+		t.Fatalf("Copy with a refusing disk check: %v", err)
+	}
+	if len(asked) != 1 || asked[0] != plan.UniqueBytes {
+		t.Fatalf("disk check asked %v, want once with the unique bytes %d", asked, plan.UniqueBytes)
+	}
+	if got := e.srcCount.blobGets.Load(); got != 0 {
+		t.Errorf("%d blobs fetched although the disk check refused", got)
+	}
+	o.DiskCheck = func(dir string, need int64) error { asked = append(asked, need); return nil }
+	if _, err := Copy(ctx(t), images, o); err != nil {
+		t.Fatal(err)
+	}
+	// the same image under another name: its manifest and blobs are in the layout already
+	o.DiskCheck = func(dir string, need int64) error { asked = append(asked, need); return nil }
+	if _, err := Copy(ctx(t), append(images[:0:0], Image{Source: refs[0], Dest: "archive/x:1", Kind: KindAdditional}), o); err != nil {
+		t.Fatal(err)
+	}
+	if asked[len(asked)-1] != 0 {
+		t.Errorf("need with every blob in the layout = %d, want 0", asked[len(asked)-1])
 	}
 }

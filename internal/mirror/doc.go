@@ -11,15 +11,19 @@
 //     sizes from the manifests, is computed (plan.go);
 //   - copying: one global worker pool over unique blobs, with a single in-flight entry per digest so
 //     a layer shared by many images is fetched once, HEAD and cross-repository mount at the
-//     destination before any transfer, digest-verified streaming, retries with backoff and jitter,
-//     and continue-on-error (copy.go, blobs.go, retry.go);
+//     destination before any transfer, digest-verified streaming, and continue-on-error
+//     (copy.go, blobs.go); retries with backoff and jitter are per operation, a waiting retry
+//     gives its worker back, and only whole-host failures open a per-host circuit (retry.go);
+//   - release channels: resolved from the release repository's tags, not from the update graph
+//     (channels.go documents the rule and how it differs from oc-mirror's Cincinnati lookup);
 //   - catalogs: a filtered catalog is rebuilt as a new image holding only the selection, with the
 //     stale opm cache removed (catalogbuild.go, fbcwrite.go), and pushed instead of the original;
 //   - disk mirrors: Options.DestDir writes one OCI layout (content-addressed, incremental) and
-//     Options.SourceDir pushes from it, every blob's digest checked before it is sent;
+//     Options.SourceDir pushes from it, every blob's digest checked before it is sent; with an
+//     archive size the layout is packed into numbered tar parts (archive.go);
 //   - evidence: the mirror sets, CatalogSources and content.json (outputs.go), a read-only
-//     completeness check against the destination (verify.go) and a registry preflight
-//     (preflight.go).
+//     completeness check against the destination (verify.go) and a registry preflight, step by
+//     step (preflight.go: reachable, TLS trusted, credentials, push, sources readable).
 //
 // Test content (synthetic release payloads, file-based catalogs, multi-arch indexes, shared
 // layers, signatures), an in-process registry and a fault injector live in package mirrortest.

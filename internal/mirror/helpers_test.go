@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/regclient/regclient"
 	"github.com/regclient/regclient/config"
@@ -93,7 +92,6 @@ func (e *testEnv) opts() Options {
 	o.Parallel = 4
 	o.RetryBase = 10_000_000 // 10ms: keep failing tests short
 	o.RetryMax = 50_000_000
-	o.BackoffMax = 100 * time.Millisecond
 	return o
 }
 

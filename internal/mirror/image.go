@@ -19,6 +19,9 @@ const (
 	KindRelated          Kind = "operator-related"
 	KindAdditional       Kind = "additional"
 	KindSignature        Kind = "signature"
+	// KindReferrer is an OCI referrer of a mirrored image (a signature, an SBOM, an attestation),
+	// found through the referrers API or its sha256-<hex> fallback tag.
+	KindReferrer Kind = "referrer"
 )
 
 // Image is one source image and where it goes.

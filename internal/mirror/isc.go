@@ -124,21 +124,15 @@ func (c *ImageSetConfig) Validate() error {
 	if c.Kind != ISCKind {
 		add("kind: %q, want %q", c.Kind, ISCKind)
 	}
-	if c.ArchiveSize != 0 {
-		add("archiveSize: splitting a disk mirror into archives is not supported yet; remove it (file:// writes one OCI layout)")
+	if c.ArchiveSize < 0 {
+		add("archiveSize: %d; want a size in GiB (4, say) or none", c.ArchiveSize)
 	}
 	if c.Mirror.Platform.Graph {
 		add("mirror.platform.graph: building the update graph image is not supported yet; remove it or set it to false")
 	}
 	for i, ch := range c.Mirror.Platform.Channels {
-		if ch.Type != "" && ch.Type != "ocp" {
-			add("mirror.platform.channels[%d].type: %q is not supported (only ocp)", i, ch.Type)
-		}
-		if ch.Name == "" {
-			add("mirror.platform.channels[%d].name: required", i)
-		}
-		if ch.MinVersion == "" || ch.MinVersion != ch.MaxVersion {
-			add("mirror.platform.channels[%d]: version ranges need the update graph, which is not supported yet; set minVersion and maxVersion to one version, or use mirror.platform.release", i)
+		for _, e := range validateChannel(i, ch) {
+			add("%s", e)
 		}
 	}
 	for _, a := range c.Mirror.Platform.Architectures {
@@ -168,6 +162,34 @@ func (c *ImageSetConfig) Validate() error {
 		return errors.New(strings.Join(errs, "\n"))
 	}
 	return nil
+}
+
+// NamedImages returns the images the configuration names directly, without resolving anything:
+// the release image, each channel's lowest named version (for the first architecture), the
+// catalogs and the additional images. Preflight reads one of them per registry.
+func (c *ImageSetConfig) NamedImages() []string {
+	var out []string
+	if c.Mirror.Platform.Release != "" {
+		out = append(out, c.Mirror.Platform.Release)
+	}
+	arch := "x86_64"
+	if len(c.Mirror.Platform.Architectures) > 0 {
+		arch, _ = releaseArch(c.Mirror.Platform.Architectures[0])
+	}
+	for _, ch := range c.Mirror.Platform.Channels {
+		if v := ch.MinVersion; v != "" {
+			out = append(out, DefaultReleaseRepo+":"+v+"-"+arch)
+		} else if v := ch.MaxVersion; v != "" {
+			out = append(out, DefaultReleaseRepo+":"+v+"-"+arch)
+		}
+	}
+	for _, op := range c.Mirror.Operators {
+		out = append(out, op.Catalog)
+	}
+	for _, a := range c.Mirror.AdditionalImages {
+		out = append(out, a.Name)
+	}
+	return out
 }
 
 // releaseArch maps an oc-mirror architecture name to the release tag suffix.

@@ -45,20 +45,22 @@ mirror:
 `, []string{`:4: field "helm"`, `:9: field "bundles"`}},
 		{"every semantic problem at once", `apiVersion: mirror.openshift.io/v1alpha2
 kind: ImageSetConfiguration
-archiveSize: 4
+archiveSize: -4
 mirror:
   platform:
     graph: true
     channels:
     - name: stable-4.16
       minVersion: 4.16.0
-      maxVersion: 4.16.9
+      maxVersion: 4.15.9
+      shortestPath: true
+    - name: latest
   operators:
   - packages:
     - name: a
       minVersion: 1.0.0
       channels: [{name: stable}]
-`, []string{"apiVersion", "archiveSize", "platform.graph", "channels[0]: version ranges", "operators[0].catalog: required", "packages[0]: minVersion/maxVersion go on the channels"}},
+`, []string{"apiVersion", "archiveSize", "platform.graph", "channels[0].shortestPath: not supported", "channels[0].maxVersion: 4.15.9 is not a 4.16 release", "channels[1].name: \"latest\" is not a release channel", "operators[0].catalog: required", "packages[0]: minVersion/maxVersion go on the channels"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -63,15 +63,28 @@ type Options struct {
 	Retries int
 	// RetryBase is the first backoff delay; each retry doubles it (with jitter) up to RetryMax.
 	RetryBase, RetryMax time.Duration
-	// BackoffMax caps the registry client's per-host backoff: after 5xx or 429 answers every request
-	// to that host waits, doubling up to this (default 5s).
-	BackoffMax time.Duration
 	// ProgressInterval bounds how often Progress is called.
 	ProgressInterval time.Duration
 	Progress         ProgressFunc
 	ImageDone        ImageDoneFunc
 	// Log receives debug records (never secrets); nil discards them.
 	Log *slog.Logger
+	// DiskCheck, when set and DestDir is set, is called once the copy is planned and before
+	// anything is written, with the bytes of blobs the layout does not hold yet; an error ends
+	// the copy before it starts (a disk that cannot hold the mirror fails first, not at 90 %).
+	DiskCheck func(dir string, need int64) error
+
+	// circuits are the per-host circuit breakers of one run (see retry.go); set by withRun.
+	circuits *circuits
+}
+
+// withRun returns the options with the per-run state every operation of one Copy, Plan,
+// Resolve or Verify shares (the host circuits), keeping state that is already there.
+func (o Options) withRun() Options {
+	if o.circuits == nil {
+		o.circuits = newCircuits(o.RetryMax)
+	}
+	return o
 }
 
 // DefaultOptions returns options with sane defaults for dest.
@@ -83,7 +96,6 @@ func DefaultOptions(dest Endpoint) Options {
 		Retries:          3,
 		RetryBase:        500 * time.Millisecond,
 		RetryMax:         15 * time.Second,
-		BackoffMax:       5 * time.Second,
 		ProgressInterval: time.Second,
 	}
 }

@@ -56,7 +56,8 @@ type planned struct {
 	blobs     []descriptor.Descriptor
 	size      int64
 	present   bool
-	signed    bool // a cosign sha256-<hex>.sig tag exists at the source
+	signed    bool                    // a cosign sha256-<hex>.sig tag exists at the source
+	referrers []descriptor.Descriptor // OCI referrers of the root manifest at the source
 	err       error
 }
 
@@ -66,6 +67,7 @@ func Plan(ctx context.Context, images []Image, o Options) (*PlanResult, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
+	o = o.withRun()
 	rc, err := newClient(o, hostsOf(images)...)
 	if err != nil {
 		return nil, err
@@ -104,13 +106,80 @@ func summarize(ps []*planned) *PlanResult {
 	return res
 }
 
-// resolveWithSignatures resolves images and then the cosign signature tags found for them, so a
-// signature travels with the image it signs (same repository, same tag name).
+// resolveStream resolves images like resolveWithSignatures, handing each one to emit as soon as
+// it is resolved (its signature and referrers right after it), and returns them all in
+// resolveWithSignatures' order: the images, then the signatures and referrers.
+func resolveStream(ctx context.Context, rc *regclient.RegClient, images []Image, o Options, emit func(*planned)) []*planned {
+	out := make([]*planned, len(images))
+	extra := make([][]*planned, len(images))
+	sem := make(chan struct{}, o.Parallel)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	seen := map[string]bool{} // signature and referrer images already taken (two tags, one digest)
+	for i, im := range images {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			sctx := withSlot(ctx, sem)
+			p := &planned{Image: im}
+			p.err = resolveOne(sctx, rc, p, o, false)
+			out[i] = p
+			emit(p)
+			for _, s := range attached(p) {
+				mu.Lock()
+				dup := seen[s.Source+" "+s.Dest]
+				seen[s.Source+" "+s.Dest] = true
+				mu.Unlock()
+				if dup {
+					continue
+				}
+				sp := &planned{Image: s}
+				sp.err = resolveOne(sctx, rc, sp, o, false)
+				extra[i] = append(extra[i], sp)
+				emit(sp)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, x := range extra {
+		out = append(out, x...)
+	}
+	return out
+}
+
+// attached are the cosign signature tag and the OCI referrers found for a resolved image, as
+// images to mirror into the same repository.
+func attached(p *planned) []Image {
+	if p.err != nil || (!p.signed && len(p.referrers) == 0) {
+		return nil
+	}
+	sr, err1 := ref.New(p.Source)
+	dr, err2 := ref.New(p.Dest)
+	if err1 != nil || err2 != nil {
+		return nil
+	}
+	var out []Image
+	if p.signed {
+		out = append(out, Image{Source: sr.SetTag(sigTag(p.digest)).CommonName(), Dest: dr.SetTag(sigTag(p.digest)).CommonName(),
+			Kind: KindSignature, Origin: p.Source})
+	}
+	for _, d := range p.referrers {
+		out = append(out, Image{Source: sr.SetDigest(d.Digest.String()).CommonName(), Dest: dr.SetDigest(d.Digest.String()).CommonName(),
+			Kind: KindReferrer, Origin: p.Source})
+	}
+	return out
+}
+
+// resolveWithSignatures resolves images and then the cosign signature tags and the OCI referrers
+// (signatures, SBOMs, attestations of the root manifest) found for them, so that they travel with
+// the image they describe: the same repository, the same tag name or digest. The plan lists them
+// as images of kind signature and referrer.
 func resolveWithSignatures(ctx context.Context, rc *regclient.RegClient, images []Image, o Options, full bool) []*planned {
 	ps := resolveAll(ctx, rc, images, o, full)
 	var sigs []Image
 	for _, p := range ps {
-		if p.err != nil || !p.signed {
+		if p.err != nil || (!p.signed && len(p.referrers) == 0) {
 			continue
 		}
 		sr, err1 := ref.New(p.Source)
@@ -118,8 +187,14 @@ func resolveWithSignatures(ctx context.Context, rc *regclient.RegClient, images 
 		if err1 != nil || err2 != nil {
 			continue
 		}
-		sigs = append(sigs, Image{Source: sr.SetTag(sigTag(p.digest)).CommonName(), Dest: dr.SetTag(sigTag(p.digest)).CommonName(),
-			Kind: KindSignature, Origin: p.Source})
+		if p.signed {
+			sigs = append(sigs, Image{Source: sr.SetTag(sigTag(p.digest)).CommonName(), Dest: dr.SetTag(sigTag(p.digest)).CommonName(),
+				Kind: KindSignature, Origin: p.Source})
+		}
+		for _, d := range p.referrers {
+			sigs = append(sigs, Image{Source: sr.SetDigest(d.Digest.String()).CommonName(), Dest: dr.SetDigest(d.Digest.String()).CommonName(),
+				Kind: KindReferrer, Origin: p.Source})
+		}
 	}
 	if len(sigs) == 0 {
 		return ps
@@ -141,7 +216,7 @@ func resolveAll(ctx context.Context, rc *regclient.RegClient, images []Image, o 
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			p := &planned{Image: im}
-			p.err = resolveOne(ctx, rc, p, o, full) // each request retries on its own
+			p.err = resolveOne(withSlot(ctx, sem), rc, p, o, full) // each request retries on its own
 			out[i] = p
 		}()
 	}
@@ -173,10 +248,23 @@ func resolveOne(ctx context.Context, rc *regclient.RegClient, p *planned, o Opti
 		p.dstTag = dst.Tag
 	}
 	p.src, p.dst = src.SetDigest(p.digest), dst.SetDigest(p.digest)
-	if o.Signatures && p.Kind != KindSignature && o.SourceDir == "" {
+	if o.Signatures && p.Kind != KindSignature && p.Kind != KindReferrer && o.SourceDir == "" {
 		// cosign stores a signature as the tag sha256-<hex>.sig in the image's repository
 		if _, err := manifestHead(ctx, rc, o, src.SetTag(sigTag(p.digest))); err == nil {
 			p.signed = true
+		}
+		// OCI referrers: the referrers API, or the sha256-<hex> index tag where there is none
+		// (regclient tries the API once per repository and remembers the answer)
+		err := o.retry(ctx, []string{src.Registry}, func(ctx context.Context) error {
+			rl, err := rc.ReferrerList(ctx, p.src)
+			if err != nil {
+				return err
+			}
+			p.referrers = rl.Descriptors
+			return nil
+		})
+		if err != nil && Temporary(err) {
+			return fmt.Errorf("source %s: referrers: %w", p.Source, err)
 		}
 	}
 	// The destination holds the image when its tag (or digest) resolves to the source digest.
@@ -307,11 +395,11 @@ func destRef(dest string, o Options) (ref.Ref, error) {
 	return r, nil
 }
 
-// manifestHead and manifestGet retry one request on temporary errors (regclient itself does not
-// retry a 503), so one unlucky request does not fail a whole image's resolution.
+// manifestHead and manifestGet retry one request on temporary errors (the registry client itself
+// does not retry: see retry.go), so one unlucky request does not fail a whole image's resolution.
 func manifestHead(ctx context.Context, rc *regclient.RegClient, o Options, r ref.Ref, opts ...regclient.ManifestOpts) (manifest.Manifest, error) {
 	var m manifest.Manifest
-	err := retry(ctx, o.Retries, o.RetryBase, o.RetryMax, func(ctx context.Context) error {
+	err := o.retry(ctx, []string{r.Registry}, func(ctx context.Context) error {
 		var err error
 		m, err = rc.ManifestHead(ctx, r, opts...)
 		return err
@@ -321,7 +409,7 @@ func manifestHead(ctx context.Context, rc *regclient.RegClient, o Options, r ref
 
 func manifestGet(ctx context.Context, rc *regclient.RegClient, o Options, r ref.Ref) (manifest.Manifest, error) {
 	var m manifest.Manifest
-	err := retry(ctx, o.Retries, o.RetryBase, o.RetryMax, func(ctx context.Context) error {
+	err := o.retry(ctx, []string{r.Registry}, func(ctx context.Context) error {
 		var err error
 		m, err = rc.ManifestGet(ctx, r)
 		return err

@@ -52,7 +52,11 @@ func checkDest(ctx context.Context, rc *regclient.RegClient, o Options) error {
 	}
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if _, err := rc.Ping(pctx, r); err != nil {
+	err = o.withRun().retry(pctx, []string{o.Dest.Host}, func(ctx context.Context) error {
+		_, err := rc.Ping(ctx, r)
+		return err
+	})
+	if err != nil {
 		return classify(o.Dest, "reach", err)
 	}
 	return nil
@@ -61,28 +65,192 @@ func checkDest(ctx context.Context, rc *regclient.RegClient, o Options) error {
 // Preflight proves the destination is usable before anything is copied: reachable, TLS trusted
 // with the configured CA (on failure the presented chain is shown), credentials accepted, and
 // push permission, proven by uploading a tiny scratch blob to NAMESPACE/bootstrap-preflight.
+// It returns the first failing step as a *RegistryError.
 func Preflight(ctx context.Context, o Options, namespace string) error {
-	rc, err := newClient(o)
-	if err != nil {
-		return err
-	}
-	if err := checkDest(ctx, rc, o); err != nil {
-		return err
-	}
-	repo := "bootstrap-preflight"
-	if ns := strings.Trim(namespace, "/"); ns != "" {
-		repo = ns + "/" + repo
-	}
-	r, err := ref.New(o.Dest.Host + "/" + repo)
-	if err != nil {
-		return err
-	}
-	data := []byte("bootstrap preflight scratch blob\n")
-	d := descriptor.Descriptor{MediaType: "application/octet-stream", Digest: digest.FromBytes(data), Size: int64(len(data))}
-	if _, err := rc.BlobPut(ctx, r, d, bytes.NewReader(data)); err != nil {
-		return classify(o.Dest, "push", err)
+	for _, c := range CheckDestination(ctx, o, namespace, true) {
+		if c.Err != nil {
+			return c.Err
+		}
 	}
 	return nil
+}
+
+// Registry preflight steps, in the order they are proven.
+const (
+	StepReach = "reach"
+	StepTLS   = "tls"
+	StepAuth  = "auth"
+	StepPush  = "push"
+	StepRead  = "read"
+)
+
+// RegistryCheck is one proven (or disproven) step of a registry preflight.
+type RegistryCheck struct {
+	Step string // StepReach, StepTLS, StepAuth, StepPush, StepRead
+	Host string
+	// Image is the image read, for StepRead.
+	Image string
+	// Err is a *RegistryError (with the remedy and, for TLS, the presented chain) when the step
+	// failed; nil when it passed or was not checked.
+	Err error
+	// Warning is set when the step passed with a caveat (TLS verification switched off).
+	Warning string
+	// NotChecked says an earlier step failed, so this one could not be proven.
+	NotChecked bool
+	Message    string
+}
+
+// CheckDestination proves the destination's steps in order: reachable, TLS trusted, credentials
+// accepted and, when push is set, push permission (a scratch blob uploaded to
+// NAMESPACE/bootstrap-preflight; registries garbage-collect unreferenced blobs). Steps after a
+// failed one are returned NotChecked.
+func CheckDestination(ctx context.Context, o Options, namespace string, push bool) []RegistryCheck {
+	h := o.Dest.Host
+	steps := []string{StepReach, StepTLS, StepAuth}
+	if push {
+		steps = append(steps, StepPush)
+	}
+	out := make([]RegistryCheck, len(steps))
+	for i, s := range steps {
+		out[i] = RegistryCheck{Step: s, Host: h}
+	}
+	// failAt records err at its step and marks the later steps not checked; the earlier ones pass.
+	failAt := func(err error) []RegistryCheck {
+		var re *RegistryError
+		if !errors.As(err, &re) {
+			re = &RegistryError{Host: h, Op: StepReach, Err: err}
+		}
+		failed := false
+		for i := range out {
+			switch {
+			case failed:
+				out[i].NotChecked = true
+				out[i].Message = "not checked: " + re.Op + " failed"
+			case out[i].Step == re.Op:
+				out[i].Err, failed = re, true
+			}
+		}
+		passMessages(out, o)
+		return out
+	}
+	rc, err := newClient(o)
+	if err != nil {
+		return failAt(&RegistryError{Host: h, Op: StepReach, Err: err, Remedy: "fix the registry's CA or auth file"})
+	}
+	if err := checkDest(ctx, rc, o); err != nil {
+		return failAt(err)
+	}
+	if push {
+		repo := "bootstrap-preflight"
+		if ns := strings.Trim(namespace, "/"); ns != "" {
+			repo = ns + "/" + repo
+		}
+		r, err := ref.New(h + "/" + repo)
+		if err != nil {
+			return failAt(&RegistryError{Host: h, Op: StepPush, Err: err, Remedy: "check registry.namespace"})
+		}
+		data := []byte("bootstrap preflight scratch blob\n")
+		d := descriptor.Descriptor{MediaType: "application/octet-stream", Digest: digest.FromBytes(data), Size: int64(len(data))}
+		err = o.withRun().retry(ctx, []string{h}, func(ctx context.Context) error {
+			_, err := rc.BlobPut(ctx, r, d, bytes.NewReader(data))
+			return err
+		})
+		if err != nil {
+			re := classify(o.Dest, StepPush, err).(*RegistryError)
+			if re.Op == StepAuth { // credentials accepted for reading (the ping passed), refused for pushing
+				re.Op = StepPush
+			}
+			return failAt(re)
+		}
+	}
+	passMessages(out, o)
+	return out
+}
+
+// passMessages fills in the messages of the steps that passed.
+func passMessages(out []RegistryCheck, o Options) {
+	for i := range out {
+		c := &out[i]
+		if c.Err != nil || c.NotChecked {
+			if c.Err != nil {
+				c.Message = c.Err.Error()
+			}
+			continue
+		}
+		switch c.Step {
+		case StepReach:
+			c.Message = "answers the registry API at " + c.Host
+		case StepTLS:
+			if o.Dest.Insecure {
+				c.Message = "TLS verification is off (insecure)"
+				c.Warning = "TLS verification is off: a man in the middle could serve or capture images; give the registry's CA instead"
+			} else if o.Dest.CAFile != "" {
+				c.Message = "certificate trusted with " + o.Dest.CAFile
+			} else {
+				c.Message = "certificate trusted by the system roots"
+			}
+		case StepAuth:
+			if o.Dest.AuthFile != "" {
+				c.Message = "credentials from the auth file accepted"
+			} else {
+				c.Message = "no credentials needed to read"
+			}
+		case StepPush:
+			c.Message = "scratch blob uploaded to the namespace"
+		}
+	}
+}
+
+// CheckSources proves the sources readable: for each source host, the first of images on it is
+// looked up (a manifest HEAD, with the source settings and the source registry override), which
+// proves reachability, trust and read credentials at once.
+func CheckSources(ctx context.Context, o Options, images []string) []RegistryCheck {
+	o = o.withRun()
+	var out []RegistryCheck
+	seen := map[string]bool{}
+	var refs []ref.Ref
+	var names []string
+	for _, im := range images {
+		r, err := readRef(im, o.SourceRegistry)
+		if err != nil {
+			out = append(out, RegistryCheck{Step: StepRead, Image: im, Err: err, Message: err.Error()})
+			continue
+		}
+		if seen[r.Registry] {
+			continue
+		}
+		seen[r.Registry] = true
+		refs = append(refs, r)
+		names = append(names, im)
+	}
+	hosts := make([]string, 0, len(refs))
+	for _, r := range refs {
+		hosts = append(hosts, r.Registry)
+	}
+	rc, err := newClient(o, hosts...)
+	if err != nil {
+		return append(out, RegistryCheck{Step: StepRead, Err: err, Message: err.Error()})
+	}
+	for i, r := range refs {
+		c := RegistryCheck{Step: StepRead, Host: r.Registry, Image: names[i]}
+		m, err := manifestHead(ctx, rc, o, r)
+		if err != nil {
+			e := o.Source
+			e.Host = r.Registry
+			re := classify(e, StepRead, err).(*RegistryError)
+			if errors.Is(err, errs.ErrNotFound) {
+				re.Remedy = "the registry answers but has no " + names[i] + "; check the ImageSetConfiguration and mirror.source.registry"
+			}
+			c.Err, c.Message = re, re.Error()
+		} else {
+			c.Message = fmt.Sprintf("%s resolves to %s", names[i], m.GetDescriptor().Digest)
+			if o.Source.Insecure {
+				c.Warning = "TLS verification of the sources is off"
+			}
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // classify turns a registry error into a RegistryError with a remedy.
@@ -92,9 +260,17 @@ func classify(e Endpoint, op string, err error) error {
 	var hn x509.HostnameError
 	switch {
 	case errors.As(err, &ua) || errors.As(err, &hn) || strings.Contains(err.Error(), "x509:") || strings.Contains(err.Error(), "certificate"):
+		if op == StepRead {
+			re.Remedy = "give the source registry's CA bundle (mirror.source.caFile / --src-ca-file)"
+			re.Chain = presentedChain(e.Host)
+			break
+		}
 		re.Op = "tls"
 		re.Chain = presentedChain(e.Host)
 		re.Remedy = "give the registry's CA bundle (registry.caFile / --ca-file); skipping verification (insecure / --dest-tls-verify=false) is a last resort"
+	case strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
+		re.Op = "tls"
+		re.Remedy = "the registry speaks plain HTTP; serve it with TLS, or set insecure (--dest-tls-verify=false / --src-tls-verify=false) knowing that nothing is protected"
 	case errors.Is(err, errs.ErrHTTPUnauthorized) || strings.Contains(err.Error(), "401") || strings.Contains(err.Error(), "unauthorized"):
 		re.Op = "auth"
 		re.Remedy = "check the auth file (registry.authFile / --authfile) has an entry for " + e.Host + " with push rights"
@@ -102,6 +278,15 @@ func classify(e Endpoint, op string, err error) error {
 		re.Remedy = "the credentials are accepted but may not push here; grant write on the namespace"
 	default:
 		re.Remedy = "check the registry runs and the host:port is right"
+	}
+	if op == StepRead {
+		switch re.Op {
+		case "auth":
+			re.Remedy = "check the source auth file (mirror.source.authFile / --authfile) has read credentials for " + e.Host
+		case "tls":
+			re.Remedy = strings.Replace(re.Remedy, "--dest-tls-verify=false / ", "", 1)
+		}
+		re.Op = StepRead
 	}
 	return re
 }

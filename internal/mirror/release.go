@@ -95,8 +95,12 @@ func ReadRelease(ctx context.Context, releaseImage, plat string, o Options) (*Re
 		info.Multi = m.IsList()
 	}
 	var found []byte
-	err = scanImageFiles(ctx, rc, r, plat, func(name string) bool { return name == imageRefsPath },
-		func(name string, data []byte) (bool, error) { found = data; return true, nil })
+	o = o.withRun()
+	err = o.retry(ctx, []string{r.Registry}, func(ctx context.Context) error {
+		found = nil
+		return scanImageFiles(ctx, rc, r, plat, func(name string) bool { return name == imageRefsPath },
+			func(name string, data []byte) (bool, error) { found = data; return true, nil })
+	})
 	if err != nil {
 		return nil, fmt.Errorf("release %s: %w", releaseImage, err)
 	}
@@ -156,7 +160,7 @@ func platformImage(ctx context.Context, rc *regclient.RegClient, r ref.Ref, plat
 		}
 		d, err := manifest.GetPlatformDesc(m, &p)
 		if err != nil {
-			return nil, fmt.Errorf("no %s image in index: %w", plat, err)
+			return nil, permanent(fmt.Errorf("no %s image in index: %w", plat, err))
 		}
 		m, err = rc.ManifestGet(ctx, r.SetDigest(d.Digest.String()))
 		if err != nil {
@@ -164,7 +168,7 @@ func platformImage(ctx context.Context, rc *regclient.RegClient, r ref.Ref, plat
 		}
 	}
 	if _, ok := m.(manifest.Imager); !ok {
-		return nil, fmt.Errorf("%s is not an image (media type %s)", r.CommonName(), m.GetDescriptor().MediaType)
+		return nil, permanent(fmt.Errorf("%s is not an image (media type %s)", r.CommonName(), m.GetDescriptor().MediaType))
 	}
 	return m, nil
 }
@@ -181,7 +185,10 @@ func scanLayer(ctx context.Context, rc *regclient.RegClient, r ref.Ref, dig stri
 	var rd io.Reader = br
 	gz, err := gzip.NewReader(br)
 	if err != nil {
-		return false, fmt.Errorf("not a gzip layer: %w", err)
+		if errors.Is(err, gzip.ErrHeader) {
+			return false, permanent(fmt.Errorf("not a gzip layer: %w", err))
+		}
+		return false, err
 	}
 	defer gz.Close()
 	rd = gz
@@ -200,7 +207,7 @@ func scanLayer(ctx context.Context, rc *regclient.RegClient, r ref.Ref, dig stri
 			continue
 		}
 		if h.Size > maxFileSize {
-			return stop, fmt.Errorf("%s is %d bytes, more than %d", name, h.Size, maxFileSize)
+			return stop, permanent(fmt.Errorf("%s is %d bytes, more than %d", name, h.Size, maxFileSize))
 		}
 		data, err := io.ReadAll(tr)
 		if err != nil {
@@ -208,7 +215,7 @@ func scanLayer(ctx context.Context, rc *regclient.RegClient, r ref.Ref, dig stri
 		}
 		s, err := found(name, data)
 		if err != nil {
-			return stop, err
+			return stop, permanent(err)
 		}
 		stop = stop || s
 	}

@@ -47,6 +47,7 @@ type Resolved struct {
 // related images) and additional images, minus blocked images, mapped under t. Reading needs only
 // manifests, configs and the one layer holding image-references or the catalog.
 func Resolve(ctx context.Context, isc *ImageSetConfig, t Target, o Options) (*Resolved, error) {
+	o = o.withRun()
 	res := &Resolved{}
 	add := func(srcs []string, kind Kind, origin string) error {
 		ims, err := Images(srcs, kind, origin, t.Host, t.Namespace)
@@ -62,10 +63,21 @@ func Resolve(ctx context.Context, isc *ImageSetConfig, t Target, o Options) (*Re
 	if isc.Mirror.Platform.Release != "" {
 		releases = append(releases, release{isc.Mirror.Platform.Release, archs[0]})
 	}
-	for _, ch := range isc.Mirror.Platform.Channels {
-		for _, a := range archs {
-			suffix, _ := releaseArch(a)
-			releases = append(releases, release{fmt.Sprintf("%s:%s-%s", DefaultReleaseRepo, ch.MinVersion, suffix), a})
+	if len(isc.Mirror.Platform.Channels) > 0 {
+		rc, err := newClient(o, hostsOf([]Image{{Source: DefaultReleaseRepo}})...)
+		if err != nil {
+			return nil, err
+		}
+		for _, ch := range isc.Mirror.Platform.Channels {
+			for _, a := range archs {
+				imgs, err := channelReleases(ctx, rc, ch, a, o)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", isc.File, err)
+				}
+				for _, im := range imgs {
+					releases = append(releases, release{im, a})
+				}
+			}
 		}
 	}
 	for _, r := range releases {

@@ -34,6 +34,7 @@ func Verify(ctx context.Context, c Content, o Options) (*VerifyResult, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
+	o = o.withRun()
 	rc, err := newClient(o)
 	if err != nil {
 		return nil, err
@@ -56,7 +57,7 @@ func Verify(ctx context.Context, c Content, o Options) (*VerifyResult, error) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			m, b, err := verifyImage(ctx, rc, im, miss)
+			m, b, err := verifyImage(withSlot(ctx, sem), rc, o, im, miss)
 			mu.Lock()
 			res.Images++
 			res.Manifests += m
@@ -80,7 +81,7 @@ func Verify(ctx context.Context, c Content, o Options) (*VerifyResult, error) {
 
 // verifyImage walks one image's tree at the destination: manifests by GET (they are small),
 // blobs by HEAD.
-func verifyImage(ctx context.Context, rc *regclient.RegClient, im ImageResult, miss func(Missing)) (int, int, error) {
+func verifyImage(ctx context.Context, rc *regclient.RegClient, o Options, im ImageResult, miss func(Missing)) (int, int, error) {
 	dr, err := ref.New(im.Dest)
 	if err != nil {
 		return 0, 0, err
@@ -89,7 +90,7 @@ func verifyImage(ctx context.Context, rc *regclient.RegClient, im ImageResult, m
 	nm, nb := 0, 0
 	var walk func(r ref.Ref, depth int) error
 	walk = func(r ref.Ref, depth int) error {
-		m, err := rc.ManifestGet(ctx, r)
+		m, err := manifestGet(ctx, rc, o, r)
 		if err != nil {
 			return err
 		}
@@ -115,7 +116,11 @@ func verifyImage(ctx context.Context, rc *regclient.RegClient, im ImageResult, m
 			layers, _ := imgr.GetLayers()
 			for _, d := range append(layers, cfg) {
 				nb++
-				if _, err := rc.BlobHead(ctx, r, d); err != nil {
+				err := o.retry(ctx, []string{r.Registry}, func(ctx context.Context) error {
+					_, err := rc.BlobHead(ctx, r, d)
+					return err
+				})
+				if err != nil {
 					miss(Missing{Source: im.Source, Dest: im.Dest, What: "blob " + d.Digest.String(), Error: err.Error()})
 				}
 			}

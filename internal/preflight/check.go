@@ -126,6 +126,23 @@ type Check interface {
 	Run(ctx context.Context) Result
 }
 
+// TimeoutCheck is a Check that needs a different time budget than the runner's default (a Git
+// fetch takes longer than a DNS query). The runner uses its Timeout when it is positive.
+type TimeoutCheck interface {
+	Check
+	Timeout() time.Duration
+}
+
+// withTimeout gives c its own time budget.
+func withTimeout(c Check, d time.Duration) Check { return timeoutCheck{Check: c, d: d} }
+
+type timeoutCheck struct {
+	Check
+	d time.Duration
+}
+
+func (t timeoutCheck) Timeout() time.Duration { return t.d }
+
 // Func makes a Check from a function.
 func Func(name string, cat Category, run func(ctx context.Context) Result) Check {
 	return funcCheck{name: name, cat: cat, run: run}

@@ -16,6 +16,7 @@ func TestChecksFromProfile(t *testing.T) {
 	s.Cluster.SSHKeyFile = "/nonexistent/id.pub"
 	s.ISO.ServeAddress = "127.0.0.1:0"
 	s.Nodes = []site.Node{{Name: "m0"}, {Name: "w0.other.test"}}
+	s.GitOps = site.GitOps{RepoURL: "https://127.0.0.1:1/c.git", Revision: "main", Path: "clusters/lab"}
 	names := func() []string {
 		var out []string
 		for _, c := range Checks(s, Options{WorkDir: t.TempDir()}) {
@@ -33,6 +34,7 @@ func TestChecksFromProfile(t *testing.T) {
 		"dns/dns m0.lab.example.test", "dns/dns w0.other.test",
 		"ntp/ntp 127.0.0.1:1", "ntp/ntp 127.0.0.2:1",
 		"network/vip 127.0.0.10 (api) free", "network/vip 127.0.0.11 (ingress) free",
+		"git/git repository", "git/git revision main", "git/git path clusters/lab",
 	}
 	if !slices.Equal(first, want) {
 		t.Errorf("checks:\n got %q\nwant %q", first, want)

@@ -23,6 +23,10 @@ func diskChecks(_ *site.Site, o Options) []Check {
 	})}
 }
 
+// CheckDisk checks that the file system holding dir (or its nearest existing parent) has need
+// bytes free. The mirror command uses it for a disk mirror's directory.
+func CheckDisk(dir string, need int64) Result { return checkDisk(dir, need) }
+
 // checkDisk checks the free space of the file system that holds dir, or would hold it: the work
 // dir need not exist before the first run, so the nearest existing parent is measured.
 func checkDisk(dir string, need int64) Result {

@@ -23,8 +23,13 @@
 //   - ntp: every source answers an SNTP query with a usable time, and the local clock is within
 //     Options.MaxClockOffset of it.
 //   - network: no VIP is already in use (see vip.go for what is and is not detectable).
+//   - bmc: each node's BMC, read-only through bmc.Preflight (see bmc.go).
+//   - git: with the profile's CA or known_hosts and credentials, the GitOps repository answers,
+//     gitops.revision exists and gitops.path is a directory at it (gitrepo.Prove: git ls-remote,
+//     a shallow blob-less fetch of the one commit, git ls-tree). These checks carry their own
+//     timeout (GitTimeout; a check may implement TimeoutCheck).
 //
-// To add a group (registry, bmc, git): write a file with
+// To add a group (registry): write a file with
 //
 //	func registryChecks(s *site.Site, o Options) []Check
 //

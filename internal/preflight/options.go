@@ -103,6 +103,7 @@ func groups() []group {
 		ntpChecks,
 		vipChecks,
 		bmcChecks,
+		gitChecks,
 	}
 }
 

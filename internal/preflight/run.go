@@ -142,6 +142,9 @@ func (r Runner) Run(ctx context.Context, checks []Check) Report {
 func runOne(ctx context.Context, c Check, timeout time.Duration) CheckResult {
 	out := CheckResult{Name: c.Name(), Category: c.Category()}
 	start := time.Now()
+	if tc, ok := c.(TimeoutCheck); ok && tc.Timeout() > 0 {
+		timeout = tc.Timeout()
+	}
 	if err := ctx.Err(); err != nil {
 		out.Result = Failf("Run preflight again.", "not run: %v", err)
 		return out

@@ -149,3 +149,16 @@ func TestRender(t *testing.T) {
 		t.Errorf("JSON: %s", jb.String())
 	}
 }
+
+// A check with its own budget (TimeoutCheck, as the Git checks are) is not cut at the runner's.
+func TestRunnerCheckOwnTimeout(t *testing.T) {
+	slow := withTimeout(sleeper("slow", CategoryGit, 300*time.Millisecond, Pass), 5*time.Second)
+	tight := withTimeout(sleeper("tight", CategoryGit, time.Hour, Pass), 100*time.Millisecond)
+	rep := Runner{Timeout: 50 * time.Millisecond}.Run(context.Background(), []Check{slow, tight})
+	if r := rep.Checks[0]; r.Status != Pass {
+		t.Errorf("slow check within its own 5s budget: %+v", r.Result)
+	}
+	if r := rep.Checks[1]; r.Status != Fail {
+		t.Errorf("tight check past its own budget: %+v", r.Result)
+	}
+}

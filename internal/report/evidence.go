@@ -5,20 +5,23 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/bootstrap-dev/bootstrap/internal/bmc"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 )
 
-// Evidence is what the stages left in the work dir, read for the report. Each part is read from
-// the file its stage writes; a part whose file is absent stays empty.
+// Evidence is what the stages left in the work dir and the journal, read for the report. Each
+// part is read from the file or the journal records its stage writes; a part whose source is
+// absent stays empty.
 type Evidence struct {
-	Preflight []Check            `json:"preflight,omitempty"`
-	Images    []Image            `json:"images,omitempty"`
-	BMC       []NodeActions      `json:"bmc,omitempty"`
-	Applied   []Step             `json:"applied,omitempty"` // configure and handoff steps
-	Runs      []pipeline.RunInfo `json:"runs,omitempty"`
+	Preflight []Check         `json:"preflight,omitempty"`
+	Images    []Image         `json:"images,omitempty"`
+	BMC       []NodeActions   `json:"bmc,omitempty"`
+	Applied   []AppliedObject `json:"applied,omitempty"` // every object configure and handoff applied
+	Versions  []Version       `json:"versions,omitempty"`
 }
 
 // Check is one preflight result (preflight.json).
@@ -30,32 +33,80 @@ type Check struct {
 	Remedy   string `json:"remedy,omitempty"`
 }
 
-// Image is one mirrored image (content.json).
+// Image is one mirrored image (content.json, mirror.ImageResult's fields).
 type Image struct {
 	Source      string `json:"source"`
-	Destination string `json:"destination"`
+	Destination string `json:"dest"`
+	Kind        string `json:"kind,omitempty"`
+	Origin      string `json:"origin,omitempty"`
 	Digest      string `json:"digest"`
 	Size        int64  `json:"size"`
 	Error       string `json:"error,omitempty"`
 }
 
-// NodeActions are the journaled BMC steps of one node, in order.
+// NodeActions are the journaled steps of one node, of every attempt, in journal order.
 type NodeActions struct {
 	Node    string   `json:"node"`
 	Actions []Action `json:"actions"`
 }
 
-// Action is one journaled node step.
+// Action is one journaled node step, attributed to the stage attempt and the run that did it.
 type Action struct {
-	Time   time.Time       `json:"time"`
-	Stage  string          `json:"stage"`
-	Action string          `json:"action"`
-	Data   json.RawMessage `json:"data,omitempty"`
+	Seq     int64           `json:"seq"`
+	Time    time.Time       `json:"time"`
+	Run     int64           `json:"run"`
+	Stage   string          `json:"stage"`
+	Attempt int             `json:"attempt"`
+	Action  string          `json:"action"`
+	Data    json.RawMessage `json:"data,omitempty"`
+	// Note explains bookkeeping records that sent no request to the BMC.
+	Note string `json:"note,omitempty"`
 }
 
-const nodePrefix = "node:"
+// AppliedObject is one Kubernetes object configure or handoff applied (server-side apply), from
+// the step that journaled it.
+type AppliedObject struct {
+	Stage      string    `json:"stage"`
+	Attempt    int       `json:"attempt"`
+	Run        int64     `json:"run"`
+	Time       time.Time `json:"time"` // when the apply was journaled
+	APIVersion string    `json:"apiVersion"`
+	Kind       string    `json:"kind"`
+	Namespace  string    `json:"namespace,omitempty"`
+	Name       string    `json:"name"`
+	Action     string    `json:"action"`
+	SHA256     string    `json:"sha256,omitempty"`
+	Source     string    `json:"source,omitempty"`
+}
 
-func readEvidence(dir string, entries []pipeline.Entry, steps map[string][]Step) Evidence {
+// SecretNotHashed stands in the report for the SHA-256 of a Secret, which is never recorded.
+const SecretNotHashed = "not recorded: the hash of a Secret would fingerprint its value"
+
+// Object is "Kind namespace/name" or "Kind name".
+func (a AppliedObject) Object() string {
+	if a.Namespace != "" {
+		return a.Kind + " " + a.Namespace + "/" + a.Name
+	}
+	return a.Kind + " " + a.Name
+}
+
+// Version is one tool or peer version the run saw.
+type Version struct {
+	Component string `json:"component"`
+	Version   string `json:"version"`
+	Detail    string `json:"detail,omitempty"`
+	Source    string `json:"source"` // which record it comes from
+}
+
+// Notes on the boot stage's records that are not themselves BMC requests (bmc.StepPowerIntent,
+// and the markers of internal/stages/bootcarry.go).
+var bookkeeping = map[string]string{
+	bmc.StepPowerIntent: "journaled just before the power request, so a resumed run reads back whether it reached the BMC",
+	"inputs":            "no BMC request: the node's input fingerprint, recorded before this attempt acted on it",
+	"carried":           "no BMC request: this attempt kept the node's steps of an earlier attempt (inputs unchanged)",
+}
+
+func readEvidence(dir string, h pipeline.History) Evidence {
 	var ev Evidence
 	var pf struct {
 		Checks []Check `json:"checks"`
@@ -75,40 +126,138 @@ func readEvidence(dir string, entries []pipeline.Entry, steps map[string][]Step)
 		}
 	}
 	byNode := map[string]*NodeActions{}
-	for stage, ss := range steps {
-		for _, s := range ss {
-			if !strings.HasPrefix(s.Key, nodePrefix) {
-				if stage == "configure" || stage == "handoff" {
-					ev.Applied = append(ev.Applied, s)
-				}
+	for _, a := range h.Attempts {
+		for _, s := range a.Steps {
+			node := s.Node()
+			if node == "" {
 				continue
 			}
-			node, action, _ := strings.Cut(strings.TrimPrefix(s.Key, nodePrefix), "/")
 			na := byNode[node]
 			if na == nil {
 				na = &NodeActions{Node: node}
 				byNode[node] = na
 			}
-			na.Actions = append(na.Actions, Action{Time: s.Time, Stage: stage, Action: action, Data: s.Data})
+			act := s.Action()
+			na.Actions = append(na.Actions, Action{Seq: s.Seq, Time: s.Time, Run: s.Run, Stage: a.Stage, Attempt: a.Attempt,
+				Action: act, Data: s.Data, Note: bookkeeping[act]})
+		}
+		if a.Stage == "configure" || a.Stage == "handoff" {
+			ev.Applied = append(ev.Applied, applied(a)...)
 		}
 	}
 	for _, na := range byNode {
-		sort.SliceStable(na.Actions, func(i, j int) bool { return na.Actions[i].Time.Before(na.Actions[j].Time) })
+		sort.Slice(na.Actions, func(i, j int) bool { return na.Actions[i].Seq < na.Actions[j].Seq })
 		ev.BMC = append(ev.BMC, *na)
 	}
 	sort.Slice(ev.BMC, func(i, j int) bool { return ev.BMC[i].Node < ev.BMC[j].Node })
-	sort.SliceStable(ev.Applied, func(i, j int) bool { return ev.Applied[i].Seq < ev.Applied[j].Seq })
-	for _, e := range entries {
-		if e.Kind != pipeline.EntryRunStarted {
-			continue
-		}
-		var ri pipeline.RunInfo
-		if json.Unmarshal(e.Data, &ri) == nil {
-			ev.Runs = append(ev.Runs, ri)
-		}
-	}
+	sort.SliceStable(ev.Applied, func(i, j int) bool { return ev.Applied[i].Time.Before(ev.Applied[j].Time) })
+	ev.Versions = versions(h, ev.BMC)
 	return ev
 }
+
+// appliedStep is the step key under which configure and handoff journal what each apply did
+// (stages.AppliedStep: {"objects": [cluster.Applied...], "changed": n}).
+const appliedStep = "applied"
+
+// applied lists the objects of every applied step of a configure or handoff attempt, with the
+// time and run of the step: applies of attempts that failed afterwards count too.
+func applied(a pipeline.AttemptRecord) []AppliedObject {
+	var out []AppliedObject
+	for _, s := range a.Steps {
+		if s.Key != appliedStep {
+			continue
+		}
+		var rec struct {
+			Objects []AppliedObject `json:"objects"`
+		}
+		if json.Unmarshal(s.Data, &rec) != nil {
+			continue
+		}
+		for _, o := range rec.Objects {
+			o.Stage, o.Attempt, o.Run, o.Time = a.Stage, a.Attempt, s.Run, s.Time
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// versions collects the versions the run recorded: bootstrap itself (each run), openshift-install
+// and the release (iso), each node's BMC firmware (boot), the cluster (install) and the GitOps
+// operator (handoff). A version recorded several times is listed once, with its latest source.
+func versions(h pipeline.History, nodes []NodeActions) []Version {
+	var out []Version
+	seen := map[string]int{}
+	add := func(v Version) {
+		if v.Version == "" {
+			return
+		}
+		k := v.Component + "\x00" + v.Version + "\x00" + v.Detail
+		if i, ok := seen[k]; ok {
+			out[i].Source = v.Source
+			return
+		}
+		seen[k] = len(out)
+		out = append(out, v)
+	}
+	for _, r := range h.Runs {
+		add(Version{Component: "bootstrap", Version: r.Info.Version, Detail: "on " + r.Info.Host,
+			Source: "run " + itoa(r.Seq) + " (" + runCommand(r.Info) + ")"})
+	}
+	for _, a := range h.Attempts {
+		if a.State != pipeline.StateSucceeded || len(a.Output) == 0 {
+			continue
+		}
+		src := a.Stage + " attempt " + itoa(int64(a.Attempt))
+		switch a.Stage {
+		case "iso":
+			var o struct {
+				Build *struct {
+					InstallerPath    string `json:"installerPath"`
+					InstallerVersion string `json:"installerVersion"`
+					ReleaseImage     string `json:"releaseImage"`
+				} `json:"build"`
+			}
+			if json.Unmarshal(a.Output, &o) == nil && o.Build != nil {
+				add(Version{Component: "openshift-install", Version: o.Build.InstallerVersion, Detail: o.Build.InstallerPath, Source: src})
+				add(Version{Component: "release image", Version: o.Build.ReleaseImage, Source: src})
+			}
+		case "install":
+			var o struct {
+				Cluster struct {
+					Version   string   `json:"version"`
+					Operators int      `json:"operators"`
+					Nodes     []string `json:"nodes"`
+				} `json:"cluster"`
+			}
+			if json.Unmarshal(a.Output, &o) == nil {
+				add(Version{Component: "OpenShift (ClusterVersion)", Version: o.Cluster.Version,
+					Detail: itoa(int64(o.Cluster.Operators)) + " cluster operators, nodes " + strings.Join(o.Cluster.Nodes, " "), Source: src})
+			}
+		case "handoff":
+			var o struct {
+				CSV string `json:"csv"`
+			}
+			if json.Unmarshal(a.Output, &o) == nil {
+				add(Version{Component: "OpenShift GitOps operator", Version: o.CSV, Source: src})
+			}
+		}
+	}
+	for _, n := range nodes {
+		for _, a := range n.Actions {
+			if a.Action != bmc.StepConfirm {
+				continue
+			}
+			var r bmc.NodeResult
+			if json.Unmarshal(a.Data, &r) == nil {
+				add(Version{Component: "BMC " + n.Node, Version: r.Firmware, Detail: strings.TrimSpace(r.Vendor + " " + r.Model),
+					Source: a.Stage + " attempt " + itoa(int64(a.Attempt)) + " (seq " + itoa(a.Seq) + ")"})
+			}
+		}
+	}
+	return out
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func readJSON(path string, v any) bool {
 	b, err := os.ReadFile(path)

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"strings"
 	"time"
+
+	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 )
 
 //go:embed report.html.tmpl
@@ -19,12 +22,41 @@ func (r *Report) HTML(w io.Writer) error {
 		"ts":    ts,
 		"bytes": humanBytes,
 		"json":  func(raw json.RawMessage) string { return cell(raw) },
-		"secs":  func(f float64) string { return fmt.Sprintf("%.1f s", f) },
+		"full":  func(raw json.RawMessage) string { return string(raw) },
+		"tsms": func(t time.Time) string {
+			if t.IsZero() {
+				return "-"
+			}
+			return t.UTC().Format("2006-01-02 15:04:05.000Z")
+		},
+		"secs": func(f float64) string { return fmt.Sprintf("%.1f s", f) },
 		"short": func(s string) string {
 			if len(s) > 19 {
 				return s[:19] + "…"
 			}
 			return s
+		},
+		"command":    runCommand,
+		"secretNote": func() string { return SecretNotHashed },
+		"join":       func(ss []string) string { return strings.Join(ss, " ") },
+		"inc":        func(i int) int { return i + 1 },
+		"state": func(s pipeline.StageState) string {
+			switch s {
+			case pipeline.StateSucceeded:
+				return "ok"
+			case pipeline.StateFailed, pipeline.StateInterrupted:
+				return "bad"
+			}
+			return "warn"
+		},
+		"runState": func(r pipeline.RunResult) string {
+			switch r {
+			case pipeline.RunSucceeded:
+				return "ok"
+			case pipeline.RunFailed, pipeline.RunKilled:
+				return "bad"
+			}
+			return "warn"
 		},
 		"since": func(a, b time.Time) string {
 			if a.IsZero() || b.IsZero() {

@@ -22,16 +22,18 @@ import (
 
 // Report is the evidence of one work dir.
 type Report struct {
-	Generated time.Time              `json:"generated"`
-	Site      string                 `json:"site,omitempty"`
-	WorkDir   string                 `json:"workDir"`
-	Chain     Chain                  `json:"chain"`
-	Runs      int                    `json:"runs"`
-	Stages    []pipeline.StageStatus `json:"stages"`
-	Steps     map[string][]Step      `json:"steps"`
-	Files     []File                 `json:"files"`
-	Evidence  Evidence               `json:"evidence"`
-	Warnings  []string               `json:"warnings,omitempty"`
+	Generated time.Time `json:"generated"`
+	Site      string    `json:"site,omitempty"`
+	WorkDir   string    `json:"workDir"`
+	Chain     Chain     `json:"chain"`
+	// Stages is each stage as it stands now (its latest attempt).
+	Stages []pipeline.StageStatus `json:"stages"`
+	// History is every run and every attempt of every stage, failed, killed and resumed ones
+	// included, with each execution and the steps it journaled.
+	History  pipeline.History `json:"history"`
+	Files    []File           `json:"files"`
+	Evidence Evidence         `json:"evidence"`
+	Warnings []string         `json:"warnings,omitempty"`
 }
 
 // Chain is the journal's integrity: Verified false means an entry was edited or removed.
@@ -40,14 +42,6 @@ type Chain struct {
 	Entries  int    `json:"entries"`
 	Head     string `json:"head,omitempty"`
 	Error    string `json:"error,omitempty"`
-}
-
-// Step is one journaled step of the current attempt of a stage.
-type Step struct {
-	Seq  int64           `json:"seq"`
-	Time time.Time       `json:"time"`
-	Key  string          `json:"key"`
-	Data json.RawMessage `json:"data,omitempty"`
 }
 
 // File is one file the run generated in the work dir.
@@ -72,38 +66,25 @@ func Build(r *pipeline.Runner, siteName string) (*Report, error) {
 	if err != nil && !errors.As(err, &ce) {
 		return nil, err
 	}
+	h := pipeline.BuildHistory(entries)
+	if st.Lock == nil || !pipeline.LockAlive(*st.Lock) {
+		h.MarkKilled()
+	}
 	rep := &Report{
 		Generated: time.Now().UTC(),
 		Site:      siteName,
 		WorkDir:   r.WorkDir,
 		Chain:     Chain{Verified: st.Chain == "", Entries: st.Entries, Head: st.Head, Error: st.Chain},
-		Runs:      st.Runs,
 		Stages:    st.Stages,
-		Steps:     currentSteps(entries, st),
+		History:   h,
 		Warnings:  st.Warnings,
 	}
 	rep.Files, err = hashFiles(r.WorkDir)
 	if err != nil {
 		return nil, err
 	}
-	rep.Evidence = readEvidence(r.WorkDir, entries, rep.Steps)
+	rep.Evidence = readEvidence(r.WorkDir, h)
 	return rep, nil
-}
-
-// currentSteps keeps the step-done entries of each stage's current attempt.
-func currentSteps(entries []pipeline.Entry, st pipeline.Status) map[string][]Step {
-	attempt := map[string]int{}
-	for _, s := range st.Stages {
-		attempt[s.Name] = s.Attempt
-	}
-	out := map[string][]Step{}
-	for _, e := range entries {
-		if e.Kind != pipeline.EntryStepDone || e.Attempt != attempt[e.Stage] {
-			continue
-		}
-		out[e.Stage] = append(out[e.Stage], Step{Seq: e.Seq, Time: e.Time, Key: e.Step, Data: e.Data})
-	}
-	return out
 }
 
 func hashFiles(dir string) ([]File, error) {
@@ -158,24 +139,83 @@ func (r *Report) JSON(w io.Writer) error {
 func (r *Report) Markdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# bootstrap evidence report: %s\n\n", or(r.Site, "(no site)"))
-	fmt.Fprintf(&b, "Generated %s from `%s`.\n\n", r.Generated.Format(time.RFC3339), r.WorkDir)
+	fmt.Fprintf(&b, "Generated %s from `%s`; %d run(s).\n\n", r.Generated.Format(time.RFC3339), r.WorkDir, len(r.History.Runs))
 	if r.Chain.Verified {
 		fmt.Fprintf(&b, "Journal: %d entries, hash chain **verified**, head `%s`.\n\n", r.Chain.Entries, r.Chain.Head)
 	} else {
 		fmt.Fprintf(&b, "Journal: %d entries, **HASH CHAIN BROKEN**: %s\n\n", r.Chain.Entries, r.Chain.Error)
 	}
-	b.WriteString("## Stages\n\n| stage | state | attempt | steps | started | finished | seconds |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("## Stages now\n\n| stage | state | attempt | steps | started | finished | seconds |\n|---|---|---|---|---|---|---|\n")
 	for _, s := range r.Stages {
 		fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %s | %.1f |\n", s.Name, s.State, s.Attempt, s.Steps, ts(s.Started), ts(s.Finished), s.Seconds)
 	}
-	for _, s := range r.Stages {
-		steps := r.Steps[s.Name]
-		if len(steps) == 0 {
+	b.WriteString("\n## Runs\n\n| run | command | started | finished | result | ran | skipped | error |\n|---|---|---|---|---|---|---|---|\n")
+	for _, run := range r.History.Runs {
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", run.Seq, cell([]byte(runCommand(run.Info))), ts(run.Started),
+			ts(run.Finished), run.Result, strings.Join(run.Ran, " "), strings.Join(run.Skipped, " "), cell([]byte(run.Error)))
+	}
+	b.WriteString("\n## Attempts\n\nEvery execution of every attempt, oldest first.\n\n" +
+		"| stage | attempt | run | started | finished | seconds | result | steps | reason / error |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, a := range r.History.Attempts {
+		for _, x := range a.Executions {
+			note := x.Reason
+			if x.Error != "" {
+				note = x.Error
+			}
+			fmt.Fprintf(&b, "| %s | %d%s | %d | %s | %s | %.1f | %s | %d | %s |\n", a.Stage, a.Attempt, latestMark(a), x.Run,
+				ts(x.Started), ts(x.Finished), x.Seconds, x.State, x.Steps, cell([]byte(note)))
+		}
+	}
+	for _, a := range r.History.Attempts {
+		if len(a.Steps) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "\n## %s: %d steps\n\n| seq | time | step | data |\n|---|---|---|---|\n", s.Name, len(steps))
-		for _, st := range steps {
-			fmt.Fprintf(&b, "| %d | %s | `%s` | %s |\n", st.Seq, ts(st.Time), st.Key, cell(st.Data))
+		fmt.Fprintf(&b, "\n### %s attempt %d%s: %d steps\n\n| seq | run | time | step | data |\n|---|---|---|---|---|\n",
+			a.Stage, a.Attempt, latestMark(a), len(a.Steps))
+		for _, st := range a.Steps {
+			fmt.Fprintf(&b, "| %d | %d | %s | `%s` | %s |\n", st.Seq, st.Run, ts(st.Time), st.Key, cell(st.Data))
+		}
+	}
+	ev := r.Evidence
+	if len(ev.Preflight) > 0 {
+		b.WriteString("\n## Preflight\n\n| check | category | status | message | remedy |\n|---|---|---|---|---|\n")
+		for _, c := range ev.Preflight {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", c.Name, c.Category, c.Status, cell([]byte(c.Message)), cell([]byte(c.Remedy)))
+		}
+	}
+	if len(ev.Images) > 0 {
+		fmt.Fprintf(&b, "\n## Images mirrored: %d\n\n| source | destination | digest | bytes |\n|---|---|---|---|\n", len(ev.Images))
+		for _, im := range ev.Images {
+			fmt.Fprintf(&b, "| `%s` | `%s` | `%s` | %d |\n", im.Source, im.Destination, im.Digest, im.Size)
+		}
+	}
+	if len(ev.BMC) > 0 {
+		b.WriteString("\n## BMC actions\n")
+		for _, n := range ev.BMC {
+			fmt.Fprintf(&b, "\n### %s\n\n| seq | time | stage | attempt | run | action | result |\n|---|---|---|---|---|---|---|\n", n.Node)
+			for _, a := range n.Actions {
+				res := cell(a.Data)
+				if a.Note != "" {
+					res = a.Note + " " + res
+				}
+				fmt.Fprintf(&b, "| %d | %s | %s | %d | %d | %s | %s |\n", a.Seq, ts(a.Time), a.Stage, a.Attempt, a.Run, a.Action, res)
+			}
+		}
+	}
+	if len(ev.Applied) > 0 {
+		b.WriteString("\n## Manifests applied\n\n| time | stage | attempt | run | object | action | sha256 | source |\n|---|---|---|---|---|---|---|---|\n")
+		for _, m := range ev.Applied {
+			sum := "`" + m.SHA256 + "`"
+			if m.SHA256 == "" && m.Kind == "Secret" {
+				sum = SecretNotHashed
+			}
+			fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %s | %s | %s |\n", ts(m.Time), m.Stage, m.Attempt, m.Run, m.Object(), m.Action, sum, m.Source)
+		}
+	}
+	if len(ev.Versions) > 0 {
+		b.WriteString("\n## Tools and peers\n\n| component | version | detail | recorded by |\n|---|---|---|---|\n")
+		for _, v := range ev.Versions {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", v.Component, v.Version, cell([]byte(v.Detail)), v.Source)
 		}
 	}
 	b.WriteString("\n## Files generated\n\n| file | bytes | sha256 |\n|---|---|---|\n")
@@ -188,6 +228,33 @@ func (r *Report) Markdown(w io.Writer) error {
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// runCommand describes what a run was asked to do.
+func runCommand(ri pipeline.RunInfo) string {
+	parts := []string{"bootstrap"}
+	if ri.Mode == "replay" {
+		parts = append(parts, "replay", ri.Stage)
+		for _, n := range ri.Nodes {
+			parts = append(parts, "--node", n)
+		}
+	} else {
+		parts = append(parts, or(ri.Mode, "run"))
+		if ri.From != "" {
+			parts = append(parts, "--from", ri.From)
+		}
+		if ri.Until != "" {
+			parts = append(parts, "--until", ri.Until)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func latestMark(a pipeline.AttemptRecord) string {
+	if a.Latest {
+		return " (latest)"
+	}
+	return ""
 }
 
 func ts(t time.Time) string {

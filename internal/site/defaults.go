@@ -27,8 +27,15 @@ const (
 	DefaultBootstrapTimeout = "90m"
 	DefaultInstallTimeout   = "180m"
 	DefaultMirrorParallel   = 4
-	PlatformBaremetal       = "baremetal"
-	PlatformNone            = "none"
+	// DefaultBootParallel nodes are booted at once; DefaultBootConfirmTimeout bounds the wait for
+	// power On with the one-time boot consumed; DefaultBootResumeGrace is how long a resumed run
+	// watches a node whose power action may have been sent (an iDRAC9 warm reset reaches the boot
+	// menu within about 2 minutes).
+	DefaultBootParallel       = 8
+	DefaultBootConfirmTimeout = "10m"
+	DefaultBootResumeGrace    = "3m"
+	PlatformBaremetal         = "baremetal"
+	PlatformNone              = "none"
 	// DefaultGPUBlacklistModule is blacklisted on GPU nodes: irdma (Intel E810 RDMA) loads on
 	// Dell's E810 LOMs and conflicts with the RDMA stack the NVIDIA network/GPU operators set up.
 	DefaultGPUBlacklistModule = "irdma"
@@ -50,6 +57,7 @@ func Defaults() Site {
 			Installer: Installer{BootstrapTimeout: DefaultBootstrapTimeout, InstallTimeout: DefaultInstallTimeout},
 		},
 		Mirror: Mirror{Parallel: DefaultMirrorParallel},
+		Boot:   Boot{Parallel: DefaultBootParallel, ConfirmTimeout: DefaultBootConfirmTimeout, ResumeGrace: DefaultBootResumeGrace},
 		Day1:   Day1{DisableDefaultSources: &t},
 		GitOps: GitOps{
 			Channel:             DefaultGitOpsChannel,
@@ -100,6 +108,11 @@ func (s *Site) SetDefaults() {
 	for i := range s.Nodes {
 		setStr(&s.Nodes[i].BMC.Vendor, DefaultBMCVendor)
 	}
+	if s.Boot.Parallel == 0 {
+		s.Boot.Parallel = d.Boot.Parallel
+	}
+	setStr(&s.Boot.ConfirmTimeout, d.Boot.ConfirmTimeout)
+	setStr(&s.Boot.ResumeGrace, d.Boot.ResumeGrace)
 
 	if s.Day1.DisableDefaultSources == nil {
 		t := true

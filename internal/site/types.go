@@ -21,6 +21,7 @@ type Site struct {
 	Mirror     Mirror   `yaml:"mirror" json:"mirror"`
 	ISO        ISO      `yaml:"iso" json:"iso"`
 	Nodes      []Node   `yaml:"nodes" json:"nodes"`
+	Boot       Boot     `yaml:"boot,omitempty" json:"boot,omitempty"`
 	Day1       Day1     `yaml:"day1,omitempty" json:"day1,omitempty"`
 	GitOps     GitOps   `yaml:"gitops" json:"gitops"`
 
@@ -136,6 +137,22 @@ type ISO struct {
 	TLSKey  string `yaml:"tlsKey,omitempty" json:"tlsKey,omitempty" site:"secret"`
 	// PerNode builds a per-node ISO view for nodes whose iso section is set.
 	PerNode bool `yaml:"perNode,omitempty" json:"perNode,omitempty"`
+}
+
+// Boot tunes the boot stage. Every field is optional; the defaults suit iDRAC9 on PowerEdge.
+type Boot struct {
+	// Parallel is how many nodes are worked on at once (default 8). The work is waiting on BMCs,
+	// not CPU: raise it to the node count to boot a whole rack at once (32 nodes take about the
+	// time of one at parallel: 32). Each node uses one Redfish session on its own BMC.
+	Parallel int `yaml:"parallel,omitempty" json:"parallel,omitempty"`
+	// ConfirmTimeout bounds the wait for a node to show power On with its one-time boot consumed
+	// (Go duration; default 10m).
+	ConfirmTimeout string `yaml:"confirmTimeout,omitempty" json:"confirmTimeout,omitempty"`
+	// ResumeGrace is how long a resumed run watches a node whose power action was journaled as
+	// started but not as done before it decides the action never reached the BMC and sends it
+	// (Go duration; default 3m: an iDRAC9 warm reset reaches the boot menu within about 2 minutes).
+	// Shorter risks power-cycling a node twice; longer only delays the resume.
+	ResumeGrace string `yaml:"resumeGrace,omitempty" json:"resumeGrace,omitempty"`
 }
 
 // Role of a node.

@@ -61,6 +61,7 @@ func (s *Site) Validate(opts ...Option) Problems {
 	c.registry()
 	c.mirror()
 	c.iso()
+	c.boot()
 	c.day1()
 	c.gitops()
 	c.files()

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 var (
@@ -190,4 +191,18 @@ func (c *checker) gitops() {
 		}
 	}
 	c.duration("gitops.timeout", g.Timeout)
+}
+
+func (c *checker) boot() {
+	b := c.s.Boot
+	if b.Parallel < 1 || b.Parallel > 256 {
+		c.err("boot.parallel", fmt.Sprintf("parallel %d is out of range", b.Parallel),
+			"use 1 to 256: 8 is the default; the node count boots a whole rack at once")
+	}
+	c.duration("boot.confirmTimeout", b.ConfirmTimeout)
+	c.duration("boot.resumeGrace", b.ResumeGrace)
+	if d, err := time.ParseDuration(b.ResumeGrace); err == nil && d > 0 && d < 10*time.Second {
+		c.warn("boot.resumeGrace", fmt.Sprintf("%s is shorter than a server takes to start booting", d),
+			"keep it at 2m or more on real hardware: a resumed run that gives up watching too early may power-cycle a node a second time")
+	}
 }

@@ -156,7 +156,7 @@ func (b Boot) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 			bootEmit(env, pipeline.Event{Kind: pipeline.Progress, Node: p.Node, Done: done.Add(1), DoneTotal: total, Unit: "nodes"})
 		}
 	}
-	opts := append([]bmc.Option{bmc.WithProgress(progress)}, b.Options...)
+	opts := append(append(profileBootOptions(env), bmc.WithProgress(progress)), b.Options...)
 	if b.Evidence != nil {
 		opts = append(opts, bmc.WithBootEvidence(b.Evidence))
 	}
@@ -176,7 +176,7 @@ func (b Boot) Verify(ctx context.Context, env *pipeline.Env) error {
 		return err
 	}
 	targets, _ := bootTargets(env)
-	return bmc.VerifyAll(ctx, targets, urlFor, b.Options...)
+	return bmc.VerifyAll(ctx, targets, urlFor, append(profileBootOptions(env), b.Options...)...)
 }
 
 // Plan implements pipeline.Planner.
@@ -288,4 +288,25 @@ func bootEmit(env *pipeline.Env, e pipeline.Event) {
 	e.Time = time.Now()
 	e.Stage = "boot"
 	env.Events(e)
+}
+
+// profileBootOptions turns the profile's boot section into bmc options; the stage's own Options
+// come after them and win (tests shorten waits that way). Values were validated at load; a
+// field left empty (a profile built in code without SetDefaults) keeps bmc's default.
+func profileBootOptions(env *pipeline.Env) []bmc.Option {
+	if env.Site == nil {
+		return nil
+	}
+	b := env.Site.Boot
+	var opts []bmc.Option
+	if b.Parallel > 0 {
+		opts = append(opts, bmc.WithConcurrency(b.Parallel))
+	}
+	if d, err := time.ParseDuration(b.ConfirmTimeout); err == nil && d > 0 {
+		opts = append(opts, bmc.WithConfirmTimeout(d))
+	}
+	if d, err := time.ParseDuration(b.ResumeGrace); err == nil && d > 0 {
+		opts = append(opts, bmc.WithResumeGrace(d))
+	}
+	return opts
 }

@@ -53,8 +53,9 @@ func (st Handoff) Plan(_ context.Context, env *pipeline.Env) ([]string, error) {
 		root = "root"
 	}
 	return []string{
-		fmt.Sprintf("check %s revision %q from the jump host", g.RepoURL, g.Revision),
+		fmt.Sprintf("prove from the jump host that %s has revision %q and path %q", g.RepoURL, g.Revision, g.Path),
 		fmt.Sprintf("subscribe to %s channel %s from %s (%s approval)", handoff.OperatorPackage, g.Channel, src, g.InstallPlanApproval),
+		fmt.Sprintf("wait for the Argo CD instance: ArgoCD %s/%s Available (the server Deployment when that kind is not served)", handoff.ArgoNamespace, handoff.InstanceName),
 		fmt.Sprintf("repository secret %s/%s, root application %s/%s (path %s), %d ApplicationSet files",
 			handoff.ArgoNamespace, handoff.RepoSecretName, handoff.ArgoNamespace, root, g.Path, len(g.ApplicationSets)),
 		fmt.Sprintf("wait up to %s for %s Synced and Healthy", g.Timeout, root),

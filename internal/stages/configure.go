@@ -145,15 +145,22 @@ func (st Configure) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 		ev(pipeline.Warning, "", "module blacklist is checked through the API only, not on the nodes: "+why)
 	}
 	res, err := c.Configure(ctx, o, func(m string) { ev(pipeline.Info, "", m) })
+	if rerr := recordApplied(env, ev, res.Applied, res.Changed); rerr != nil && err == nil {
+		err = rerr
+	}
 	if err != nil {
 		return nil, fmt.Errorf("configure: %w", err)
 	}
-	if res.Changed == 0 {
-		ev(pipeline.Info, "", fmt.Sprintf("nothing changed: all %d objects were already as applied", len(res.Applied)))
-	} else {
-		ev(pipeline.Info, "", fmt.Sprintf("%d of %d objects created or configured", res.Changed, len(res.Applied)))
-	}
-	return res, nil
+	return ConfigureOutput{Objects: appliedObjects(res.Applied), CatalogSources: res.CatalogSources, Pools: res.Pools, Blacklist: res.Blacklist}, nil
+}
+
+// ConfigureOutput is the journaled output of the configure stage: what it applied and what the
+// cluster reported, the same on every run that changes nothing.
+type ConfigureOutput struct {
+	Objects        []AppliedObject      `json:"objects"`
+	CatalogSources []string             `json:"catalogSources,omitempty"`
+	Pools          []cluster.PoolStatus `json:"pools,omitempty"`
+	Blacklist      []cluster.NodeModule `json:"blacklist,omitempty"`
 }
 
 // Verify implements pipeline.Verifier: every object configure applies still exists and no

@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/cluster"
+	"github.com/bootstrap-dev/bootstrap/internal/gitrepo"
 	"github.com/bootstrap-dev/bootstrap/internal/handoff"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/preflight"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -18,8 +20,8 @@ import (
 type Handoff struct {
 	// ClientOptions tune the Kubernetes client (tests shorten the poll interval).
 	ClientOptions []cluster.Option
-	// SkipGitCheck skips reading the repository's refs from the jump host before any change
-	// (for a Git server only the cluster can reach).
+	// SkipGitCheck skips proving the repository, revision and path from the jump host before
+	// any change (for a Git server only the cluster can reach).
 	SkipGitCheck bool
 }
 
@@ -154,35 +156,50 @@ func (st Handoff) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	}
 	if !st.SkipGitCheck {
 		// Before changing anything: the server answers with this CA (or host key) and these
-		// credentials, and the revision exists.
-		var refs map[string]string
-		if strings.HasPrefix(o.Repo.URL, "https://") || strings.HasPrefix(o.Repo.URL, "http://") {
-			refs, err = handoff.GitRefs(ctx, o.Repo, nil)
-		} else {
-			refs, err = handoff.GitRefsSSH(ctx, o.Repo)
-		}
+		// credentials, the revision exists and the path is a directory at it (as preflight's
+		// git checks prove; the repository may have changed since).
+		r := o.Repo
+		pctx, cancel := context.WithTimeout(ctx, preflight.GitTimeout)
+		proof, err := gitrepo.Prove(pctx, gitrepo.Repo{URL: r.URL, Revision: r.Revision, Path: r.Path,
+			Username: r.Username, Password: r.Password, CA: r.CA, SSHKey: r.SSHPrivateKey, KnownHosts: r.KnownHosts})
+		cancel()
 		if err != nil {
-			return nil, fmt.Errorf("handoff: %w", err)
+			return nil, fmt.Errorf("handoff: nothing changed: %w", err)
 		}
-		ok, note, err := handoff.CheckRevision(refs, o.Repo.Revision)
-		if err != nil {
-			return nil, fmt.Errorf("handoff: %s: %w", o.Repo.URL, err)
-		}
-		if !ok {
-			ev(pipeline.Warning, "", note)
-		}
+		ev(pipeline.Info, "", fmt.Sprintf("%s: %s is commit %s; %s is a directory there", r.URL, revisionName(proof), proof.Commit, proof.Path))
 	}
 	c, err := cluster.NewFromKubeconfig(Kubeconfig(env.WorkDir), st.ClientOptions...)
 	if err != nil {
 		return nil, fmt.Errorf("handoff: %w", err)
 	}
 	res, err := handoff.Run(ctx, c, o, func(m string) { ev(pipeline.Info, "", m) })
+	if rerr := recordApplied(env, ev, res.Applied, res.Changed); rerr != nil && err == nil {
+		err = rerr
+	}
 	if err != nil {
 		return nil, fmt.Errorf("handoff: %w", err)
 	}
 	ev(pipeline.Info, "", fmt.Sprintf("Argo CD owns the cluster now: %s is %s and %s at %s; console %s",
 		res.RootApp, res.Sync, res.Health, res.Revision, res.URL))
-	return res, nil
+	return HandoffOutput{Objects: appliedObjects(res.Applied), CSV: res.CSV, InstallPlan: res.InstallPlan, Instance: res.Instance,
+		RootApp: res.RootApp, Sync: res.Sync, Health: res.Health, Revision: res.Revision, URL: res.URL}, nil
+}
+
+// HandoffOutput is the journaled output of the handoff stage: what Argo CD was given and what it
+// reports, the same on every run that changes nothing. It holds no secret values.
+type HandoffOutput struct {
+	Objects []AppliedObject `json:"objects"`
+	// CSV is the operator's ClusterServiceVersion, InstallPlan the plan that installed it.
+	CSV         string `json:"csv"`
+	InstallPlan string `json:"installPlan,omitempty"`
+	// Instance is the object the Argo CD instance was judged available by.
+	Instance string `json:"instance"`
+	RootApp  string `json:"rootApp"`
+	Sync     string `json:"sync"`
+	Health   string `json:"health"`
+	Revision string `json:"revision,omitempty"`
+	// URL is the Argo CD console.
+	URL string `json:"url,omitempty"`
 }
 
 // Verify implements pipeline.Verifier: the root application is still Synced and Healthy.
@@ -192,4 +209,12 @@ func (st Handoff) Verify(ctx context.Context, env *pipeline.Env) error {
 		return err
 	}
 	return handoff.Verify(ctx, c, env.Site.GitOps.RootApp.Name)
+}
+
+// revisionName is how a proof names the revision: the ref, or "the commit" for a commit id.
+func revisionName(p gitrepo.Proof) string {
+	if p.Ref == "" {
+		return "the revision"
+	}
+	return p.Ref
 }

@@ -2,8 +2,8 @@ package stages
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -45,6 +45,10 @@ type mirrorInputs struct {
 	SourceInsecure bool     `json:"sourceInsecure,omitempty"`
 	Platforms      []string `json:"platforms,omitempty"`
 	SignatureStore string   `json:"signatureStore,omitempty"`
+	// ArchiveDir and ArchiveSHA256 (of its archive.json, or of its content.json) identify a disk
+	// mirror to load: new parts carried in change the fingerprint.
+	ArchiveDir    string `json:"archiveDir,omitempty"`
+	ArchiveSHA256 string `json:"archiveSHA256,omitempty"`
 }
 
 // Name implements pipeline.Stage.
@@ -70,15 +74,22 @@ func (Mirror) Inputs(env *pipeline.Env) (any, error) {
 			return nil, fmt.Errorf("registry.caFile: %w", err)
 		}
 	}
+	if d := s.Mirror.Source.ArchiveDir; d != "" {
+		in.ArchiveDir = d
+		f := filepath.Join(d, mirror.ArchiveIndexFile)
+		if _, err := os.Stat(f); err != nil {
+			f = filepath.Join(d, "content.json")
+		}
+		if in.ArchiveSHA256, err = fileSHA256(f); err != nil {
+			return nil, fmt.Errorf("mirror.source.archiveDir: %w", err)
+		}
+	}
 	return in, nil
 }
 
 // mirrorOptions turns the site profile into mirror options.
 func mirrorOptions(env *pipeline.Env) (mirror.Options, mirror.Target, error) {
 	s := env.Site
-	if s.Mirror.Source.ArchiveDir != "" {
-		return mirror.Options{}, mirror.Target{}, errors.New("mirror.source.archiveDir: mirroring from an archive is not supported yet")
-	}
 	o := mirror.DefaultOptions(mirror.Endpoint{Host: s.Registry.Host, Insecure: s.Registry.Insecure,
 		CAFile: s.Registry.CAFile, AuthFile: s.Registry.AuthFile})
 	o.Source = mirror.Endpoint{Insecure: s.Mirror.Source.Insecure, CAFile: s.Mirror.Source.CAFile, AuthFile: s.Mirror.Source.AuthFile}
@@ -100,11 +111,7 @@ func (m Mirror) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	isc, err := mirror.LoadISC(env.Site.Mirror.ImageSetConfig)
-	if err != nil {
-		return nil, err
-	}
-	res, err := mirror.Resolve(ctx, isc, target, o)
+	res, archived, err := mirrorResolve(ctx, env, &o, target)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +154,7 @@ func (m Mirror) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	content := mirror.Content{Images: append(cr.Images, catImages...), Catalogs: cats}
+	content := mirror.Content{Images: append(cr.Images, catImages...), Catalogs: append(cats, archivedCatalogs(archived, cr.Images)...)}
 	out := MirrorOutput{Images: len(cr.Images), Copied: cr.BlobsCopied, BytesPulled: cr.BytesPulled, Seconds: cr.Duration.Seconds()}
 	for _, im := range cr.Images {
 		if im.Kind == mirror.KindRelease && im.Digest != "" && out.ReleaseImage == "" {
@@ -213,11 +220,7 @@ func (Mirror) Plan(ctx context.Context, env *pipeline.Env) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	isc, err := mirror.LoadISC(env.Site.Mirror.ImageSetConfig)
-	if err != nil {
-		return nil, err
-	}
-	res, err := mirror.Resolve(ctx, isc, target, o)
+	res, _, err := mirrorResolve(ctx, env, &o, target)
 	if err != nil {
 		return nil, err
 	}
@@ -238,6 +241,54 @@ func (Mirror) Plan(ctx context.Context, env *pipeline.Env) ([]string, error) {
 		lines = append(lines, fmt.Sprintf("%s %s -> %s (%s, %d bytes)", state, im.Source, im.Dest, im.Digest, im.Size))
 	}
 	return lines, nil
+}
+
+// mirrorResolve turns the site's mirror section into images: the ImageSetConfiguration resolved
+// against the source registries or, with mirror.source.archiveDir, the content.json of a disk
+// mirror written by `bootstrap mirror file://DIR` (its parts checked against archive.json and
+// extracted first, when it was split with an archive size), read from that layout by digest.
+func mirrorResolve(ctx context.Context, env *pipeline.Env, o *mirror.Options, target mirror.Target) (*mirror.Resolved, mirror.Content, error) {
+	dir := env.Site.Mirror.Source.ArchiveDir
+	if dir == "" {
+		isc, err := mirror.LoadISC(env.Site.Mirror.ImageSetConfig)
+		if err != nil {
+			return nil, mirror.Content{}, err
+		}
+		res, err := mirror.Resolve(ctx, isc, target, *o)
+		return res, mirror.Content{}, err
+	}
+	layout := dir
+	if _, err := os.Stat(filepath.Join(dir, mirror.ArchiveIndexFile)); err == nil {
+		un, err := mirror.UnpackArchive(dir)
+		if err != nil {
+			return nil, mirror.Content{}, fmt.Errorf("mirror.source.archiveDir: %w", err)
+		}
+		layout = un.Layout
+	}
+	c, err := mirror.ReadContent(filepath.Join(layout, "content.json"))
+	if err != nil {
+		return nil, c, fmt.Errorf("mirror.source.archiveDir: not a disk mirror written by `bootstrap mirror file://DIR`: %w", err)
+	}
+	ims, err := mirror.ArchiveImages(c, target.Host, target.Namespace)
+	if err != nil {
+		return nil, c, err
+	}
+	o.SourceDir = layout
+	return &mirror.Resolved{Images: ims}, c, nil
+}
+
+// archivedCatalogs are the catalogs a disk mirror carried whole, pointed at their mirrored digest.
+func archivedCatalogs(c mirror.Content, copied []mirror.ImageResult) []mirror.CatalogOut {
+	var out []mirror.CatalogOut
+	for _, cat := range c.Catalogs {
+		for _, im := range copied {
+			if im.Source == cat.Source && im.Kind == mirror.KindCatalog && im.Digest != "" {
+				cat.Image = repoOf(im.Dest) + "@" + im.Digest
+				out = append(out, cat)
+			}
+		}
+	}
+	return out
 }
 
 // repoOf strips the tag and digest of a reference.

@@ -127,9 +127,8 @@ func (p Preflight) Verify(ctx context.Context, env *pipeline.Env) error {
 func (p Preflight) Checks(ctx context.Context, env *pipeline.Env) ([]preflight.Check, error) {
 	o := p.Options
 	o.WorkDir = env.WorkDir
-	if _, installed := env.Outputs["install"]; installed {
-		o.ClusterInstalled = true
-	}
+	// Inside `bootstrap run` preflight sees no later stage's output: the journal tells.
+	o.ClusterInstalled = stageSucceeded(env, "install")
 	if p.DiskNeed != nil {
 		need, err := p.DiskNeed(ctx, env)
 		if err != nil {

@@ -132,9 +132,27 @@ func TestPreflightStageVIPAfterInstall(t *testing.T) {
 	if _, err := st.Run(context.Background(), env); !errors.As(err, &fe) {
 		t.Fatalf("before install: %v, want the VIP in use", err)
 	}
+	// inside `bootstrap run` preflight sees no later stage's output: the journal says install succeeded
+	j, _, err := pipeline.OpenJournal(pipeline.JournalPath(env.WorkDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []pipeline.Entry{
+		{Kind: pipeline.EntryStageStarted, Run: 1, Stage: "install", Attempt: 1},
+		{Kind: pipeline.EntryStageSucceeded, Run: 1, Stage: "install", Attempt: 1, Data: json.RawMessage(`{"version":"4.18.0"}`)},
+	} {
+		if _, err := j.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	if _, err := st.Run(context.Background(), env); err != nil {
+		t.Fatalf("after install (journal): %v", err)
+	}
+	env.WorkDir = t.TempDir()
 	env.Outputs = map[string]json.RawMessage{"install": json.RawMessage(`{}`)}
 	if _, err := st.Run(context.Background(), env); err != nil {
-		t.Fatalf("after install: %v", err)
+		t.Fatalf("after install (outputs): %v", err)
 	}
 }
 

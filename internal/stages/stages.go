@@ -1,6 +1,9 @@
 package stages
 
-import "github.com/bootstrap-dev/bootstrap/internal/pipeline"
+import (
+	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/preflight"
+)
 
 // All returns the pipeline's stages in their fixed order.
 func All() []pipeline.Stage {
@@ -8,7 +11,7 @@ func All() []pipeline.Stage {
 	// stages run (the nodes read the ISO until install ends).
 	iso := &ISOServer{}
 	return []pipeline.Stage{
-		Preflight{},
+		Preflight{More: []func(*pipeline.Env) []preflight.Check{MirrorPreflightChecks}},
 		Mirror{},
 		ISO{},
 		Boot{Serve: iso.Ensure},

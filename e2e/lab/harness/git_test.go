@@ -7,11 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bootstrap-dev/bootstrap/internal/handoff"
+	"github.com/bootstrap-dev/bootstrap/internal/gitrepo"
 )
 
-// The Git server is real smart HTTP over TLS with basic auth: the handoff stage's own check reads
-// main's commit with the lab CA and the profile's credentials, and fails without them.
+// The Git server is real smart HTTP over TLS with basic auth: the check preflight and the handoff
+// stage run (gitrepo.Prove) finds main's commit and clusters/lab with the lab CA and the
+// profile's credentials, and fails without them.
 func TestGitServer(t *testing.T) {
 	g := &Git{}
 	l, err := New(t.TempDir(), &Files{}, g)
@@ -30,29 +31,30 @@ func TestGitServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	repo := handoff.Repo{URL: l.Site.GitOps.RepoURL, Username: l.Site.GitOps.Credentials.Username, Password: pw, CA: ca}
-	refs, err := handoff.GitRefs(context.Background(), repo, nil)
+	repo := gitrepo.Repo{URL: l.Site.GitOps.RepoURL, Revision: "main", Path: "clusters/lab",
+		Username: l.Site.GitOps.Credentials.Username, Password: pw, CA: ca}
+	proof, err := gitrepo.Prove(context.Background(), repo)
 	if err != nil {
-		t.Fatalf("GitRefs: %v", err)
+		t.Fatalf("Prove: %v", err)
 	}
 	head, err := g.Head("main")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if refs["refs/heads/main"] != head {
-		t.Errorf("refs/heads/main = %q, want %q (all: %v)", refs["refs/heads/main"], head, refs)
+	if proof.Commit != head || proof.Ref != "refs/heads/main" {
+		t.Errorf("proof %+v, want refs/heads/main at %s", proof, head)
 	}
 	if _, err := g.Head("no-such-branch"); err == nil {
 		t.Error("Head of a missing branch succeeded")
 	}
 	bad := repo
 	bad.Password = "wrong"
-	if _, err := handoff.GitRefs(context.Background(), bad, nil); err == nil {
+	if _, err := gitrepo.Prove(context.Background(), bad); err == nil {
 		t.Error("wrong password accepted")
 	}
 	noCA := repo
 	noCA.CA = nil
-	if _, err := handoff.GitRefs(context.Background(), noCA, nil); err == nil || !strings.Contains(strings.ToLower(err.Error()), "certificate") {
+	if _, err := gitrepo.Prove(context.Background(), noCA); err == nil || !strings.Contains(strings.ToLower(err.Error()), "certificate") {
 		t.Errorf("without the lab CA: %v, want a certificate error", err)
 	}
 }

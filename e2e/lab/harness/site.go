@@ -52,6 +52,9 @@ func baseSite(l *Lab, isoPort int) *site.Site {
 			RendezvousIP: l.IP(21).String(),
 		},
 		ISO: site.ISO{ServeAddress: net.JoinHostPort(l.IP(1).String(), strconv.Itoa(isoPort))},
+		// The simulated iDRACs power on in about a second, so a resumed run need not watch a node
+		// whose power action may have been sent for the 3 minutes real servers get.
+		Boot: site.Boot{ResumeGrace: "10s", ConfirmTimeout: "2m"},
 		// Where the registry and Git stand-ins of later issues listen; until they land these
 		// addresses answer nothing and the stages that use them fail saying so.
 		Registry: site.Registry{Host: l.IP(60).String() + ":8443", Namespace: "ocp4"},

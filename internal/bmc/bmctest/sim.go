@@ -194,6 +194,9 @@ func New(o Options) *BMC {
 // URL is the BMC's address (https://127.0.0.1:port).
 func (b *BMC) URL() string { return b.srv.URL }
 
+// Firmware is the iDRAC firmware version the simulator reports.
+func (b *BMC) Firmware() string { return b.opts.Firmware }
+
 // CAPEM is the PEM certificate to trust for this BMC.
 func (b *BMC) CAPEM() []byte { return b.opts.Cert.CAPEM }
 

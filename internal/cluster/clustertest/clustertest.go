@@ -8,13 +8,14 @@ package clustertest
 import (
 	"context"
 	"fmt"
-	"github.com/go-logr/logr"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -169,4 +170,54 @@ func (s *Server) Kubeconfig(t testing.TB) []byte {
 	t.Helper()
 	s.Config(t)
 	return s.env.KubeConfig
+}
+
+// InstallCRD installs crd into the server cfg points at, waits until it is served, and removes it
+// at the end of the test. It is for kinds whose real CRD no module the proxy serves carries.
+func InstallCRD(t testing.TB, cfg *rest.Config, crd *apiextensionsv1.CustomResourceDefinition) {
+	t.Helper()
+	crds, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{CRDs: []*apiextensionsv1.CustomResourceDefinition{crd}, MaxTime: 90 * time.Second})
+	if err != nil {
+		t.Fatalf("install CRD %s: %v", crd.Name, err)
+	}
+	t.Cleanup(func() {
+		if err := envtest.UninstallCRDs(cfg, envtest.CRDInstallOptions{CRDs: crds, MaxTime: 90 * time.Second}); err != nil {
+			t.Errorf("uninstall CRD %s: %v", crd.Name, err)
+		}
+	})
+}
+
+// ArgoCDCRD stands in for the GitOps operator's argocds.argoproj.io CRD, which no module the Go
+// proxy serves carries (argoproj-labs/argocd-operator and redhat-developer/gitops-operator are
+// not served): same group, kind, scope, served version and status subresource; the status fields
+// the handoff reads (phase, server, repo, applicationController, redis, host, conditions) are
+// declared with the types argocd-operator's api/v1beta1 ArgoCDStatus gives them, the rest is
+// preserved as is.
+func ArgoCDCRD() *apiextensionsv1.CustomResourceDefinition {
+	str := apiextensionsv1.JSONSchemaProps{Type: "string"}
+	preserve := true
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "argocds.argoproj.io"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "argoproj.io",
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: "ArgoCD", ListKind: "ArgoCDList", Plural: "argocds", Singular: "argocd"},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name: "v1beta1", Served: true, Storage: true,
+				Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object",
+					Properties: map[string]apiextensionsv1.JSONSchemaProps{
+						"spec": {Type: "object", XPreserveUnknownFields: &preserve},
+						"status": {Type: "object", XPreserveUnknownFields: &preserve, Properties: map[string]apiextensionsv1.JSONSchemaProps{
+							"phase": str, "server": str, "repo": str, "applicationController": str, "redis": str,
+							"applicationSetController": str, "sso": str, "notificationsController": str, "host": str,
+							"conditions": {Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{
+								Type: "object", XPreserveUnknownFields: &preserve}}},
+						}},
+					},
+				}},
+			}},
+		},
+	}
 }

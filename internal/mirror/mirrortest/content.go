@@ -183,3 +183,32 @@ func (b *Builder) Sign(ctx context.Context, repo string, dig string) (descriptor
 	l := newBlob("application/vnd.dev.cosign.simplesigning.v1+json", payload)
 	return b.Image(ctx, repo, strings.Replace(dig, ":", "-", 1)+".sig", ImageSpec{Layers: []Blob{l}})
 }
+
+// Attach pushes an OCI artifact (an SBOM, a signature) whose subject is the manifest dig in repo,
+// by digest only; the registry's referrers API or the sha256-<hex> fallback tag (regclient
+// maintains it when the registry has no API) lists it.
+func (b *Builder) Attach(ctx context.Context, repo, dig, artifactType string, payload []byte) (descriptor.Descriptor, error) {
+	r, err := ref.New(repo)
+	if err != nil {
+		return descriptor.Descriptor{}, err
+	}
+	subj, err := b.RC.ManifestHead(ctx, r.SetDigest(dig), regclient.WithManifestRequireDigest())
+	if err != nil {
+		return descriptor.Descriptor{}, err
+	}
+	empty := newBlob("application/vnd.oci.empty.v1+json", []byte("{}"))
+	layer := newBlob("application/octet-stream", payload)
+	for _, bl := range []Blob{empty, layer} {
+		if _, err := b.RC.BlobPut(ctx, r, bl.Desc, bytes.NewReader(bl.Data)); err != nil {
+			return descriptor.Descriptor{}, err
+		}
+	}
+	sd := subj.GetDescriptor()
+	m, err := manifest.New(manifest.WithOrig(v1.Manifest{Versioned: v1.ManifestSchemaVersion, MediaType: mediatype.OCI1Manifest,
+		ArtifactType: artifactType, Config: empty.Desc, Layers: []descriptor.Descriptor{layer.Desc},
+		Subject: &descriptor.Descriptor{MediaType: sd.MediaType, Digest: sd.Digest, Size: sd.Size}}))
+	if err != nil {
+		return descriptor.Descriptor{}, err
+	}
+	return b.put(ctx, r, "", m, nil)
+}

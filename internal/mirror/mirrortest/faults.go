@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -21,14 +22,31 @@ type Faults struct {
 	FailPath string
 	// BytesPerSec, when set, paces blob bodies (so a test can kill a copy in the middle).
 	BytesPerSec int64
+	// BeforeFail, when set, is called before a FailPath request is answered, with how many
+	// requests for the same method and path came before it (0 for the first): a test can hold
+	// a retry back until something else happened.
+	BeforeFail func(r *http.Request, earlier int)
 
 	// Off passes requests through untouched (while a test seeds content, say).
 	Off atomic.Bool
 
 	n, blobs          atomic.Int64
+	mu                sync.Mutex
+	failed            map[string]int // method + path -> FailPath requests answered
 	Injected5xx       atomic.Int64
 	InjectedResets    atomic.Int64
 	InjectedPermanent atomic.Int64
+}
+
+// Failed returns how many FailPath requests were answered, by "METHOD path".
+func (f *Faults) Failed() map[string]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make(map[string]int, len(f.failed))
+	for k, v := range f.failed {
+		out[k] = v
+	}
+	return out
 }
 
 // Wrap returns h behind the fault injector.
@@ -42,6 +60,17 @@ func (f *Faults) Wrap(h http.Handler) http.Handler {
 			time.Sleep(f.Delay)
 		}
 		if f.FailPath != "" && strings.Contains(r.URL.Path, f.FailPath) {
+			k := r.Method + " " + r.URL.Path
+			f.mu.Lock()
+			if f.failed == nil {
+				f.failed = map[string]int{}
+			}
+			earlier := f.failed[k]
+			f.failed[k]++
+			f.mu.Unlock()
+			if f.BeforeFail != nil {
+				f.BeforeFail(r, earlier)
+			}
 			f.InjectedPermanent.Add(1)
 			http.Error(w, "injected permanent failure", http.StatusInternalServerError)
 			return

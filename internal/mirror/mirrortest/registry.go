@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/distribution/distribution/v3/configuration"
 	"github.com/distribution/distribution/v3/registry/handlers"
@@ -40,7 +41,9 @@ type Registry struct {
 	Storage  string // filesystem driver root
 	CAFile   string // PEM of the server certificate (TLS only)
 	AuthFile string // containers auth file with the credentials (auth only)
-	srv      *httptest.Server
+	// Conns counts the connections clients opened (with TLS, each one a handshake).
+	Conns atomic.Int64
+	srv   *httptest.Server
 }
 
 // StartRegistry starts a registry; Close stops it.
@@ -76,6 +79,11 @@ func StartRegistry(o RegistryOptions) (*Registry, error) {
 		h = o.Wrap(h)
 	}
 	srv := httptest.NewUnstartedServer(h)
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			r.Conns.Add(1)
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err

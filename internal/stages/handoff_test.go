@@ -1,0 +1,386 @@
+package stages
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/bootstrap-dev/bootstrap/internal/cluster"
+	"github.com/bootstrap-dev/bootstrap/internal/cluster/clustertest"
+	"github.com/bootstrap-dev/bootstrap/internal/gitrepo"
+	"github.com/bootstrap-dev/bootstrap/internal/gitrepo/gitrepotest"
+	"github.com/bootstrap-dev/bootstrap/internal/handoff"
+	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/site"
+)
+
+var (
+	gvrCatalog = clustertest.GVR("operators.coreos.com", "v1alpha1", "catalogsources")
+	gvrSub     = clustertest.GVR("operators.coreos.com", "v1alpha1", "subscriptions")
+	gvrPlan    = clustertest.GVR("operators.coreos.com", "v1alpha1", "installplans")
+	gvrCSV     = clustertest.GVR("operators.coreos.com", "v1alpha1", "clusterserviceversions")
+	gvrApp     = clustertest.GVR("argoproj.io", "v1alpha1", "applications")
+	gvrDeploy  = clustertest.GVR("apps", "v1", "deployments")
+	gvrRoute   = clustertest.GVR("route.openshift.io", "v1", "routes")
+	gvrNS      = clustertest.GVR("", "v1", "namespaces")
+	gvrArgoCD  = clustertest.GVR("argoproj.io", "v1beta1", "argocds")
+)
+
+const (
+	stageCSV  = "openshift-gitops-operator.v1.16.2"
+	stagePlan = "install-stage1"
+	argoHost  = "openshift-gitops-server-openshift-gitops.apps.lab.example.com"
+)
+
+// handoffLab is a work dir, a site and a pipeline of configure and handoff against the real API
+// server and a real Git server.
+type handoffLab struct {
+	t      *testing.T
+	git    *gitrepotest.Server
+	d      dynamic.Interface
+	work   string
+	site   *site.Site
+	runner *pipeline.Runner
+	mu     sync.Mutex
+	events []pipeline.Event
+}
+
+func newHandoffLab(t *testing.T) *handoffLab {
+	l := &handoffLab{t: t, git: gitrepotest.Start(t), work: filepath.Join(t.TempDir(), ".bootstrap")}
+	cfg := apiServer.Config(t)
+	l.d = clustertest.Dynamic(t, cfg)
+	for _, ns := range []string{"openshift-marketplace", "openshift-config"} {
+		ensureNS(t, l.d, ns)
+	}
+	if err := os.MkdirAll(l.work, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		Kubeconfig(l.work): string(apiServer.Kubeconfig(t)),
+		filepath.Join(l.work, "catalogsource-cs-redhat-operator-index.yaml"): "apiVersion: operators.coreos.com/v1alpha1\nkind: CatalogSource\n" +
+			"metadata: {name: cs-redhat-operator-index, namespace: openshift-marketplace}\n" +
+			"spec: {sourceType: grpc, image: registry.site.example:8443/redhat/redhat-operator-index:v4.20}\n",
+		filepath.Join(l.work, "..", "git-ca.pem"): string(l.git.CA),
+		filepath.Join(l.work, "..", "git-token"):  l.git.Password + "\n",
+		filepath.Join(l.work, "..", "appsets.yaml"): "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: platform}\nspec:\n" +
+			"  generators:\n  - list:\n      elements:\n      - {name: storage}\n" +
+			"  template:\n    metadata: {name: '{{name}}'}\n    spec:\n      project: default\n" +
+			"      source: {repoURL: " + l.git.URL + ", targetRevision: main, path: 'apps/{{name}}'}\n" +
+			"      destination: {server: 'https://kubernetes.default.svc', namespace: '{{name}}'}\n",
+	}
+	for p, c := range files {
+		if err := os.WriteFile(p, []byte(c), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.site = &site.Site{
+		Cluster:  site.Cluster{Name: "lab", BaseDomain: "example.com"},
+		Registry: site.Registry{Host: "registry.site.example:8443"},
+		Day1:     site.Day1{ModuleBlacklist: []site.ModuleBlacklist{}},
+		GitOps: site.GitOps{Channel: "gitops-1.16", InstallPlanApproval: "Manual", RepoURL: l.git.URL, Revision: "main",
+			Path: "clusters/lab", CAFile: filepath.Join(l.work, "..", "git-ca.pem"), Timeout: "20s",
+			ApplicationSets: []string{filepath.Join(l.work, "..", "appsets.yaml")},
+			Credentials:     site.GitCredentials{Username: l.git.Username, Password: site.SecretRef{File: filepath.Join(l.work, "..", "git-token")}}},
+	}
+	fast := []cluster.Option{cluster.WithPollInterval(100 * time.Millisecond)}
+	l.runner = &pipeline.Runner{
+		Stages:  []pipeline.Stage{Configure{ClientOptions: fast, Timeout: 20 * time.Second}, Handoff{ClientOptions: fast}},
+		Site:    l.site,
+		WorkDir: l.work,
+		Sink:    func(e pipeline.Event) { l.mu.Lock(); l.events = append(l.events, e); l.mu.Unlock() },
+	}
+	return l
+}
+
+// run runs the pipeline and returns the events of that run, one line each.
+func (l *handoffLab) run(replay string) (string, error) {
+	l.mu.Lock()
+	l.events = nil
+	l.mu.Unlock()
+	var err error
+	if replay != "" {
+		err = l.runner.Replay(context.Background(), replay, nil)
+	} else {
+		err = l.runner.Run(context.Background(), pipeline.RunOptions{})
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var b strings.Builder
+	for _, e := range l.events {
+		fmt.Fprintf(&b, "%s %s: %s\n", e.Stage, e.Kind, e.Message)
+	}
+	return b.String(), err
+}
+
+func (l *handoffLab) journal() []pipeline.Entry {
+	l.t.Helper()
+	es, _, err := pipeline.ReadJournal(pipeline.JournalPath(l.work))
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return es
+}
+
+// lastOutput is the output of the stage's last success.
+func lastOutput(es []pipeline.Entry, stage string) []byte {
+	var out []byte
+	for _, e := range es {
+		if e.Kind == pipeline.EntryStageSucceeded && e.Stage == stage {
+			out = e.Data
+		}
+	}
+	return out
+}
+
+// versions reads the resourceVersion of each object.
+func (l *handoffLab) versions(refs []cluster.Ref) map[cluster.Ref]string {
+	l.t.Helper()
+	c, err := cluster.NewFromKubeconfig(Kubeconfig(l.work))
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	out := map[cluster.Ref]string{}
+	for _, r := range refs {
+		u, err := c.Get(context.Background(), r)
+		if err != nil {
+			l.t.Fatalf("%s: %v", r, err)
+		}
+		out[r] = u.GetResourceVersion()
+	}
+	return out
+}
+
+func (l *handoffLab) setStatus(gvr schema.GroupVersionResource, ns, name string, status map[string]any, sub bool) {
+	l.t.Helper()
+	clustertest.MustSetStatus(l.t, l.d, gvr, ns, name, status, sub)
+}
+
+// TestHandoffStageThroughTheRunner drives configure and handoff through the pipeline runner
+// against the real API server, with the controllers played by writing status and a real Git
+// server over TLS: a wrong path stops the handoff before any change; the first run installs the
+// operator (approving the Manual InstallPlan), gives Argo CD the repository and the root
+// application and prints the console URL; a second run and a replay change nothing and say so;
+// then a degraded child, a timeout and a failed CSV each fail the stage with the cause.
+func TestHandoffStageThroughTheRunner(t *testing.T) {
+	l := newHandoffLab(t)
+	ctx := context.Background()
+
+	// Before anything changes: the path is proven at the revision (configure, before it, runs).
+	ctrl := startControllers(l.d, l.git.Commits[1])
+	l.site.GitOps.Path = "clusters/labs"
+	out, err := l.run("")
+	var ge *gitrepo.Error
+	if !errors.As(err, &ge) || ge.Step != gitrepo.StepPath || !strings.Contains(err.Error(), "clusters/ holds: lab/, prod/") {
+		t.Fatalf("a missing gitops.path must stop the handoff: %v\n%s", err, out)
+	}
+	if f := lastFailure(l.journal(), "handoff"); !strings.Contains(f.Remedy, "set gitops.path") {
+		t.Errorf("journaled remedy %q does not say to fix gitops.path", f.Remedy)
+	}
+	if _, err := l.d.Resource(gvrSub).Namespace(handoff.OperatorNamespace).Get(ctx, handoff.OperatorPackage, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the handoff changed the cluster before proving the repository: subscription %v", err)
+	}
+	l.site.GitOps.Path = "clusters/lab"
+
+	// The first run of the handoff.
+	out, err = l.run("")
+	ctrl.Stop(t)
+	if err != nil {
+		t.Fatalf("first run: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"refs/heads/main is commit " + l.git.Commits[1],
+		"approved InstallPlan " + stagePlan + " for " + stageCSV,
+		"judging the Argo CD instance by Deployment openshift-gitops/openshift-gitops-server",
+		"console https://" + argoHost,
+		"handoff stage-succeeded",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("first run does not say %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, l.git.Password) {
+		t.Error("the Git password is in the events")
+	}
+	plan, err := l.d.Resource(gvrPlan).Namespace(handoff.OperatorNamespace).Get(ctx, stagePlan, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, _ := unstructured.NestedBool(plan.Object, "spec", "approved"); !ok {
+		t.Error("the Manual InstallPlan was not approved")
+	}
+	j := l.journal()
+	first := lastOutput(j, "handoff")
+	for _, want := range []string{`"installPlan":"` + stagePlan + `"`, `"sync":"Synced"`, `"health":"Healthy"`, `"revision":"` + l.git.Commits[1] + `"`,
+		`"url":"https://` + argoHost + `"`, `"instance":"Deployment openshift-gitops/openshift-gitops-server"`} {
+		if !bytes.Contains(first, []byte(want)) {
+			t.Errorf("handoff output lacks %s: %s", want, first)
+		}
+	}
+	raw, _ := os.ReadFile(pipeline.JournalPath(l.work))
+	if bytes.Contains(raw, []byte(l.git.Password)) {
+		t.Error("the Git password is in the journal")
+	}
+	var refs []cluster.Ref
+	var ho HandoffOutput
+	var co ConfigureOutput
+	mustUnmarshal(t, first, &ho)
+	mustUnmarshal(t, lastOutput(j, "configure"), &co)
+	for _, o := range append(ho.Objects, co.Objects...) {
+		refs = append(refs, o.Ref)
+	}
+	for _, want := range []string{"Subscription openshift-gitops-operator/openshift-gitops-operator", "Secret openshift-gitops/bootstrap-repository",
+		"ConfigMap openshift-gitops/argocd-tls-certs-cm", "Application openshift-gitops/root", "ApplicationSet openshift-gitops/platform",
+		"CatalogSource openshift-marketplace/cs-redhat-operator-index"} {
+		if !strings.Contains(fmt.Sprint(refs), want) {
+			t.Errorf("outputs do not name %s: %v", want, refs)
+		}
+	}
+	refs = append(refs,
+		cluster.Ref{APIVersion: cluster.OperatorsV1a1, Kind: "InstallPlan", Namespace: handoff.OperatorNamespace, Name: stagePlan},
+		cluster.Ref{APIVersion: cluster.OperatorsV1a1, Kind: "ClusterServiceVersion", Namespace: handoff.OperatorNamespace, Name: stageCSV})
+	rv := l.versions(refs)
+
+	// A second run: both stages verified and skipped, nothing written, nothing journaled but the skips.
+	before := len(j)
+	out, err = l.run("")
+	if err != nil {
+		t.Fatalf("second run: %v\n%s", err, out)
+	}
+	for _, st := range []string{"configure", "handoff"} {
+		if !strings.Contains(out, st+" stage-skipped: finished with the same inputs; verified") {
+			t.Errorf("second run does not say %s was skipped:\n%s", st, out)
+		}
+	}
+	for _, e := range l.journal()[before:] {
+		if e.Kind != pipeline.EntryRunStarted && e.Kind != pipeline.EntryRunFinished && e.Kind != pipeline.EntryStageSkipped {
+			t.Errorf("second run journaled %s %s %s", e.Kind, e.Stage, e.Step)
+		}
+	}
+	if got := l.versions(refs); !maps.Equal(got, rv) {
+		t.Errorf("second run changed objects:\nbefore %v\nafter  %v", rv, got)
+	}
+
+	// A replay runs the stage again: it applies everything, nothing changes, it says so and
+	// finishes with the same output.
+	out, err = l.run("handoff")
+	if err != nil {
+		t.Fatalf("replay: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, fmt.Sprintf("nothing changed: all %d objects were already as applied", len(ho.Objects))) {
+		t.Errorf("replay does not say nothing changed:\n%s", out)
+	}
+	if strings.Contains(out, "approved InstallPlan") {
+		t.Errorf("replay approved the InstallPlan again:\n%s", out)
+	}
+	if again := lastOutput(l.journal(), "handoff"); !bytes.Equal(again, first) {
+		t.Errorf("replay output differs:\n%s\n%s", first, again)
+	}
+	if strings.Contains(out, "configure stage-stale") {
+		t.Errorf("replay marked a stage stale:\n%s", out)
+	}
+	if got := l.versions(refs); !maps.Equal(got, rv) {
+		t.Errorf("replay changed objects:\nbefore %v\nafter  %v", rv, got)
+	}
+
+	// Argo CD reports the root application Degraded because of a child: the run verifies,
+	// runs the handoff again, and fails naming the child and its first degraded resource.
+	clustertest.Create(t, l.d, gvrApp, map[string]any{"apiVersion": handoff.ArgoV1a1, "kind": "Application",
+		"metadata": map[string]any{"name": "storage", "namespace": handoff.ArgoNamespace},
+		"spec": map[string]any{"project": "default", "destination": map[string]any{"server": "https://kubernetes.default.svc"},
+			"source": map[string]any{"repoURL": l.git.URL, "path": "storage"}}})
+	l.setStatus(gvrApp, handoff.ArgoNamespace, "storage", stageAppStatus(l.git.Commits[1], "Synced", "Degraded",
+		map[string]any{"kind": "Deployment", "group": "apps", "name": "lvms-operator", "namespace": "openshift-storage",
+			"health": map[string]any{"status": "Degraded", "message": `Deployment "lvms-operator" exceeded its progress deadline`}}), false)
+	l.setStatus(gvrApp, handoff.ArgoNamespace, "root", stageAppStatus(l.git.Commits[1], "Synced", "Degraded",
+		map[string]any{"kind": "Application", "group": "argoproj.io", "name": "storage", "namespace": handoff.ArgoNamespace, "health": map[string]any{"status": "Degraded"}}), false)
+	out, err = l.run("")
+	var fe *cluster.FailedError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(),
+		`first degraded child: Application storage: Deployment openshift-storage/lvms-operator: Deployment "lvms-operator" exceeded its progress deadline`) {
+		t.Fatalf("degraded: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "handoff stage-started: verify: root application openshift-gitops/root: Degraded") {
+		t.Errorf("the run does not say why the handoff ran again:\n%s", out)
+	}
+	if f := lastFailure(l.journal(), "handoff"); !strings.Contains(f.Error, "Application storage") || f.Remedy == "" {
+		t.Errorf("journaled failure %q (remedy %q) does not name the degraded child", f.Error, f.Remedy)
+	}
+
+	// Argo CD never finishes syncing: the wait times out and says what it saw last.
+	l.setStatus(gvrApp, handoff.ArgoNamespace, "root", stageAppStatus(l.git.Commits[1], "OutOfSync", "Progressing"), false)
+	l.setStatus(gvrApp, handoff.ArgoNamespace, "storage", stageAppStatus(l.git.Commits[1], "Synced", "Healthy"), false)
+	l.site.GitOps.Timeout = "1s"
+	out, err = l.run("")
+	var te *cluster.TimeoutError
+	if !errors.As(err, &te) || !strings.Contains(err.Error(), "Application openshift-gitops/root: not Synced and Healthy after 1s (last seen: sync OutOfSync, health Progressing)") {
+		t.Fatalf("timeout: %v\n%s", err, out)
+	}
+
+	// The operator's CSV fails: the handoff stops there.
+	l.setStatus(gvrApp, handoff.ArgoNamespace, "root", stageAppStatus(l.git.Commits[1], "Synced", "Healthy"), false)
+	l.setStatus(gvrCSV, handoff.OperatorNamespace, stageCSV, map[string]any{
+		"phase": "Failed", "reason": "InstallCheckFailed", "message": "install timeout"}, true)
+	l.site.GitOps.Timeout = "20s"
+	out, err = l.run("")
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "ClusterServiceVersion openshift-gitops-operator/"+stageCSV+": Failed (InstallCheckFailed): install timeout") {
+		t.Fatalf("failed CSV: %v\n%s", err, out)
+	}
+
+	// Where the cluster serves the operator's ArgoCD kind, its verdict decides: Failed components
+	// stop the handoff, Available with the server Running lets it finish, and the output says
+	// which object decided.
+	l.setStatus(gvrCSV, handoff.OperatorNamespace, stageCSV, map[string]any{
+		"phase": "Succeeded", "reason": "InstallSucceeded", "message": "install strategy completed with no errors"}, true)
+	clustertest.InstallCRD(t, apiServer.Config(t), clustertest.ArgoCDCRD())
+	clustertest.Create(t, l.d, gvrArgoCD, map[string]any{"apiVersion": handoff.ArgoV1b1, "kind": "ArgoCD",
+		"metadata": map[string]any{"name": handoff.InstanceName, "namespace": handoff.ArgoNamespace}, "spec": map[string]any{}})
+	l.setStatus(gvrArgoCD, handoff.ArgoNamespace, handoff.InstanceName, map[string]any{
+		"phase": "Failed", "server": "Running", "repo": "Failed", "applicationController": "Running", "redis": "Running"}, true)
+	out, err = l.run("")
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "ArgoCD openshift-gitops/openshift-gitops: phase Failed, server Running; failed: repo") {
+		t.Fatalf("failed Argo CD instance: %v\n%s", err, out)
+	}
+	l.setStatus(gvrArgoCD, handoff.ArgoNamespace, handoff.InstanceName, map[string]any{
+		"phase": "Available", "server": "Running", "repo": "Running", "applicationController": "Running", "redis": "Running"}, true)
+	out, err = l.run("")
+	if err != nil {
+		t.Fatalf("available Argo CD instance: %v\n%s", err, out)
+	}
+	mustUnmarshal(t, lastOutput(l.journal(), "handoff"), &ho)
+	if ho.Instance != "ArgoCD openshift-gitops/openshift-gitops" || !strings.Contains(out, "Argo CD instance available (judged by ArgoCD openshift-gitops/openshift-gitops)") {
+		t.Errorf("instance judged by %q, want the ArgoCD resource:\n%s", ho.Instance, out)
+	}
+}
+
+func mustUnmarshal(t *testing.T, data []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v", data, err)
+	}
+}
+
+// lastFailure is the stage's last stage-failed entry.
+func lastFailure(es []pipeline.Entry, stage string) pipeline.Entry {
+	var out pipeline.Entry
+	for _, e := range es {
+		if e.Kind == pipeline.EntryStageFailed && e.Stage == stage {
+			out = e
+		}
+	}
+	return out
+}
