@@ -80,7 +80,7 @@ func MirrorPreflightChecks(env *pipeline.Env) []preflight.Check {
 func registryResult(c mirror.RegistryCheck) preflight.Result {
 	switch {
 	case c.NotChecked:
-		return preflight.Failf("Fix the earlier registry check first.", "%s", c.Message)
+		return preflight.Warnf("Fix the earlier registry check first.", "%s", c.Message)
 	case c.Err != nil:
 		var re *mirror.RegistryError
 		if errors.As(c.Err, &re) {
