@@ -16,6 +16,7 @@ import (
 
 	"github.com/bootstrap-dev/bootstrap/internal/mirror"
 	"github.com/bootstrap-dev/bootstrap/internal/preflight"
+	"github.com/bootstrap-dev/bootstrap/internal/progress"
 )
 
 // mirrorFlags are the flags of `bootstrap mirror`, named as oc-mirror v2 names them.
@@ -306,7 +307,7 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 		}
 	}
 	fmt.Fprintf(out, "mirrored %d images (%d already present, %d failed) in %s: %s pulled, %d blobs copied, %d mounted, %d present\n",
-		len(cr.Images)-len(cr.Failed), skipped, len(cr.Failed), cr.Duration.Round(time.Millisecond), mirrorBytes(cr.BytesPulled),
+		len(cr.Images)-len(cr.Failed), skipped, len(cr.Failed), cr.Duration.Round(time.Millisecond), progress.Bytes(cr.BytesPulled),
 		cr.BlobsCopied, cr.BlobsMounted, cr.BlobsPresent)
 	files := append([]string{outs.IDMS, outs.ITMS, outs.Content, outs.Mapping}, sigFiles...)
 	fmt.Fprintf(out, "outputs in %s: %s\n", outDir, strings.Join(strings.Fields(strings.Join(append(files, outs.CatalogSources...), " ")), " "))
@@ -320,7 +321,7 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 		if len(parts) == 0 {
 			fmt.Fprintf(out, "archive: nothing new, no part written (archive.json lists the earlier ones)\n")
 		} else {
-			fmt.Fprintf(out, "archive: %d new part(s), %s: %s; carry them with %s\n", len(parts), mirrorBytes(size), strings.Join(names, " "), mirror.ArchiveIndexFile)
+			fmt.Fprintf(out, "archive: %d new part(s), %s: %s; carry them with %s\n", len(parts), progress.Bytes(size), strings.Join(names, " "), mirror.ArchiveIndexFile)
 		}
 	}
 	for _, fl := range cr.Failed {
@@ -379,10 +380,10 @@ func printMirrorPlan(w io.Writer, format string, p *mirror.PlanResult) error {
 		if im.Error != "" {
 			state = "ERROR " + im.Error
 		}
-		fmt.Fprintf(w, "%-8s %s -> %s %s (%s)\n", state, im.Source, im.Dest, im.Digest, mirrorBytes(im.Size))
+		fmt.Fprintf(w, "%-8s %s -> %s %s (%s)\n", state, im.Source, im.Dest, im.Digest, progress.Bytes(im.Size))
 	}
 	fmt.Fprintf(w, "%d images, %d unique blobs, %s unique (%s with repeats, %s saved by dedup), %s present, %s to copy (also the disk a file:// run needs)\n",
-		len(p.Images), p.UniqueBlobs, mirrorBytes(p.UniqueBytes), mirrorBytes(p.TotalBytes), mirrorBytes(p.SavedBytes), mirrorBytes(p.PresentBytes), mirrorBytes(p.ToCopyBytes))
+		len(p.Images), p.UniqueBlobs, progress.Bytes(p.UniqueBytes), progress.Bytes(p.TotalBytes), progress.Bytes(p.SavedBytes), progress.Bytes(p.PresentBytes), progress.Bytes(p.ToCopyBytes))
 	return nil
 }
 
@@ -408,8 +409,8 @@ func mirrorProgress(w io.Writer, asJSON, tty bool) mirror.ProgressFunc {
 		if rate > 0 && p.BytesTotal > p.BytesDone {
 			eta = time.Duration(float64(p.BytesTotal-p.BytesDone) / rate * float64(time.Second)).Round(time.Second).String()
 		}
-		line := fmt.Sprintf("%s / %s  %s/s  ETA %s  images %d/%d  failed %d", mirrorBytes(p.BytesDone), mirrorBytes(p.BytesTotal),
-			mirrorBytes(int64(rate)), eta, p.ImagesDone, p.ImagesTotal, p.Failed)
+		line := fmt.Sprintf("%s / %s  %s/s  ETA %s  images %d/%d  failed %d", progress.Bytes(p.BytesDone), progress.Bytes(p.BytesTotal),
+			progress.Bytes(int64(rate)), eta, p.ImagesDone, p.ImagesTotal, p.Failed)
 		if tty {
 			fmt.Fprintf(w, "\r\033[K%s", line)
 			if p.ImagesDone+p.Failed >= p.ImagesTotal {
@@ -428,17 +429,4 @@ func mirrorIsTTY(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-func mirrorBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

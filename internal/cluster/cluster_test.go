@@ -24,13 +24,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-var (
-	gvrCatalog = clustertest.GVR("operators.coreos.com", "v1alpha1", "catalogsources")
-	gvrPool    = clustertest.GVR("machineconfiguration.openshift.io", "v1", "machineconfigpools")
-	gvrMC      = clustertest.GVR("machineconfiguration.openshift.io", "v1", "machineconfigs")
-	gvrNode    = clustertest.GVR("", "v1", "nodes")
-)
-
 func newClient(t *testing.T) (*cluster.Client, dynamic.Interface) {
 	t.Helper()
 	cfg := server.Config(t)
@@ -126,12 +119,12 @@ func TestDecodeErrorsNameFileAndDocument(t *testing.T) {
 
 func TestWaitTimeoutReportsLastStatus(t *testing.T) {
 	c, d := newClient(t)
-	clustertest.Create(t, d, gvrCatalog, map[string]any{
+	clustertest.Create(t, d, clustertest.CatalogSources, map[string]any{
 		"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
 		"metadata": map[string]any{"name": "slow", "namespace": "default"},
 		"spec":     map[string]any{"sourceType": "grpc", "image": "registry.example:5000/redhat/redhat-operator-index:v4.20"},
 	})
-	clustertest.MustSetStatus(t, d, gvrCatalog, "default", "slow", map[string]any{
+	clustertest.MustSetStatus(t, d, clustertest.CatalogSources, "default", "slow", map[string]any{
 		"connectionState": map[string]any{"lastObservedState": "CONNECTING", "address": "slow.default.svc:50051", "lastConnect": "2026-01-01T00:00:00Z"},
 	}, true)
 	var lines []string

@@ -107,15 +107,15 @@ func playMCO(t *testing.T, d dynamic.Interface) (stop func()) {
 		for ctx.Err() == nil && !(catalogDone && poolDone) {
 			time.Sleep(100 * time.Millisecond)
 			if !catalogDone {
-				if _, err := d.Resource(gvrCatalog).Namespace("openshift-marketplace").Get(ctx, "cs-redhat-operators", metav1.GetOptions{}); err == nil {
-					err := clustertest.SetStatus(d, gvrCatalog, "openshift-marketplace", "cs-redhat-operators", map[string]any{
+				if _, err := d.Resource(clustertest.CatalogSources).Namespace("openshift-marketplace").Get(ctx, "cs-redhat-operators", metav1.GetOptions{}); err == nil {
+					err := clustertest.SetStatus(d, clustertest.CatalogSources, "openshift-marketplace", "cs-redhat-operators", map[string]any{
 						"connectionState": map[string]any{"lastObservedState": "READY", "address": "cs.openshift-marketplace.svc:50051", "lastConnect": "2026-01-01T00:00:00Z"},
 					}, true)
 					catalogDone = err == nil
 				}
 			}
 			if !poolDone {
-				mc, err := d.Resource(gvrMC).Get(ctx, "99-worker-irdma-blacklist", metav1.GetOptions{})
+				mc, err := d.Resource(clustertest.MachineConfigs).Get(ctx, "99-worker-irdma-blacklist", metav1.GetOptions{})
 				if err != nil {
 					continue
 				}
@@ -125,11 +125,11 @@ func playMCO(t *testing.T, d dynamic.Interface) (stop func()) {
 				rendered.SetUID("")
 				rendered.SetManagedFields(nil)
 				rendered.SetLabels(nil)
-				if _, err := d.Resource(gvrMC).Create(ctx, rendered, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				if _, err := d.Resource(clustertest.MachineConfigs).Create(ctx, rendered, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 					t.Errorf("render: %v", err)
 					return
 				}
-				poolDone = clustertest.SetStatus(d, gvrPool, "", "worker", poolStatus("rendered-worker-1", 1, "False"), true) == nil
+				poolDone = clustertest.SetStatus(d, clustertest.MachineConfigPools, "", "worker", poolStatus("rendered-worker-1", 1, "False"), true) == nil
 			}
 		}
 	}()
@@ -155,7 +155,7 @@ func seedPoolAndNode(t *testing.T, d dynamic.Interface) {
 	for _, ns := range []string{"openshift-marketplace", "openshift-config"} {
 		clustertest.Create(t, d, clustertest.GVR("", "v1", "namespaces"), map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}})
 	}
-	clustertest.Create(t, d, gvrPool, map[string]any{
+	clustertest.Create(t, d, clustertest.MachineConfigPools, map[string]any{
 		"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigPool",
 		"metadata": map[string]any{"name": "worker"},
 		"spec": map[string]any{
@@ -163,12 +163,12 @@ func seedPoolAndNode(t *testing.T, d dynamic.Interface) {
 			"nodeSelector":          map[string]any{"matchLabels": map[string]any{"node-role.kubernetes.io/worker": ""}},
 		},
 	})
-	clustertest.Create(t, d, gvrNode, map[string]any{
+	clustertest.Create(t, d, clustertest.Nodes, map[string]any{
 		"apiVersion": "v1", "kind": "Node",
 		"metadata": map[string]any{"name": "worker-0", "labels": map[string]any{"node-role.kubernetes.io/worker": ""},
 			"annotations": map[string]any{"machineconfiguration.openshift.io/currentConfig": "rendered-worker-1"}},
 	})
-	clustertest.MustSetStatus(t, d, gvrNode, "", "worker-0", map[string]any{
+	clustertest.MustSetStatus(t, d, clustertest.Nodes, "", "worker-0", map[string]any{
 		"addresses": []any{map[string]any{"type": "InternalIP", "address": "127.0.0.1"}},
 	}, true)
 }
@@ -238,17 +238,17 @@ func TestConfigure(t *testing.T) {
 	})
 
 	t.Run("rendered config without the blacklist fails", func(t *testing.T) {
-		clustertest.Create(t, d, gvrMC, map[string]any{
+		clustertest.Create(t, d, clustertest.MachineConfigs, map[string]any{
 			"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfig",
 			"metadata": map[string]any{"name": "rendered-worker-0"},
 			"spec":     map[string]any{"kernelArguments": []any{"module_blacklist=nouveau"}},
 		})
-		n, err := d.Resource(gvrNode).Get(context.Background(), "worker-0", metav1.GetOptions{})
+		n, err := d.Resource(clustertest.Nodes).Get(context.Background(), "worker-0", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		n.SetAnnotations(map[string]string{"machineconfiguration.openshift.io/currentConfig": "rendered-worker-0"})
-		if _, err := d.Resource(gvrNode).Update(context.Background(), n, metav1.UpdateOptions{}); err != nil {
+		if _, err := d.Resource(clustertest.Nodes).Update(context.Background(), n, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		_, err = c.VerifyBlacklists(context.Background(), opts.Blacklists, nil, nil)
@@ -259,7 +259,7 @@ func TestConfigure(t *testing.T) {
 	})
 
 	t.Run("degraded pool fails with its message", func(t *testing.T) {
-		clustertest.MustSetStatus(t, d, gvrPool, "", "worker", poolStatus("rendered-worker-1", 1, "True"), true)
+		clustertest.MustSetStatus(t, d, clustertest.MachineConfigPools, "", "worker", poolStatus("rendered-worker-1", 1, "True"), true)
 		_, err := c.Configure(context.Background(), opts, nil)
 		var fe *cluster.FailedError
 		if !errors.As(err, &fe) || fe.Ref.Name != "worker" || !strings.Contains(fe.Message, "unexpected on-disk state") {

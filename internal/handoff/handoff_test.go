@@ -27,17 +27,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-var (
-	gvrSub    = clustertest.GVR("operators.coreos.com", "v1alpha1", "subscriptions")
-	gvrPlan   = clustertest.GVR("operators.coreos.com", "v1alpha1", "installplans")
-	gvrCSV    = clustertest.GVR("operators.coreos.com", "v1alpha1", "clusterserviceversions")
-	gvrApp    = clustertest.GVR("argoproj.io", "v1alpha1", "applications")
-	gvrDeploy = clustertest.GVR("apps", "v1", "deployments")
-	gvrRoute  = clustertest.GVR("route.openshift.io", "v1", "routes")
-	gvrNS     = clustertest.GVR("", "v1", "namespaces")
-	gvrSecret = clustertest.GVR("", "v1", "secrets")
-)
-
 const csvName = "openshift-gitops-operator.v1.16.2"
 
 // playOLMAndArgo acts as OLM, the GitOps operator and Argo CD until stop is called: it resolves the
@@ -55,22 +44,22 @@ func playOLMAndArgo(d dynamic.Interface, rootStatus map[string]any, errs chan<- 
 			var err error
 			switch step {
 			case 0: // OLM resolves the subscription
-				if _, err = d.Resource(gvrSub).Namespace(handoff.OperatorNamespace).Get(ctx, handoff.OperatorPackage, metav1.GetOptions{}); err != nil {
+				if _, err = d.Resource(clustertest.Subscriptions).Namespace(handoff.OperatorNamespace).Get(ctx, handoff.OperatorPackage, metav1.GetOptions{}); err != nil {
 					continue
 				}
-				_, err = d.Resource(gvrPlan).Namespace(handoff.OperatorNamespace).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+				_, err = d.Resource(clustertest.InstallPlans).Namespace(handoff.OperatorNamespace).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
 					"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
 					"metadata": map[string]any{"name": "install-abcde", "namespace": handoff.OperatorNamespace},
 					"spec":     map[string]any{"approval": "Manual", "approved": false, "clusterServiceVersionNames": []any{csvName}},
 				}}, metav1.CreateOptions{})
 				if err == nil {
-					err = clustertest.SetStatus(d, gvrSub, handoff.OperatorNamespace, handoff.OperatorPackage, map[string]any{
+					err = clustertest.SetStatus(d, clustertest.Subscriptions, handoff.OperatorNamespace, handoff.OperatorPackage, map[string]any{
 						"currentCSV": csvName, "state": "UpgradePending", "lastUpdated": "2026-01-01T00:00:00Z",
 						"installPlanRef": map[string]any{"name": "install-abcde", "namespace": handoff.OperatorNamespace, "kind": "InstallPlan", "apiVersion": "operators.coreos.com/v1alpha1"},
 					}, true)
 				}
 			case 1: // OLM installs once approved
-				ip, gerr := d.Resource(gvrPlan).Namespace(handoff.OperatorNamespace).Get(ctx, "install-abcde", metav1.GetOptions{})
+				ip, gerr := d.Resource(clustertest.InstallPlans).Namespace(handoff.OperatorNamespace).Get(ctx, "install-abcde", metav1.GetOptions{})
 				if gerr != nil {
 					err = gerr
 					break
@@ -78,22 +67,22 @@ func playOLMAndArgo(d dynamic.Interface, rootStatus map[string]any, errs chan<- 
 				if ok, _, _ := unstructured.NestedBool(ip.Object, "spec", "approved"); !ok {
 					continue
 				}
-				_, err = d.Resource(gvrCSV).Namespace(handoff.OperatorNamespace).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+				_, err = d.Resource(clustertest.ClusterServiceVersions).Namespace(handoff.OperatorNamespace).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
 					"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
 					"metadata": map[string]any{"name": csvName, "namespace": handoff.OperatorNamespace},
 					"spec": map[string]any{"displayName": "Red Hat OpenShift GitOps",
 						"install": map[string]any{"strategy": "deployment"}},
 				}}, metav1.CreateOptions{})
 				if err == nil {
-					err = clustertest.SetStatus(d, gvrCSV, handoff.OperatorNamespace, csvName, map[string]any{"phase": "Succeeded", "reason": "InstallSucceeded", "message": "install strategy completed with no errors"}, true)
+					err = clustertest.SetStatus(d, clustertest.ClusterServiceVersions, handoff.OperatorNamespace, csvName, map[string]any{"phase": "Succeeded", "reason": "InstallSucceeded", "message": "install strategy completed with no errors"}, true)
 				}
 			case 2: // the operator brings up the default Argo CD instance
 				err = argoInstance(ctx, d)
 			case 3: // Argo CD syncs the root application
-				if _, err = d.Resource(gvrApp).Namespace(handoff.ArgoNamespace).Get(ctx, "root", metav1.GetOptions{}); err != nil {
+				if _, err = d.Resource(clustertest.Applications).Namespace(handoff.ArgoNamespace).Get(ctx, "root", metav1.GetOptions{}); err != nil {
 					continue
 				}
-				err = clustertest.SetStatus(d, gvrApp, handoff.ArgoNamespace, "root", rootStatus, false)
+				err = clustertest.SetStatus(d, clustertest.Applications, handoff.ArgoNamespace, "root", rootStatus, false)
 			}
 			if err != nil {
 				errs <- err
@@ -106,12 +95,12 @@ func playOLMAndArgo(d dynamic.Interface, rootStatus map[string]any, errs chan<- 
 }
 
 func argoInstance(ctx context.Context, d dynamic.Interface) error {
-	if _, err := d.Resource(gvrNS).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+	if _, err := d.Resource(clustertest.Namespaces).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": handoff.ArgoNamespace}}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	labels := map[string]any{"app.kubernetes.io/name": handoff.ServerDeployment}
-	if _, err := d.Resource(gvrDeploy).Namespace(handoff.ArgoNamespace).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+	if _, err := d.Resource(clustertest.Deployments).Namespace(handoff.ArgoNamespace).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apps/v1", "kind": "Deployment",
 		"metadata": map[string]any{"name": handoff.ServerDeployment, "namespace": handoff.ArgoNamespace},
 		"spec": map[string]any{"replicas": int64(1), "selector": map[string]any{"matchLabels": labels},
@@ -120,13 +109,13 @@ func argoInstance(ctx context.Context, d dynamic.Interface) error {
 	}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	if err := clustertest.SetStatus(d, gvrDeploy, handoff.ArgoNamespace, handoff.ServerDeployment, map[string]any{
+	if err := clustertest.SetStatus(d, clustertest.Deployments, handoff.ArgoNamespace, handoff.ServerDeployment, map[string]any{
 		"observedGeneration": int64(1), "replicas": int64(1), "readyReplicas": int64(1), "availableReplicas": int64(1), "updatedReplicas": int64(1),
 		"conditions": []any{map[string]any{"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable", "message": "Deployment has minimum availability."}},
 	}, true); err != nil {
 		return err
 	}
-	_, err := d.Resource(gvrRoute).Namespace(handoff.ArgoNamespace).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+	_, err := d.Resource(clustertest.Routes).Namespace(handoff.ArgoNamespace).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "route.openshift.io/v1", "kind": "Route",
 		"metadata": map[string]any{"name": handoff.ServerRoute, "namespace": handoff.ArgoNamespace},
 		"spec": map[string]any{"host": "openshift-gitops-server-openshift-gitops.apps.lab.example.com",
@@ -150,7 +139,7 @@ func TestHandoff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clustertest.Create(t, d, gvrNS, map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "openshift-marketplace"}})
+	clustertest.Create(t, d, clustertest.Namespaces, map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "openshift-marketplace"}})
 	opts := handoff.Options{
 		Channel: "gitops-1.16", Approval: "Manual", Source: "cs-redhat-operators",
 		Repo: handoff.Repo{URL: "https://git.site.example:3000/platform/cluster-config.git", Revision: "main", Path: "clusters/lab",
@@ -186,11 +175,11 @@ func TestHandoff(t *testing.T) {
 	if strings.Contains(string(js), "s3cret") || strings.Contains(strings.Join(lines, "\n"), "s3cret") {
 		t.Fatal("the Git password leaked into the result or progress")
 	}
-	sec, err := d.Resource(gvrSecret).Namespace(handoff.ArgoNamespace).Get(context.Background(), handoff.RepoSecretName, metav1.GetOptions{})
+	sec, err := d.Resource(clustertest.Secrets).Namespace(handoff.ArgoNamespace).Get(context.Background(), handoff.RepoSecretName, metav1.GetOptions{})
 	if err != nil || sec.GetLabels()["argocd.argoproj.io/secret-type"] != "repository" {
 		t.Fatalf("repository secret: %v %v", sec, err)
 	}
-	sub, _ := d.Resource(gvrSub).Namespace(handoff.OperatorNamespace).Get(context.Background(), handoff.OperatorPackage, metav1.GetOptions{})
+	sub, _ := d.Resource(clustertest.Subscriptions).Namespace(handoff.OperatorNamespace).Get(context.Background(), handoff.OperatorPackage, metav1.GetOptions{})
 	if ch, _, _ := unstructured.NestedString(sub.Object, "spec", "channel"); ch != "gitops-1.16" {
 		t.Fatalf("subscription channel %q", ch)
 	}
@@ -209,13 +198,13 @@ func TestHandoff(t *testing.T) {
 	})
 
 	t.Run("degraded child is named", func(t *testing.T) {
-		clustertest.MustSetStatus(t, d, gvrApp, handoff.ArgoNamespace, "root", appStatus("Synced", "Degraded",
+		clustertest.MustSetStatus(t, d, clustertest.Applications, handoff.ArgoNamespace, "root", appStatus("Synced", "Degraded",
 			map[string]any{"kind": "Application", "group": "argoproj.io", "name": "storage", "namespace": handoff.ArgoNamespace, "health": map[string]any{"status": "Degraded"}}), false)
-		clustertest.Create(t, d, gvrApp, map[string]any{"apiVersion": handoff.ArgoV1a1, "kind": "Application",
+		clustertest.Create(t, d, clustertest.Applications, map[string]any{"apiVersion": handoff.ArgoV1a1, "kind": "Application",
 			"metadata": map[string]any{"name": "storage", "namespace": handoff.ArgoNamespace},
 			"spec": map[string]any{"project": "default", "destination": map[string]any{"server": "https://kubernetes.default.svc"},
 				"source": map[string]any{"repoURL": opts.Repo.URL, "path": "storage"}}})
-		clustertest.MustSetStatus(t, d, gvrApp, handoff.ArgoNamespace, "storage", appStatus("Synced", "Degraded",
+		clustertest.MustSetStatus(t, d, clustertest.Applications, handoff.ArgoNamespace, "storage", appStatus("Synced", "Degraded",
 			map[string]any{"kind": "Deployment", "group": "apps", "name": "lvms-operator", "namespace": "openshift-storage",
 				"health": map[string]any{"status": "Degraded", "message": "Deployment \"lvms-operator\" exceeded its progress deadline"}}), false)
 		err := handoff.Verify(context.Background(), c, "root")
@@ -230,7 +219,7 @@ func TestHandoff(t *testing.T) {
 	})
 
 	t.Run("timeout says what was last seen", func(t *testing.T) {
-		clustertest.MustSetStatus(t, d, gvrApp, handoff.ArgoNamespace, "root", appStatus("OutOfSync", "Progressing"), false)
+		clustertest.MustSetStatus(t, d, clustertest.Applications, handoff.ArgoNamespace, "root", appStatus("OutOfSync", "Progressing"), false)
 		_, err := handoff.WaitApplication(context.Background(), c, "root", 700*time.Millisecond, nil)
 		var te *cluster.TimeoutError
 		if !errors.As(err, &te) || te.Last != "sync OutOfSync, health Progressing" {
@@ -239,7 +228,7 @@ func TestHandoff(t *testing.T) {
 	})
 
 	t.Run("failed CSV stops the handoff", func(t *testing.T) {
-		clustertest.MustSetStatus(t, d, gvrCSV, handoff.OperatorNamespace, csvName, map[string]any{
+		clustertest.MustSetStatus(t, d, clustertest.ClusterServiceVersions, handoff.OperatorNamespace, csvName, map[string]any{
 			"phase": "Failed", "reason": "InstallCheckFailed", "message": "install timeout"}, true)
 		_, err := handoff.Run(context.Background(), c, opts, nil)
 		var fe *cluster.FailedError

@@ -18,11 +18,9 @@ import (
 	"github.com/bootstrap-dev/bootstrap/internal/handoff"
 )
 
-var gvrArgoCD = clustertest.GVR("argoproj.io", "v1beta1", "argocds")
-
 func ensureNamespace(t *testing.T, d dynamic.Interface, name string) {
 	t.Helper()
-	_, err := d.Resource(gvrNS).Create(context.Background(), &unstructured.Unstructured{Object: map[string]any{
+	_, err := d.Resource(clustertest.Namespaces).Create(context.Background(), &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
@@ -55,17 +53,17 @@ func TestWaitInstanceByArgoCDResource(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		time.Sleep(300 * time.Millisecond)
-		_, err := d.Resource(gvrArgoCD).Namespace(handoff.ArgoNamespace).Create(context.Background(), &unstructured.Unstructured{Object: map[string]any{
+		_, err := d.Resource(clustertest.ArgoCDs).Namespace(handoff.ArgoNamespace).Create(context.Background(), &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": handoff.ArgoV1b1, "kind": "ArgoCD",
 			"metadata": map[string]any{"name": handoff.InstanceName, "namespace": handoff.ArgoNamespace},
 			"spec":     map[string]any{"server": map[string]any{"route": map[string]any{"enabled": true}}},
 		}}, metav1.CreateOptions{})
 		if err == nil {
-			err = clustertest.SetStatus(d, gvrArgoCD, handoff.ArgoNamespace, handoff.InstanceName, argoStatus("Pending", "Pending", "repo", "Pending"), true)
+			err = clustertest.SetStatus(d, clustertest.ArgoCDs, handoff.ArgoNamespace, handoff.InstanceName, argoStatus("Pending", "Pending", "repo", "Pending"), true)
 		}
 		if err == nil {
 			time.Sleep(500 * time.Millisecond)
-			err = clustertest.SetStatus(d, gvrArgoCD, handoff.ArgoNamespace, handoff.InstanceName,
+			err = clustertest.SetStatus(d, clustertest.ArgoCDs, handoff.ArgoNamespace, handoff.InstanceName,
 				argoStatus("Available", "Running", "host", "openshift-gitops-server-openshift-gitops.apps.lab.example.com"), true)
 		}
 		done <- err
@@ -93,7 +91,7 @@ func TestWaitInstanceByArgoCDResource(t *testing.T) {
 		t.Errorf("URL %q, want the ArgoCD resource's status.host", u)
 	}
 
-	clustertest.MustSetStatus(t, d, gvrArgoCD, handoff.ArgoNamespace, handoff.InstanceName,
+	clustertest.MustSetStatus(t, d, clustertest.ArgoCDs, handoff.ArgoNamespace, handoff.InstanceName,
 		argoStatus("Failed", "Running", "repo", "Failed", "redis", "Failed"), true)
 	_, err = handoff.WaitInstance(context.Background(), c, 5*time.Second, nil)
 	var fe *cluster.FailedError
@@ -101,7 +99,7 @@ func TestWaitInstanceByArgoCDResource(t *testing.T) {
 		t.Fatalf("a Failed instance: %v, want a FailedError naming redis and repo", err)
 	}
 
-	clustertest.MustSetStatus(t, d, gvrArgoCD, handoff.ArgoNamespace, handoff.InstanceName, argoStatus("Available", "Pending"), true)
+	clustertest.MustSetStatus(t, d, clustertest.ArgoCDs, handoff.ArgoNamespace, handoff.InstanceName, argoStatus("Available", "Pending"), true)
 	_, err = handoff.WaitInstance(context.Background(), c, 600*time.Millisecond, nil)
 	var te *cluster.TimeoutError
 	if !errors.As(err, &te) || te.Last != "phase Available, server Pending" {

@@ -85,12 +85,6 @@ func touch(t *testing.T, p string) {
 	}
 }
 
-var (
-	gvrCV   = clustertest.GVR("config.openshift.io", "v1", "clusterversions")
-	gvrCO   = clustertest.GVR("config.openshift.io", "v1", "clusteroperators")
-	gvrNode = clustertest.GVR("", "v1", "nodes")
-)
-
 func cond(typ, status, reason, msg string) map[string]any {
 	return map[string]any{"type": typ, "status": status, "reason": reason, "message": msg, "lastTransitionTime": "2026-01-01T00:00:00Z"}
 }
@@ -98,17 +92,17 @@ func cond(typ, status, reason, msg string) map[string]any {
 // seedCluster plays the cluster-version operator, one ClusterOperator and the kubelet of master-0.
 func seedCluster(t *testing.T) {
 	d := clustertest.Dynamic(t, server.Config(t))
-	clustertest.Create(t, d, gvrCV, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion",
+	clustertest.Create(t, d, clustertest.ClusterVersions, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion",
 		"metadata": map[string]any{"name": "version"}, "spec": map[string]any{"clusterID": "0b5f3c2e-1d4a-4f6b-8e9c-7a2d1b3c4e5f"}})
-	clustertest.MustSetStatus(t, d, gvrCV, "", "version", map[string]any{
+	clustertest.MustSetStatus(t, d, clustertest.ClusterVersions, "", "version", map[string]any{
 		"desired":            map[string]any{"version": "4.20.3", "image": "registry.site.example:8443/ocp/release@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
 		"observedGeneration": int64(1), "versionHash": "abc", "availableUpdates": nil,
 		"conditions": []any{cond("Available", "True", "", "Done applying 4.20.3"), cond("Failing", "False", "", "")},
 	}, true)
-	clustertest.Create(t, d, gvrCO, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "ClusterOperator", "metadata": map[string]any{"name": "kube-apiserver"}, "spec": map[string]any{}})
-	clustertest.MustSetStatus(t, d, gvrCO, "", "kube-apiserver", map[string]any{"conditions": []any{cond("Available", "True", "AsExpected", ""), cond("Degraded", "False", "AsExpected", "")}}, true)
-	clustertest.Create(t, d, gvrNode, map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": "master-0"}})
-	clustertest.MustSetStatus(t, d, gvrNode, "", "master-0", map[string]any{"conditions": []any{cond("Ready", "True", "KubeletReady", "kubelet is posting ready status")}}, true)
+	clustertest.Create(t, d, clustertest.ClusterOperators, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "ClusterOperator", "metadata": map[string]any{"name": "kube-apiserver"}, "spec": map[string]any{}})
+	clustertest.MustSetStatus(t, d, clustertest.ClusterOperators, "", "kube-apiserver", map[string]any{"conditions": []any{cond("Available", "True", "AsExpected", ""), cond("Degraded", "False", "AsExpected", "")}}, true)
+	clustertest.Create(t, d, clustertest.Nodes, map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": "master-0"}})
+	clustertest.MustSetStatus(t, d, clustertest.Nodes, "", "master-0", map[string]any{"conditions": []any{cond("Ready", "True", "KubeletReady", "kubelet is posting ready status")}}, true)
 }
 
 func TestRunFollowsTheInstallToAHealthyCluster(t *testing.T) {
@@ -167,7 +161,7 @@ func TestRunFollowsTheInstallToAHealthyCluster(t *testing.T) {
 
 	t.Run("a degraded operator fails the checks", func(t *testing.T) {
 		d := clustertest.Dynamic(t, server.Config(t))
-		clustertest.MustSetStatus(t, d, gvrCO, "", "kube-apiserver", map[string]any{"conditions": []any{
+		clustertest.MustSetStatus(t, d, clustertest.ClusterOperators, "", "kube-apiserver", map[string]any{"conditions": []any{
 			cond("Available", "True", "AsExpected", ""), cond("Degraded", "True", "NodeInstaller_InstallerPodFailed", "1 nodes are failing on revision 7")}}, true)
 		c, err := cluster.New(server.Config(t), cluster.WithPollInterval(100*time.Millisecond))
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/bootstrap-dev/bootstrap/internal/progress"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -40,10 +41,10 @@ func checkDisk(dir string, need int64) Result {
 	}
 	free := int64(st.Bavail) * int64(st.Bsize)
 	if free < need {
-		return Failf(fmt.Sprintf("Free %s on the file system of %s, or point --dir at a larger one.", Bytes(need-free), at),
-			"%s free at %s, %s needed", Bytes(free), at, Bytes(need))
+		return Failf(fmt.Sprintf("Free %s on the file system of %s, or point --dir at a larger one.", progress.Bytes(need-free), at),
+			"%s free at %s, %s needed", progress.Bytes(free), at, progress.Bytes(need))
 	}
-	return Passf("%s free at %s, %s needed", Bytes(free), at, Bytes(need))
+	return Passf("%s free at %s, %s needed", progress.Bytes(free), at, progress.Bytes(need))
 }
 
 func existingParent(dir string) (string, error) {
@@ -68,18 +69,4 @@ func existingParent(dir string) (string, error) {
 		}
 		p = parent
 	}
-}
-
-// Bytes formats a byte count with binary units ("1.5 GiB").
-func Bytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

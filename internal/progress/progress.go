@@ -65,20 +65,21 @@ func amount(n int64, unit string) string {
 	if unit != "bytes" {
 		return fmt.Sprintf("%d", n)
 	}
-	return bytesIEC(float64(n))
+	return Bytes(n)
 }
 
-func bytesIEC(f float64) string {
-	const units = "KMGTPE"
-	if f < 1024 {
-		return fmt.Sprintf("%.0f B", f)
+// Bytes formats a byte count with binary units ("1.5 GiB"), as every human-facing output here does.
+func Bytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
 	}
-	i := -1
-	for f >= 1024 && i < len(units)-1 {
-		f /= 1024
-		i++
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
 	}
-	return fmt.Sprintf("%.1f %ciB", f, units[i])
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 // progressText describes a progress event: "1.2 GiB / 4.0 GiB (30%), 3/40 done" or "7 / 9 nodes (77%)".

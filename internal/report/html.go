@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/progress"
 )
 
 //go:embed report.html.tmpl
@@ -20,7 +21,7 @@ var htmlTemplate string
 func (r *Report) HTML(w io.Writer) error {
 	t, err := template.New("report").Funcs(template.FuncMap{
 		"ts":    ts,
-		"bytes": humanBytes,
+		"bytes": progress.Bytes,
 		"json":  func(raw json.RawMessage) string { return cell(raw) },
 		"full":  func(raw json.RawMessage) string { return string(raw) },
 		"tsms": func(t time.Time) string {
@@ -69,17 +70,4 @@ func (r *Report) HTML(w io.Writer) error {
 		return err
 	}
 	return t.Execute(w, r)
-}
-
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

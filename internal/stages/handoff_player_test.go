@@ -75,51 +75,51 @@ func (p *controllers) create(ctx context.Context, gvr schema.GroupVersionResourc
 func (p *controllers) pass(ctx context.Context) error {
 	d := p.d
 	// OLM: catalogs connect.
-	cats, err := d.Resource(gvrCatalog).Namespace("openshift-marketplace").List(ctx, metav1.ListOptions{})
+	cats, err := d.Resource(clustertest.CatalogSources).Namespace("openshift-marketplace").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err
 	}
 	for _, c := range cats.Items {
 		if s, _, _ := unstructured.NestedString(c.Object, "status", "connectionState", "lastObservedState"); s != "READY" {
-			if err := clustertest.SetStatus(d, gvrCatalog, c.GetNamespace(), c.GetName(), map[string]any{
+			if err := clustertest.SetStatus(d, clustertest.CatalogSources, c.GetNamespace(), c.GetName(), map[string]any{
 				"connectionState": map[string]any{"lastObservedState": "READY", "address": "cs.openshift-marketplace.svc:50051"}}, true); err != nil {
 				return err
 			}
 		}
 	}
 	// OLM: the subscription resolves to an InstallPlan that waits for approval.
-	sub, err := p.get(ctx, gvrSub, handoff.OperatorNamespace, handoff.OperatorPackage)
+	sub, err := p.get(ctx, clustertest.Subscriptions, handoff.OperatorNamespace, handoff.OperatorPackage)
 	if err != nil || sub == nil {
 		return err
 	}
 	if ref, _, _ := unstructured.NestedString(sub.Object, "status", "installPlanRef", "name"); ref == "" {
 		approval, _, _ := unstructured.NestedString(sub.Object, "spec", "installPlanApproval")
-		if err := p.create(ctx, gvrPlan, map[string]any{
+		if err := p.create(ctx, clustertest.InstallPlans, map[string]any{
 			"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
 			"metadata": map[string]any{"name": stagePlan, "namespace": handoff.OperatorNamespace},
 			"spec":     map[string]any{"approval": approval, "approved": approval == "Automatic", "clusterServiceVersionNames": []any{stageCSV}},
 		}); err != nil {
 			return err
 		}
-		return clustertest.SetStatus(d, gvrSub, handoff.OperatorNamespace, handoff.OperatorPackage, map[string]any{
+		return clustertest.SetStatus(d, clustertest.Subscriptions, handoff.OperatorNamespace, handoff.OperatorPackage, map[string]any{
 			"currentCSV": stageCSV, "state": "UpgradePending", "lastUpdated": "2026-01-01T00:00:00Z",
 			"installPlanRef": map[string]any{"name": stagePlan, "namespace": handoff.OperatorNamespace, "kind": "InstallPlan", "apiVersion": "operators.coreos.com/v1alpha1"},
 		}, true)
 	}
 	// OLM: an approved plan installs the CSV.
-	plan, err := p.get(ctx, gvrPlan, handoff.OperatorNamespace, stagePlan)
+	plan, err := p.get(ctx, clustertest.InstallPlans, handoff.OperatorNamespace, stagePlan)
 	if err != nil || plan == nil {
 		return err
 	}
 	if ok, _, _ := unstructured.NestedBool(plan.Object, "spec", "approved"); !ok {
 		return nil
 	}
-	csv, err := p.get(ctx, gvrCSV, handoff.OperatorNamespace, stageCSV)
+	csv, err := p.get(ctx, clustertest.ClusterServiceVersions, handoff.OperatorNamespace, stageCSV)
 	if err != nil {
 		return err
 	}
 	if csv == nil {
-		if err := p.create(ctx, gvrCSV, map[string]any{
+		if err := p.create(ctx, clustertest.ClusterServiceVersions, map[string]any{
 			"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
 			"metadata": map[string]any{"name": stageCSV, "namespace": handoff.OperatorNamespace},
 			"spec": map[string]any{"displayName": "Red Hat OpenShift GitOps",
@@ -127,20 +127,20 @@ func (p *controllers) pass(ctx context.Context) error {
 		}); err != nil {
 			return err
 		}
-		return clustertest.SetStatus(d, gvrCSV, handoff.OperatorNamespace, stageCSV, map[string]any{
+		return clustertest.SetStatus(d, clustertest.ClusterServiceVersions, handoff.OperatorNamespace, stageCSV, map[string]any{
 			"phase": "Succeeded", "reason": "InstallSucceeded", "message": "install strategy completed with no errors"}, true)
 	}
 	// The GitOps operator: the default instance.
-	dep, err := p.get(ctx, gvrDeploy, handoff.ArgoNamespace, handoff.ServerDeployment)
+	dep, err := p.get(ctx, clustertest.Deployments, handoff.ArgoNamespace, handoff.ServerDeployment)
 	if err != nil {
 		return err
 	}
 	if dep == nil {
-		if err := p.create(ctx, gvrNS, map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": handoff.ArgoNamespace}}); err != nil {
+		if err := p.create(ctx, clustertest.Namespaces, map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": handoff.ArgoNamespace}}); err != nil {
 			return err
 		}
 		labels := map[string]any{"app.kubernetes.io/name": handoff.ServerDeployment}
-		if err := p.create(ctx, gvrDeploy, map[string]any{
+		if err := p.create(ctx, clustertest.Deployments, map[string]any{
 			"apiVersion": "apps/v1", "kind": "Deployment",
 			"metadata": map[string]any{"name": handoff.ServerDeployment, "namespace": handoff.ArgoNamespace},
 			"spec": map[string]any{"replicas": int64(1), "selector": map[string]any{"matchLabels": labels},
@@ -149,25 +149,25 @@ func (p *controllers) pass(ctx context.Context) error {
 		}); err != nil {
 			return err
 		}
-		if err := clustertest.SetStatus(d, gvrDeploy, handoff.ArgoNamespace, handoff.ServerDeployment, map[string]any{
+		if err := clustertest.SetStatus(d, clustertest.Deployments, handoff.ArgoNamespace, handoff.ServerDeployment, map[string]any{
 			"observedGeneration": int64(1), "replicas": int64(1), "readyReplicas": int64(1), "availableReplicas": int64(1), "updatedReplicas": int64(1),
 			"conditions": []any{map[string]any{"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable", "message": "Deployment has minimum availability."}},
 		}, true); err != nil {
 			return err
 		}
-		return p.create(ctx, gvrRoute, map[string]any{
+		return p.create(ctx, clustertest.Routes, map[string]any{
 			"apiVersion": "route.openshift.io/v1", "kind": "Route",
 			"metadata": map[string]any{"name": handoff.ServerRoute, "namespace": handoff.ArgoNamespace},
 			"spec":     map[string]any{"host": argoHost, "to": map[string]any{"kind": "Service", "name": handoff.ServerDeployment}},
 		})
 	}
 	// Argo CD: the root application syncs.
-	root, err := p.get(ctx, gvrApp, handoff.ArgoNamespace, "root")
+	root, err := p.get(ctx, clustertest.Applications, handoff.ArgoNamespace, "root")
 	if err != nil || root == nil {
 		return err
 	}
 	if h, _, _ := unstructured.NestedString(root.Object, "status", "health", "status"); h == "" {
-		return clustertest.SetStatus(d, gvrApp, handoff.ArgoNamespace, "root", stageAppStatus(p.commit, "Synced", "Healthy"), false)
+		return clustertest.SetStatus(d, clustertest.Applications, handoff.ArgoNamespace, "root", stageAppStatus(p.commit, "Synced", "Healthy"), false)
 	}
 	return nil
 }

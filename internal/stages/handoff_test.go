@@ -29,18 +29,6 @@ import (
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
-var (
-	gvrCatalog = clustertest.GVR("operators.coreos.com", "v1alpha1", "catalogsources")
-	gvrSub     = clustertest.GVR("operators.coreos.com", "v1alpha1", "subscriptions")
-	gvrPlan    = clustertest.GVR("operators.coreos.com", "v1alpha1", "installplans")
-	gvrCSV     = clustertest.GVR("operators.coreos.com", "v1alpha1", "clusterserviceversions")
-	gvrApp     = clustertest.GVR("argoproj.io", "v1alpha1", "applications")
-	gvrDeploy  = clustertest.GVR("apps", "v1", "deployments")
-	gvrRoute   = clustertest.GVR("route.openshift.io", "v1", "routes")
-	gvrNS      = clustertest.GVR("", "v1", "namespaces")
-	gvrArgoCD  = clustertest.GVR("argoproj.io", "v1beta1", "argocds")
-)
-
 const (
 	stageCSV  = "openshift-gitops-operator.v1.16.2"
 	stagePlan = "install-stage1"
@@ -191,7 +179,7 @@ func TestHandoffStageThroughTheRunner(t *testing.T) {
 	if f := lastFailure(l.journal(), "handoff"); !strings.Contains(f.Remedy, "set gitops.path") {
 		t.Errorf("journaled remedy %q does not say to fix gitops.path", f.Remedy)
 	}
-	if _, err := l.d.Resource(gvrSub).Namespace(handoff.OperatorNamespace).Get(ctx, handoff.OperatorPackage, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := l.d.Resource(clustertest.Subscriptions).Namespace(handoff.OperatorNamespace).Get(ctx, handoff.OperatorPackage, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("the handoff changed the cluster before proving the repository: subscription %v", err)
 	}
 	l.site.GitOps.Path = "clusters/lab"
@@ -216,7 +204,7 @@ func TestHandoffStageThroughTheRunner(t *testing.T) {
 	if strings.Contains(out, l.git.Password) {
 		t.Error("the Git password is in the events")
 	}
-	plan, err := l.d.Resource(gvrPlan).Namespace(handoff.OperatorNamespace).Get(ctx, stagePlan, metav1.GetOptions{})
+	plan, err := l.d.Resource(clustertest.InstallPlans).Namespace(handoff.OperatorNamespace).Get(ctx, stagePlan, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,14 +287,14 @@ func TestHandoffStageThroughTheRunner(t *testing.T) {
 
 	// Argo CD reports the root application Degraded because of a child: the run verifies,
 	// runs the handoff again, and fails naming the child and its first degraded resource.
-	clustertest.Create(t, l.d, gvrApp, map[string]any{"apiVersion": handoff.ArgoV1a1, "kind": "Application",
+	clustertest.Create(t, l.d, clustertest.Applications, map[string]any{"apiVersion": handoff.ArgoV1a1, "kind": "Application",
 		"metadata": map[string]any{"name": "storage", "namespace": handoff.ArgoNamespace},
 		"spec": map[string]any{"project": "default", "destination": map[string]any{"server": "https://kubernetes.default.svc"},
 			"source": map[string]any{"repoURL": l.git.URL, "path": "storage"}}})
-	l.setStatus(gvrApp, handoff.ArgoNamespace, "storage", stageAppStatus(l.git.Commits[1], "Synced", "Degraded",
+	l.setStatus(clustertest.Applications, handoff.ArgoNamespace, "storage", stageAppStatus(l.git.Commits[1], "Synced", "Degraded",
 		map[string]any{"kind": "Deployment", "group": "apps", "name": "lvms-operator", "namespace": "openshift-storage",
 			"health": map[string]any{"status": "Degraded", "message": `Deployment "lvms-operator" exceeded its progress deadline`}}), false)
-	l.setStatus(gvrApp, handoff.ArgoNamespace, "root", stageAppStatus(l.git.Commits[1], "Synced", "Degraded",
+	l.setStatus(clustertest.Applications, handoff.ArgoNamespace, "root", stageAppStatus(l.git.Commits[1], "Synced", "Degraded",
 		map[string]any{"kind": "Application", "group": "argoproj.io", "name": "storage", "namespace": handoff.ArgoNamespace, "health": map[string]any{"status": "Degraded"}}), false)
 	out, err = l.run("")
 	var fe *cluster.FailedError
@@ -322,8 +310,8 @@ func TestHandoffStageThroughTheRunner(t *testing.T) {
 	}
 
 	// Argo CD never finishes syncing: the wait times out and says what it saw last.
-	l.setStatus(gvrApp, handoff.ArgoNamespace, "root", stageAppStatus(l.git.Commits[1], "OutOfSync", "Progressing"), false)
-	l.setStatus(gvrApp, handoff.ArgoNamespace, "storage", stageAppStatus(l.git.Commits[1], "Synced", "Healthy"), false)
+	l.setStatus(clustertest.Applications, handoff.ArgoNamespace, "root", stageAppStatus(l.git.Commits[1], "OutOfSync", "Progressing"), false)
+	l.setStatus(clustertest.Applications, handoff.ArgoNamespace, "storage", stageAppStatus(l.git.Commits[1], "Synced", "Healthy"), false)
 	l.site.GitOps.Timeout = "1s"
 	out, err = l.run("")
 	var te *cluster.TimeoutError
@@ -332,8 +320,8 @@ func TestHandoffStageThroughTheRunner(t *testing.T) {
 	}
 
 	// The operator's CSV fails: the handoff stops there.
-	l.setStatus(gvrApp, handoff.ArgoNamespace, "root", stageAppStatus(l.git.Commits[1], "Synced", "Healthy"), false)
-	l.setStatus(gvrCSV, handoff.OperatorNamespace, stageCSV, map[string]any{
+	l.setStatus(clustertest.Applications, handoff.ArgoNamespace, "root", stageAppStatus(l.git.Commits[1], "Synced", "Healthy"), false)
+	l.setStatus(clustertest.ClusterServiceVersions, handoff.OperatorNamespace, stageCSV, map[string]any{
 		"phase": "Failed", "reason": "InstallCheckFailed", "message": "install timeout"}, true)
 	l.site.GitOps.Timeout = "20s"
 	out, err = l.run("")
@@ -344,18 +332,18 @@ func TestHandoffStageThroughTheRunner(t *testing.T) {
 	// Where the cluster serves the operator's ArgoCD kind, its verdict decides: Failed components
 	// stop the handoff, Available with the server Running lets it finish, and the output says
 	// which object decided.
-	l.setStatus(gvrCSV, handoff.OperatorNamespace, stageCSV, map[string]any{
+	l.setStatus(clustertest.ClusterServiceVersions, handoff.OperatorNamespace, stageCSV, map[string]any{
 		"phase": "Succeeded", "reason": "InstallSucceeded", "message": "install strategy completed with no errors"}, true)
 	clustertest.InstallCRD(t, apiServer.Config(t), clustertest.ArgoCDCRD())
-	clustertest.Create(t, l.d, gvrArgoCD, map[string]any{"apiVersion": handoff.ArgoV1b1, "kind": "ArgoCD",
+	clustertest.Create(t, l.d, clustertest.ArgoCDs, map[string]any{"apiVersion": handoff.ArgoV1b1, "kind": "ArgoCD",
 		"metadata": map[string]any{"name": handoff.InstanceName, "namespace": handoff.ArgoNamespace}, "spec": map[string]any{}})
-	l.setStatus(gvrArgoCD, handoff.ArgoNamespace, handoff.InstanceName, map[string]any{
+	l.setStatus(clustertest.ArgoCDs, handoff.ArgoNamespace, handoff.InstanceName, map[string]any{
 		"phase": "Failed", "server": "Running", "repo": "Failed", "applicationController": "Running", "redis": "Running"}, true)
 	out, err = l.run("")
 	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "ArgoCD openshift-gitops/openshift-gitops: phase Failed, server Running; failed: repo") {
 		t.Fatalf("failed Argo CD instance: %v\n%s", err, out)
 	}
-	l.setStatus(gvrArgoCD, handoff.ArgoNamespace, handoff.InstanceName, map[string]any{
+	l.setStatus(clustertest.ArgoCDs, handoff.ArgoNamespace, handoff.InstanceName, map[string]any{
 		"phase": "Available", "server": "Running", "repo": "Running", "applicationController": "Running", "redis": "Running"}, true)
 	out, err = l.run("")
 	if err != nil {

@@ -24,12 +24,6 @@ import (
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
-var (
-	gvrPool = clustertest.GVR("machineconfiguration.openshift.io", "v1", "machineconfigpools")
-	gvrMC   = clustertest.GVR("machineconfiguration.openshift.io", "v1", "machineconfigs")
-	gvrNode = clustertest.GVR("", "v1", "nodes")
-)
-
 // The configure stage checks the irdma blacklist on the node itself over SSH (real sshd, the
 // profile's key, the host key recorded in the work dir on first contact): not loaded passes,
 // loaded fails naming the node, and a changed host key is refused rather than trusted.
@@ -47,12 +41,12 @@ func TestConfigureStageChecksIrdmaOverSSHAndRefusesAChangedHostKey(t *testing.T)
 	for _, ns := range []string{"openshift-marketplace", "openshift-config"} {
 		ensureNS(t, d, ns)
 	}
-	clustertest.Create(t, d, gvrMC, map[string]any{
+	clustertest.Create(t, d, clustertest.MachineConfigs, map[string]any{
 		"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfig",
 		"metadata": map[string]any{"name": rendered},
 		"spec":     map[string]any{"kernelArguments": []any{"module_blacklist=irdma"}},
 	})
-	clustertest.Create(t, d, gvrPool, map[string]any{
+	clustertest.Create(t, d, clustertest.MachineConfigPools, map[string]any{
 		"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigPool",
 		"metadata": map[string]any{"name": pool},
 		"spec": map[string]any{
@@ -60,7 +54,7 @@ func TestConfigureStageChecksIrdmaOverSSHAndRefusesAChangedHostKey(t *testing.T)
 			"nodeSelector":          map[string]any{"matchLabels": map[string]any{"node-role.kubernetes.io/" + pool: ""}},
 		},
 	})
-	clustertest.MustSetStatus(t, d, gvrPool, "", pool, map[string]any{
+	clustertest.MustSetStatus(t, d, clustertest.MachineConfigPools, "", pool, map[string]any{
 		"observedGeneration": int64(1), "machineCount": int64(1), "updatedMachineCount": int64(1), "readyMachineCount": int64(1),
 		"unavailableMachineCount": int64(0), "degradedMachineCount": int64(0),
 		"configuration": map[string]any{"name": rendered},
@@ -69,12 +63,12 @@ func TestConfigureStageChecksIrdmaOverSSHAndRefusesAChangedHostKey(t *testing.T)
 			map[string]any{"type": "Degraded", "status": "False", "lastTransitionTime": "2026-01-01T00:00:00Z", "reason": "", "message": ""},
 		},
 	}, true)
-	clustertest.Create(t, d, gvrNode, map[string]any{
+	clustertest.Create(t, d, clustertest.Nodes, map[string]any{
 		"apiVersion": "v1", "kind": "Node",
 		"metadata": map[string]any{"name": node, "labels": map[string]any{"node-role.kubernetes.io/" + pool: ""},
 			"annotations": map[string]any{"machineconfiguration.openshift.io/currentConfig": rendered}},
 	})
-	clustertest.MustSetStatus(t, d, gvrNode, "", node, map[string]any{
+	clustertest.MustSetStatus(t, d, clustertest.Nodes, "", node, map[string]any{
 		"addresses": []any{map[string]any{"type": "InternalIP", "address": "127.0.0.1"}},
 	}, true)
 
@@ -134,7 +128,7 @@ func writeFile(t *testing.T, path, data string, mode os.FileMode) {
 
 func ensureNS(t *testing.T, d dynamic.Interface, name string) {
 	t.Helper()
-	_, err := d.Resource(gvrNS).Create(context.Background(), &unstructured.Unstructured{Object: map[string]any{
+	_, err := d.Resource(clustertest.Namespaces).Create(context.Background(), &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/bootstrap-dev/bootstrap/internal/mirror"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/preflight"
+	"github.com/bootstrap-dev/bootstrap/internal/progress"
 )
 
 // MirrorPreflightChecks are the registry checks the mirror stage contributes to preflight
@@ -79,7 +80,7 @@ func MirrorPreflightChecks(env *pipeline.Env) []preflight.Check {
 func registryResult(c mirror.RegistryCheck) preflight.Result {
 	switch {
 	case c.NotChecked:
-		return preflight.Failf("Fix the earlier registry check first.", "%s", c.Message)
+		return preflight.Warnf("Fix the earlier registry check first.", "%s", c.Message)
 	case c.Err != nil:
 		var re *mirror.RegistryError
 		if errors.As(c.Err, &re) {
@@ -165,9 +166,9 @@ func archiveResult(dir string) preflight.Result {
 	}
 	if len(missing) > 0 {
 		return preflight.Warnf("Fine when those parts were loaded by an earlier run; otherwise carry them too.",
-			"%d of %d parts here (%s); not here: %s", len(present), len(idx.Parts), preflight.Bytes(size), strings.Join(missing, " "))
+			"%d of %d parts here (%s); not here: %s", len(present), len(idx.Parts), progress.Bytes(size), strings.Join(missing, " "))
 	}
-	return preflight.Passf("%d parts, %s", len(present), preflight.Bytes(size))
+	return preflight.Passf("%d parts, %s", len(present), progress.Bytes(size))
 }
 
 // mirrorSucceeded reports whether the mirror stage has a successful output.
