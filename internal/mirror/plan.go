@@ -52,7 +52,8 @@ type PlanResult struct {
 	// FilteredPlatforms counts the index children the platform filter left out, over all images.
 	FilteredPlatforms int `json:"filteredPlatforms,omitempty"`
 	// SparseFallbackBytes is what the copy adds, beyond ToCopyBytes, when the destination refuses
-	// sparse indexes and the left-out children are copied too (unique bytes of images to copy).
+	// sparse indexes and the left-out children are copied too: the unique blobs only they use, of
+	// images not yet at the destination (blob bytes, like ToCopyBytes).
 	SparseFallbackBytes int64 `json:"sparseFallbackBytes,omitempty"`
 }
 
@@ -144,10 +145,6 @@ func summarize(ps []*planned) *PlanResult {
 	for _, p := range ps {
 		if p.present {
 			continue
-		}
-		for _, m := range p.skipped {
-			raw, _ := m.RawBody()
-			res.SparseFallbackBytes += int64(len(raw))
 		}
 		for _, b := range p.skippedBlobs {
 			if k := string(b.Digest); !seenTodo[k] && !seenFallback[k] {
