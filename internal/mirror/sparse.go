@@ -112,7 +112,7 @@ func (e *engine) sparseFallback(p *planned, err error) (bool, error) {
 
 func noFallbackError(p *planned) error {
 	return fmt.Errorf("registry %s refuses platform-filtered (sparse) indexes and the left-out platforms cannot be read from the source: %w; "+
-		"write the disk mirror with mirror.platforms: [all] (or --platforms all), or enable sparse manifests on the registry", p.dst.Registry, p.skippedErr)
+		"write the disk mirror with every platform (mirror.platforms: [all], or no --platform), or enable sparse manifests on the registry", p.dst.Registry, p.skippedErr)
 }
 
 // sparseWarnings says once per refusing host what the fallback cost and how to avoid it.
