@@ -78,7 +78,8 @@ type planned struct {
 	skippedBlobs     []descriptor.Descriptor
 	skippedSize      int64
 	skippedPlatforms int
-	skippedErr       error // reading a left-out child failed (an archive holds only the kept ones)
+	skippedDigests   []string // every left-out child, read or not: what a refusing registry names
+	skippedErr       error    // reading a left-out child failed (an archive holds only the kept ones)
 	// full is set once the left-out children were added to manifests and blobs.
 	full bool
 }
@@ -347,7 +348,7 @@ func readTree(ctx context.Context, rc *regclient.RegClient, p *planned, o Option
 	}
 	p.mediaType = root.GetDescriptor().MediaType
 	p.manifests, p.blobs, p.size = nil, nil, 0
-	p.skipped, p.skippedBlobs, p.skippedSize, p.skippedPlatforms, p.skippedErr, p.full = nil, nil, 0, 0, nil, false
+	p.skipped, p.skippedBlobs, p.skippedSize, p.skippedPlatforms, p.skippedDigests, p.skippedErr, p.full = nil, nil, 0, 0, nil, nil, false
 	seen := map[string]bool{}
 	add := func(skip bool, ds ...descriptor.Descriptor) {
 		for _, d := range ds {
@@ -379,10 +380,14 @@ func readTree(ctx context.Context, rc *regclient.RegClient, p *planned, o Option
 				if cskip && !skip {
 					p.skippedPlatforms++
 				}
+				if cskip {
+					p.skippedDigests = append(p.skippedDigests, d.Digest.String())
+				}
 				cm, err := manifestGet(ctx, rc, o, p.src.SetDigest(d.Digest.String()))
 				if err != nil {
-					if cskip && !Temporary(err) {
-						// an archive holds only the kept children: no fallback for this image
+					if cskip {
+						// an archive holds only the kept children; a registry that accepts the
+						// sparse index does not need them: only a refusal makes this an error
 						p.skippedErr = fmt.Errorf("source %s child %s (%s): %w", p.Source, d.Digest, platformString(d.Platform), err)
 						continue
 					}

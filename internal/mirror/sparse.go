@@ -55,8 +55,8 @@ func sparseRefusal(err error, p *planned) bool {
 		return false
 	}
 	skipped := map[string]bool{}
-	for _, m := range p.skipped {
-		skipped[m.GetDescriptor().Digest.String()] = true
+	for _, d := range p.skippedDigests {
+		skipped[d] = true
 	}
 	for _, b := range p.skippedBlobs {
 		skipped[string(b.Digest)] = true
@@ -152,7 +152,7 @@ func sparseWarnings(res *Result, platforms []string) []string {
 		a := by[h]
 		out = append(out, fmt.Sprintf("registry %s refuses platform-filtered (sparse) indexes: copied every platform of %d multi-arch image(s) "+
 			"instead of only %s (%d more platform images, %s more, counted per image). To copy only the wanted platforms, enable sparse "+
-			"manifests on the registry (Quay: FEATURE_SPARSE_INDEX; distribution: validation.manifests.indexes.platforms: list); "+
+			"manifests on the registry (Quay: FEATURE_SPARSE_INDEX; distribution 3: validation.manifests.indexes.platforms: list; distribution 2.x, e.g. Debian's docker-registry, cannot); "+
 			"to copy every platform without the refused push, set mirror.platforms: [all]",
 			h, a.images, strings.Join(platforms, ", "), a.platforms, progress.Bytes(a.bytes)))
 	}

@@ -1,6 +1,7 @@
 package mirror
 
 import (
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -318,5 +319,41 @@ func TestMultiArchReleaseResolveAndCopy(t *testing.T) {
 	vr, err := Verify(ctx(t), Content{Images: res.Images}, o)
 	if err != nil || len(vr.Missing) > 0 {
 		t.Fatalf("verify: %v %+v", err, vr)
+	}
+}
+
+// TestSparseDiskMirrorIntoRefusingRegistry: a disk mirror written with a platform filter carries
+// only the kept children; loading it into a registry that refuses sparse indexes fails those
+// images with the reason and the fix, and still loads the others.
+func TestSparseDiskMirrorIntoRefusingRegistry(t *testing.T) {
+	e := newEnv(t, nil)
+	refs, _ := multiArch(t, e)
+	images, _ := Images(refs, KindAdditional, "", "archive", "")
+	o := e.opts()
+	o.Platforms = []string{"linux/amd64"}
+	o.DestDir = filepath.Join(t.TempDir(), "layout")
+	res, err := Copy(ctx(t), images, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	push, err := ArchiveImages(Content{Images: res.Images}, e.dst.Host, "site")
+	if err != nil {
+		t.Fatal(err)
+	}
+	po := e.opts()
+	po.Platforms = []string{"linux/amd64"}
+	po.SourceDir = o.DestDir
+	res2, err := Copy(ctx(t), push, po)
+	var fe *FailedError
+	if !errors.As(err, &fe) || len(fe.Failed) != 2 {
+		t.Fatalf("loading into a refusing registry: %v, want the 2 multi-arch images failed", err)
+	}
+	for _, f := range fe.Failed {
+		if !strings.Contains(f.Error, "refuses platform-filtered (sparse) indexes") || !strings.Contains(f.Error, "mirror.platforms: [all]") {
+			t.Errorf("%s: %s; want the reason and the fix", f.Source, f.Error)
+		}
+	}
+	if len(res2.SparseRefused) != 1 || len(res2.Images) != 3 {
+		t.Errorf("refused %v, %d images", res2.SparseRefused, len(res2.Images))
 	}
 }
