@@ -153,7 +153,7 @@ func sparseWarnings(res *Result, platforms []string) []string {
 		out = append(out, fmt.Sprintf("registry %s refuses platform-filtered (sparse) indexes: copied every platform of %d multi-arch image(s) "+
 			"instead of only %s (%d more platform images, %s more, counted per image). To copy only the wanted platforms, enable sparse "+
 			"manifests on the registry (Quay: FEATURE_SPARSE_INDEX; distribution 3: validation.manifests.indexes.platforms: list; distribution 2.x, e.g. Debian's docker-registry, cannot); "+
-			"to copy every platform without the refused push, set mirror.platforms: [all]",
+			"to copy every platform without the refused push, set mirror.platforms: [all] (bootstrap mirror: no --platform)",
 			h, a.images, strings.Join(platforms, ", "), a.platforms, progress.Bytes(a.bytes)))
 	}
 	return out
