@@ -191,9 +191,17 @@ func TestMirrorStageMultiArchRelease(t *testing.T) {
 			if err := st.Verify(ctx, env); err != nil {
 				t.Fatalf("verify: %v", err)
 			}
+			// the rerun finds everything present and keeps the record of the refusal
+			before, _ := os.ReadFile(filepath.Join(env.WorkDir, "content.json"))
+			if got := strings.Contains(string(before), `"sparseRefused": true`); got != tc.refused {
+				t.Errorf("content.json records the refusal: %v, want %v", got, tc.refused)
+			}
 			warnings = nil
 			if _, err := st.Run(ctx, env); err != nil || len(warnings) != 0 {
 				t.Errorf("rerun: %v, warnings %q", err, warnings)
+			}
+			if after, _ := os.ReadFile(filepath.Join(env.WorkDir, "content.json")); string(after) != string(before) {
+				t.Errorf("rerun changed content.json:\n%s\nwas:\n%s", after, before)
 			}
 		})
 	}
