@@ -83,7 +83,7 @@ func Copy(ctx context.Context, images []Image, o Options) (*Result, error) {
 	}
 	start := time.Now()
 	e := &engine{rc: rc, o: o, states: map[string]*blobState{}, tasks: map[string]*task{}, counted: map[string]bool{},
-		refused: map[string]bool{}}
+		refused: map[string]bool{}, accepted: map[string]bool{}, probes: map[string]chan struct{}{}}
 	images = dedupImages(images)
 	e.imagesTotal.Store(int64(len(images)))
 
@@ -147,11 +147,13 @@ type engine struct {
 	o  Options
 
 	mu       sync.Mutex
-	states   map[string]*blobState  // by digest: the global in-flight set
-	tasks    map[string]*task       // by digest|destination repository
-	counted  map[string]bool        // digests counted in bytesTotal
-	subjects map[string]*sync.Mutex // by destination repository@subject: referrer pushes
-	refused  map[string]bool        // destination hosts that refused a sparse index
+	states   map[string]*blobState    // by digest: the global in-flight set
+	tasks    map[string]*task         // by digest|destination repository
+	counted  map[string]bool          // digests counted in bytesTotal
+	subjects map[string]*sync.Mutex   // by destination repository@subject: referrer pushes
+	refused  map[string]bool          // destination hosts that refused a sparse index
+	accepted map[string]bool          // destination hosts that accepted one
+	probes   map[string]chan struct{} // hosts whose answer one push is finding out
 
 	// set by run: schedule tasks and manifest pushes (a sparse index refused is scheduled again)
 	start       func(*task)
@@ -247,7 +249,15 @@ func (e *engine) pushManifests(ctx context.Context, p *planned) error {
 				target = p.dst.SetTag(p.dstTag)
 			}
 		}
-		sparse := last && len(p.skipped) > 0 && !p.full
+		sparse := last && p.skippedPlatforms > 0 && !p.full
+		var verdict func(sparseState)
+		if sparse {
+			st, done := e.sparseTurn(ctx, target.Registry)
+			if st == sparseRefused {
+				return &manifestPushError{digest: d, root: true, err: fmt.Errorf("push manifest %s to %s: %w", d, target.CommonName(), errSparseRefused)}
+			}
+			verdict = done
+		}
 		err := e.o.retry(ctx, []string{target.Registry}, func(ctx context.Context) error {
 			err := e.rc.ManifestPut(ctx, target, m, opts...)
 			if sparse && missingContent(err) {
@@ -256,7 +266,20 @@ func (e *engine) pushManifests(ctx context.Context, p *planned) error {
 			return err
 		})
 		if err != nil {
-			return &manifestPushError{digest: d, root: last, err: fmt.Errorf("push manifest %s to %s: %w", d, target.CommonName(), err)}
+			err = &manifestPushError{digest: d, root: last, err: fmt.Errorf("push manifest %s to %s: %w", d, target.CommonName(), err)}
+		}
+		if verdict != nil {
+			switch {
+			case err == nil:
+				verdict(sparseAccepted)
+			case sparseRefusal(err, p):
+				verdict(sparseRefused)
+			default:
+				verdict(sparseUnknown) // failed for another reason: the next index finds out
+			}
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package mirror
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -29,6 +30,71 @@ type manifestPushError struct {
 func (e *manifestPushError) Error() string { return e.err.Error() }
 func (e *manifestPushError) Unwrap() error { return e.err }
 
+// errSparseRefused stands for the refusal of an index that was not pushed because its registry
+// refused another sparse index earlier in the run.
+var errSparseRefused = errors.New("the registry refused a sparse index earlier in this run")
+
+// sparseState is what a destination host answered to a sparse index, as far as this run knows.
+type sparseState int
+
+const (
+	sparseUnknown sparseState = iota
+	sparseAccepted
+	sparseRefused
+)
+
+// sparseTurn returns the host's known answer to sparse indexes or, while it is unknown, makes the
+// caller the one push that finds out: the others wait for its verdict (without holding a worker
+// slot, which the probing push may need for a retry), so a refusing registry costs one refused
+// push per run, not one per index in flight. A caller given sparseUnknown and a done func must call
+// done with what its push showed (sparseUnknown when it failed for another reason).
+func (e *engine) sparseTurn(ctx context.Context, host string) (sparseState, func(sparseState)) {
+	for {
+		e.mu.Lock()
+		switch {
+		case e.refused[host]:
+			e.mu.Unlock()
+			return sparseRefused, nil
+		case e.accepted[host]:
+			e.mu.Unlock()
+			return sparseAccepted, nil
+		}
+		ch := e.probes[host]
+		if ch == nil {
+			ch = make(chan struct{})
+			e.probes[host] = ch
+			e.mu.Unlock()
+			return sparseUnknown, func(v sparseState) {
+				e.mu.Lock()
+				switch v {
+				case sparseAccepted:
+					e.accepted[host] = true
+				case sparseRefused:
+					e.refused[host] = true
+				}
+				delete(e.probes, host)
+				e.mu.Unlock()
+				close(ch)
+			}
+		}
+		e.mu.Unlock()
+		slots := slotFrom(ctx)
+		if slots != nil {
+			<-slots
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+		if slots != nil {
+			slots <- struct{}{}
+		}
+		if ctx.Err() != nil {
+			return sparseUnknown, nil
+		}
+	}
+}
+
 var digestRE = regexp.MustCompile(`sha256:[0-9a-f]{64}`)
 
 // missingContent reports whether a manifest push was refused because something it references is
@@ -51,7 +117,13 @@ func missingContent(err error) bool {
 // left-out child (a kept child that is missing is another failure, not a sparse refusal).
 func sparseRefusal(err error, p *planned) bool {
 	var pe *manifestPushError
-	if !errors.As(err, &pe) || !pe.root || !missingContent(err) {
+	if !errors.As(err, &pe) || !pe.root {
+		return false
+	}
+	if errors.Is(err, errSparseRefused) {
+		return true
+	}
+	if !missingContent(err) {
 		return false
 	}
 	skipped := map[string]bool{}
@@ -90,11 +162,10 @@ func (e *engine) sparseFallback(p *planned, err error) (bool, error) {
 	}
 	host := p.dst.Registry
 	e.mu.Lock()
-	first := !e.refused[host]
-	e.refused[host] = true
+	e.refused[host] = true // the push's verdict said so already, unless the host was accepting before
 	e.mu.Unlock()
-	if first {
-		e.o.logger().Warn("destination refuses sparse indexes; copying every platform of multi-arch images to it",
+	if !errors.Is(err, errSparseRefused) {
+		e.o.logger().Warn("destination refused a sparse index; copying every platform of multi-arch images to it",
 			"host", host, "image", p.Source, "err", err)
 	}
 	if p.skippedErr != nil {

@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -31,6 +32,8 @@ type refusals struct {
 	n     atomic.Int64
 	once  sync.Once
 	first chan struct{}
+	// indexDelay slows every index push down (pushes in flight at once overlap at the registry)
+	indexDelay time.Duration
 }
 
 func (r *refusals) wrap(h http.Handler) http.Handler {
@@ -38,6 +41,9 @@ func (r *refusals) wrap(h http.Handler) http.Handler {
 		if req.Method != http.MethodPut || !strings.Contains(req.URL.Path, "/manifests/") {
 			h.ServeHTTP(w, req)
 			return
+		}
+		if r.indexDelay > 0 && strings.Contains(req.Header.Get("Content-Type"), "index") {
+			time.Sleep(r.indexDelay)
 		}
 		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
 		h.ServeHTTP(sw, req)
@@ -355,5 +361,52 @@ func TestSparseDiskMirrorIntoRefusingRegistry(t *testing.T) {
 	}
 	if len(res2.SparseRefused) != 1 || len(res2.Images) != 3 {
 		t.Errorf("refused %v, %d images", res2.SparseRefused, len(res2.Images))
+	}
+}
+
+// TestSparseRefusedOncePerRun: many indexes finishing at once (one shared amd64 layer) while the
+// registry's answer is not known yet, each index push slowed so that pushes in flight would
+// overlap: one push finds out, the others wait for its verdict, so the registry sees exactly one
+// refused index push in the run.
+func TestSparseRefusedOncePerRun(t *testing.T) {
+	e := newEnv(t, nil)
+	var refs []string
+	shared := e.b.Layer(200_000) // every index's amd64 image: they all finish together
+	for i := range 12 {
+		repo := fmt.Sprintf("%s/app/m%02d", e.src.Host, i)
+		specs := []mirrortest.ImageSpec{{Layers: []mirrortest.Blob{shared}, Labels: map[string]string{"i": fmt.Sprint(i)}},
+			{Layers: []mirrortest.Blob{e.b.Layer(2000)}, Platform: "linux/arm64"}, {Layers: []mirrortest.Blob{e.b.Layer(2000)}, Platform: "linux/s390x"}}
+		if _, err := e.b.Index(ctx(t), repo, "v1", specs); err != nil {
+			t.Fatal(err)
+		}
+		refs = append(refs, repo+":v1")
+	}
+	r := startDest(t, e)
+	r.indexDelay = 300 * time.Millisecond
+	images, _ := Images(refs, KindAdditional, "", e.dst.Host, "mirror")
+	o := e.opts()
+	o.Parallel = 6
+	o.Platforms = []string{"linux/amd64"}
+	plan, err := Plan(ctx(t), images, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Copy(ctx(t), images, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.n.Load(); got != 1 {
+		t.Errorf("%d refused index pushes, want 1", got)
+	}
+	if res.BytesPulled != plan.ToCopyBytes+plan.SparseFallbackBytes || plan.FilteredPlatforms != 24 {
+		t.Errorf("pulled %d, plan %d + %d fallback (%d platforms filtered)", res.BytesPulled, plan.ToCopyBytes, plan.SparseFallbackBytes, plan.FilteredPlatforms)
+	}
+	for _, ir := range res.Images {
+		if !ir.SparseRefused || ir.ExtraPlatforms != 2 {
+			t.Errorf("%s: %+v, want 2 extra platforms", ir.Source, ir)
+		}
+	}
+	if vr, err := Verify(ctx(t), Content{Images: res.Images}, o); err != nil || len(vr.Missing) > 0 {
+		t.Fatalf("verify: %v %+v", err, vr)
 	}
 }
