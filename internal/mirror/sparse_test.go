@@ -57,8 +57,11 @@ func (r *refusals) wrap(h http.Handler) http.Handler {
 // startDest replaces the env's destination with one that counts refused manifest pushes and,
 // with sparse platforms, accepts indexes whose other children are absent.
 func startDest(t *testing.T, e *testEnv, sparse ...string) *refusals {
+	return startDestCounting(t, e, &refusals{first: make(chan struct{})}, sparse...)
+}
+
+func startDestCounting(t *testing.T, e *testEnv, r *refusals, sparse ...string) *refusals {
 	t.Helper()
-	r := &refusals{first: make(chan struct{})}
 	dst, err := mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: t.TempDir(), TLS: true, User: "robot", Password: "s3cret",
 		Wrap: r.wrap, SparseIndexes: sparse})
 	if err != nil {
@@ -117,12 +120,14 @@ func children(t *testing.T, rc *regclient.RegClient, r ref.Ref) (string, []ref.R
 // host, not per image), the index keeps its digest, the plan predicted the bytes, and a second
 // run copies nothing.
 func TestSparseIndexRefusedFallsBack(t *testing.T) {
-	var gate chan struct{} // app/two resolves only after the first refusal: it must not be refused again
+	// during the copy, app/two resolves only after the first refusal: it must not be refused again
+	ref400 := &refusals{first: make(chan struct{})}
+	var gated atomic.Bool
 	e := newEnv(t, func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if strings.Contains(r.URL.Path, "/app/two/manifests/") && gate != nil {
+			if strings.Contains(r.URL.Path, "/app/two/manifests/") && gated.Load() {
 				select {
-				case <-gate:
+				case <-ref400.first:
 				case <-time.After(10 * time.Second):
 				}
 			}
@@ -130,7 +135,7 @@ func TestSparseIndexRefusedFallsBack(t *testing.T) {
 		})
 	})
 	refs, other := multiArch(t, e)
-	ref400 := startDest(t, e)
+	startDestCounting(t, e, ref400)
 	images, err := Images(refs, KindAdditional, "", e.dst.Host, "mirror")
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +158,7 @@ func TestSparseIndexRefusedFallsBack(t *testing.T) {
 		t.Errorf("plan: sparse fallback %d bytes, want the left-out layers (%d) and configs", plan.SparseFallbackBytes, otherBytes)
 	}
 
-	gate = ref400.first
+	gated.Store(true)
 	var mu sync.Mutex
 	done := map[string]ImageResult{}
 	o.ImageDone = func(r ImageResult) { mu.Lock(); done[r.Source] = r; mu.Unlock() }
