@@ -29,10 +29,7 @@ runs openshift-install agent create image and prepares the per-node ISO views.
 command is not journaled; ` + "`bootstrap run --until iso`" + ` runs the same stage in the pipeline.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := g.needFile(); err != nil {
-				return err
-			}
-			s, err := isoLoadSite(g.file)
+			s, err := g.loadSite()
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"io"
 	"net/http"
 	"os"
@@ -16,30 +17,30 @@ import (
 	"github.com/bootstrap-dev/bootstrap/internal/agentiso/agentisotest"
 )
 
-// testProfileDir copies the agentiso test profiles and their files into a temp dir, so the
-// default work dir (.bootstrap beside the profile) lands there.
-func testProfileDir(t *testing.T) string {
+// labSite writes the embedded lab profile with its files into a temp dir (so the default work
+// dir, .bootstrap beside the profile, lands there), edited by the replacements (old, new pairs).
+func labSite(t *testing.T, canary string, edits ...string) string {
 	t.Helper()
-	dst := t.TempDir()
-	src := filepath.Join("..", "..", "internal", "agentiso", "testdata")
-	filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
+	p := writeLabSite(t, t.TempDir(), canary)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(edits); i += 2 {
+		if !bytes.Contains(b, []byte(edits[i])) {
+			t.Fatalf("lab profile lacks %q", edits[i])
 		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, _ := os.ReadFile(p)
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	return dst
+		b = bytes.Replace(b, []byte(edits[i]), []byte(edits[i+1]), 1)
+	}
+	write(t, p, b, 0o644)
+	return p
 }
 
 func TestISOManifestsOnlyCmd(t *testing.T) {
-	dir := testProfileDir(t)
+	const canary = "canary-pull-secret-3141"
+	p := labSite(t, canary)
 	var out, errb bytes.Buffer
-	g := &globals{file: filepath.Join(dir, "profiles", "lab.yaml"), output: "text", stdout: &out, stderr: &errb}
+	g := &globals{file: p, output: "text", stdout: &out, stderr: &errb}
 	cmd := newISOCmd(g)
 	cmd.SetArgs([]string{"--manifests-only"})
 	if err := cmd.Execute(); err != nil {
@@ -49,27 +50,33 @@ func TestISOManifestsOnlyCmd(t *testing.T) {
 		if !strings.Contains(out.String(), f) {
 			t.Errorf("output lacks %s:\n%s", f, out.String())
 		}
-		if _, err := os.Stat(filepath.Join(dir, "profiles", ".bootstrap", f)); err != nil {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(p), ".bootstrap", f)); err != nil {
 			t.Error(err)
 		}
 	}
-	if strings.Contains(out.String()+errb.String(), "dGVzdDp0ZXN0") {
+	ic, _ := os.ReadFile(filepath.Join(filepath.Dir(p), ".bootstrap", "install-config.yaml"))
+	if !bytes.Contains(ic, []byte(base64.StdEncoding.EncodeToString([]byte("lab:"+canary)))) {
+		t.Error("install-config lacks the registry's pull secret")
+	}
+	if strings.Contains(out.String()+errb.String(), canary) || strings.Contains(out.String()+errb.String(), base64.StdEncoding.EncodeToString([]byte("lab:"+canary))) {
 		t.Error("pull secret printed")
 	}
 }
 
+// The command loads the profile as every command does: an invalid one exits 3, naming file,
+// line and field.
 func TestISOCmdInvalidExit3(t *testing.T) {
-	dir := testProfileDir(t)
-	p := filepath.Join(dir, "profiles", "lab.yaml")
-	b, _ := os.ReadFile(p)
-	os.WriteFile(p, bytes.Replace(b, []byte("rootDevice: /dev/disk/by-path/pci-0000:04:00.0"), []byte("rootDevice: /dev/sda"), 1), 0o644)
+	p := labSite(t, "x", "rootDevice: /dev/disk/by-path/pci-0000:04:00.0", "rootDevice: /dev/disk/by-id/wwn-0x5000c500a0b1c2d3")
 	var out, errb bytes.Buffer
 	g := &globals{file: p, output: "text", stdout: &out, stderr: &errb}
 	cmd := newISOCmd(g)
 	cmd.SetArgs([]string{"--manifests-only"})
 	err := cmd.Execute()
-	if exitCode(err) != exitInvalid || !strings.Contains(errb.String(), "nodes[0].rootDevice (node master-0)") {
+	if exitCode(err) != exitInvalid || !regexp.MustCompile(`site.yaml:\d+:\d+: error: nodes\[0\].rootDevice: .*by-id`).MatchString(errb.String()) {
 		t.Fatalf("exit %d, stderr:\n%s", exitCode(err), errb.String())
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(p), ".bootstrap", "install-config.yaml")); err == nil {
+		t.Error("files written for an invalid profile")
 	}
 }
 
@@ -86,23 +93,24 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
+// serve --listen replaces iso.serveAddress, and the URLs it announces name the bound address
+// (iso.baseURL defaults to serveAddress's).
 func TestServeCmd(t *testing.T) {
-	dir := testProfileDir(t)
-	iso := filepath.Join(dir, "agent.x86_64.iso")
+	p := labSite(t, "x", "serveAddress: 127.0.0.1:8080", "serveAddress: 127.0.0.1:8080\n  perNode: true",
+		"rootDevice: /dev/disk/by-path/pci-0000:04:00.0\n", "rootDevice: /dev/disk/by-path/pci-0000:04:00.0\n    iso: {kernelArgs: [\"console=ttyS1,115200n8\"]}\n")
+	iso := filepath.Join(t.TempDir(), "agent.x86_64.iso")
 	if err := (agentisotest.LiveISO{}).Build(iso); err != nil {
 		t.Fatal(err)
 	}
-	prof := filepath.Join(dir, "profiles", "dell-xe7740-h200.yaml")
-	b, _ := os.ReadFile(prof)
-	os.WriteFile(prof, bytes.Replace(b, []byte(`serveAddress: "10.40.10.2:8080"`), []byte(`serveAddress: "127.0.0.1:0"`), 1), 0o644)
+	prof := p
 	var out, errb syncBuffer
 	g := &globals{file: prof, output: "text", stdout: &out, stderr: &errb}
 	cmd := newServeCmd(g)
-	cmd.SetArgs([]string{"--iso", iso})
+	cmd.SetArgs([]string{"--iso", iso, "--listen", "127.0.0.1:0"})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- cmd.ExecuteContext(ctx) }()
-	re := regexp.MustCompile(`serving xe7740-1\s+http://127.0.0.1:\d+/iso/nodes/xe7740-1.iso`)
+	re := regexp.MustCompile(`serving cp-0\s+http://127.0.0.1:\d+/iso/nodes/cp-0.iso`)
 	var url string
 	for i := 0; i < 100 && url == ""; i++ {
 		time.Sleep(50 * time.Millisecond)
@@ -128,7 +136,7 @@ func TestServeCmd(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "/iso/nodes/xe7740-1.iso node=xe7740-1") {
+	if !strings.Contains(out.String(), "/iso/nodes/cp-0.iso node=cp-0") {
 		t.Errorf("no fetch log line: %q", out.String())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/url"
 	"os/signal"
 	"path/filepath"
 	"syscall"
@@ -24,10 +25,7 @@ of it (its kernel arguments and ignition fragment overlaid while streaming, neve
 HEAD, byte ranges, ETags, and one log line per fetch. HTTPS when iso.tlsCert and iso.tlsKey are set.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := g.needFile(); err != nil {
-				return err
-			}
-			s, err := isoLoadSite(g.file)
+			s, err := g.loadSite()
 			if err != nil {
 				return err
 			}
@@ -63,15 +61,18 @@ HEAD, byte ranges, ETags, and one log line per fetch. HTTPS when iso.tlsCert and
 			if err != nil {
 				return err
 			}
-			if listen == "" {
-				listen = s.ISO.ServeAddress
-			}
-			// Without iso.baseURL the URLs name the address actually bound (port 0 picks one).
-			base := s.ISO.BaseURL
 			scheme := "http"
 			if s.ISO.TLSCert != "" {
 				scheme = "https"
 			}
+			base := s.ISO.BaseURL
+			if listen == "" {
+				listen = s.ISO.ServeAddress
+			} else if base == (&url.URL{Scheme: scheme, Host: s.ISO.ServeAddress}).String() {
+				// iso.baseURL only defaulted from iso.serveAddress, which --listen replaces
+				base = ""
+			}
+			// Without iso.baseURL the URLs name the address actually bound (port 0 picks one).
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			return agentiso.Serve(ctx, agentiso.ServeOptions{Addr: listen, Handler: h, TLSCert: s.ISO.TLSCert, TLSKey: s.ISO.TLSKey,

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 )
 
 // InstallerDir is the directory, under the work dir, where openshift-install runs. It keeps the
@@ -21,7 +22,7 @@ import (
 const InstallerDir = "installer"
 
 // FindInstaller returns the openshift-install to use: the profile's path when set, else the
-// one on PATH.
+// one on PATH. (The iso stage, failing both, extracts it from the mirrored release: ExtractInstaller.)
 func FindInstaller(profilePath string) (string, error) {
 	if profilePath != "" {
 		st, err := os.Stat(profilePath)
@@ -35,8 +36,8 @@ func FindInstaller(profilePath string) (string, error) {
 	}
 	p, err := exec.LookPath("openshift-install")
 	if err != nil {
-		return "", errors.New("openshift-install not found: set cluster.installer.path, put it on PATH, or extract it from " +
-			"the mirrored release (`oc adm release extract --command=openshift-install --from=<mirror>/...@sha256:...`)")
+		return "", errors.New("openshift-install not found: set cluster.installer.path, put it on PATH, or run the mirror " +
+			"stage so that the iso stage extracts it from the mirrored release payload")
 	}
 	return p, nil
 }
@@ -54,6 +55,8 @@ type BuildOptions struct {
 	ReleaseImage string
 	// Log receives every line the installer writes (stdout and stderr), as it writes it.
 	Log func(line string)
+	// Info, when set, is recorded in the result (where the installer came from, its SHA-256).
+	Info *InstallerInfo
 }
 
 // BuildResult is the agent ISO written and the evidence about how.
@@ -65,12 +68,20 @@ type BuildResult struct {
 	InstallerVersion string  `json:"installerVersion"`
 	ReleaseImage     string  `json:"releaseImage,omitempty"`
 	Inputs           Digests `json:"inputs"`
+	// Installer is where openshift-install came from and its SHA-256.
+	Installer *InstallerInfo `json:"installer,omitempty"`
 }
 
 // Build runs `openshift-install agent create image` in a clean WorkDir/installer holding the
 // rendered files and returns the ISO's path and SHA-256.
 func Build(ctx context.Context, opts BuildOptions) (*BuildResult, error) {
-	out, err := exec.CommandContext(ctx, opts.Installer, "version").CombinedOutput()
+	if opts.ReleaseImage != "" && !strings.Contains(opts.ReleaseImage, "@sha256:") {
+		return nil, fmt.Errorf("release image %q: the override must point at the mirror by digest", opts.ReleaseImage)
+	}
+	// `version` runs without the override so that the installer reports its own release.
+	vc := exec.CommandContext(ctx, opts.Installer, "version")
+	vc.Env = withoutEnv(os.Environ(), "OPENSHIFT_INSTALL_RELEASE_IMAGE_OVERRIDE")
+	out, err := vc.CombinedOutput()
 	if err != nil {
 		return nil, fmt.Errorf("%s version: %w: %s", opts.Installer, err, firstLine(string(out)))
 	}
@@ -81,17 +92,18 @@ func Build(ctx context.Context, opts BuildOptions) (*BuildResult, error) {
 	if err := CheckInstallerVersion(opts.ReleaseVersion, version); err != nil {
 		return nil, err
 	}
-	if opts.ReleaseImage != "" && !strings.Contains(opts.ReleaseImage, "@sha256:") {
-		return nil, fmt.Errorf("release image %q: the override must point at the mirror by digest", opts.ReleaseImage)
+	if err := CheckInstallerRelease(opts.ReleaseImage, InstallerReleaseImage(string(out))); err != nil {
+		return nil, err
 	}
 	dir := filepath.Join(opts.WorkDir, InstallerDir)
-	if err := os.RemoveAll(dir); err != nil {
+	if err := removeAllRetry(dir); err != nil {
 		return nil, fmt.Errorf("clean %s: %w", dir, err)
 	}
 	if _, err := opts.Rendered.Write(dir); err != nil {
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, opts.Installer, "agent", "create", "image", "--dir", dir, "--log-level", "info")
+	dieWithParent(cmd)
 	cmd.Env = os.Environ()
 	if opts.ReleaseImage != "" {
 		cmd.Env = append(cmd.Env, "OPENSHIFT_INSTALL_RELEASE_IMAGE_OVERRIDE="+opts.ReleaseImage)
@@ -115,7 +127,30 @@ func Build(ctx context.Context, opts BuildOptions) (*BuildResult, error) {
 		return nil, err
 	}
 	return &BuildResult{ISO: isoPath, SHA256: sum, Size: size, InstallerPath: opts.Installer, InstallerVersion: version,
-		ReleaseImage: opts.ReleaseImage, Inputs: opts.Rendered.Digests()}, nil
+		ReleaseImage: opts.ReleaseImage, Inputs: opts.Rendered.Digests(), Installer: opts.Info}, nil
+}
+
+// removeAllRetry removes dir, trying again for a few seconds while something still writes into
+// it (a child of a killed run finishing: "directory not empty").
+func removeAllRetry(dir string) error {
+	var err error
+	for i := 0; i < 30; i++ {
+		if err = os.RemoveAll(dir); err == nil {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return err
+}
+
+func withoutEnv(env []string, name string) []string {
+	out := env[:0:0]
+	for _, e := range env {
+		if !strings.HasPrefix(e, name+"=") {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // runStreaming runs cmd, handing each output line to log as soon as it is written.

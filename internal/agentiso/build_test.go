@@ -153,7 +153,7 @@ func TestFindInstaller(t *testing.T) {
 		t.Errorf("PATH lookup = %q, %v", got, err)
 	}
 	t.Setenv("PATH", t.TempDir())
-	if _, err := FindInstaller(""); err == nil || !strings.Contains(err.Error(), "oc adm release extract") {
+	if _, err := FindInstaller(""); err == nil || !strings.Contains(err.Error(), "extracts it from the mirrored release payload") {
 		t.Errorf("absent: %v", err)
 	}
 }

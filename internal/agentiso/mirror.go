@@ -165,6 +165,12 @@ func contains(list []string, s string) bool {
 // sources ("quay.io/openshift-release-dev/ocp-release@sha256:..." → "<mirror>@sha256:...").
 // It returns "" when the image is not by digest or no source matches.
 func MirrorReleaseImage(image string, sources []ImageDigestSource) string {
+	return MirrorImage(image, sources)
+}
+
+// MirrorImage maps any image given by digest (a release component) to its mirror through the
+// digest sources; "" when the image is not by digest or no source matches.
+func MirrorImage(image string, sources []ImageDigestSource) string {
 	repo, digest, ok := strings.Cut(image, "@")
 	if !ok || !strings.HasPrefix(digest, "sha256:") {
 		return ""

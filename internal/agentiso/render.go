@@ -115,10 +115,13 @@ func installConfig(s *site.Site, mirror *MirrorOutputs) (*InstallConfig, error) 
 	for _, m := range n.MachineNetwork {
 		ic.Networking.MachineNetwork = append(ic.Networking.MachineNetwork, CIDREntry{CIDR: m})
 	}
-	if len(s.Cluster.APIVIPs) > 0 {
+	switch p := platform(s); p {
+	case site.PlatformBaremetal:
 		ic.Platform.Baremetal = &BaremetalPlatform{APIVIPs: s.Cluster.APIVIPs, IngressVIPs: s.Cluster.IngressVIPs}
-	} else {
+	case site.PlatformNone:
 		ic.Platform.None = &struct{}{}
+	default:
+		return nil, fmt.Errorf("cluster.platform: %q is not supported: use %s, or %s for single-node OpenShift", p, site.PlatformBaremetal, site.PlatformNone)
 	}
 	var err error
 	if ic.PullSecret, err = pullSecret(s); err != nil {
@@ -307,4 +310,16 @@ func defaultString(v, def string) string {
 		return def
 	}
 	return v
+}
+
+// platform is cluster.platform, or when it is empty (a profile not passed through the site
+// defaults) what the defaults would make it: none for a single control-plane node, else baremetal.
+func platform(s *site.Site) string {
+	switch {
+	case s.Cluster.Platform != "":
+		return s.Cluster.Platform
+	case s.ControlPlaneCount() == 1:
+		return site.PlatformNone
+	}
+	return site.PlatformBaremetal
 }

@@ -255,3 +255,37 @@ func TestLoadMirrorOutputsErrors(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// install-config's platform is cluster.platform: none for single-node, baremetal otherwise when
+// the profile leaves it empty; an explicit value is followed; an unknown one is an error.
+func TestRenderPlatform(t *testing.T) {
+	cases := []struct {
+		profile, platform, want string
+	}{
+		{"sno", "", "platform:\n  none: {}"},
+		{"compact-3node", "", "platform:\n  baremetal:\n    apiVIPs:"},
+		{"compact-3node", "none", "platform:\n  none: {}"},
+		{"compact-3node", "baremetal", "platform:\n  baremetal:\n    apiVIPs:"},
+		{"compact-3node", "vsphere", `cluster.platform: "vsphere" is not supported: use baremetal, or none`},
+	}
+	for _, c := range cases {
+		t.Run(c.profile+"/"+c.platform, func(t *testing.T) {
+			s := loadProfile(t, c.profile)
+			s.Cluster.Platform = c.platform
+			r, err := Render(RenderOptions{Site: s})
+			if err != nil {
+				if !strings.Contains(err.Error(), c.want) {
+					t.Fatalf("err = %v, want %q", err, c.want)
+				}
+				return
+			}
+			ic := string(r.Files[0].Data)
+			if r.Files[0].Path != "install-config.yaml" || !strings.Contains(ic, c.want) {
+				t.Errorf("install-config lacks %q:\n%s", c.want, ic)
+			}
+			if c.want == "platform:\n  none: {}" && strings.Contains(ic, "baremetal") {
+				t.Errorf("platform none with baremetal settings:\n%s", ic)
+			}
+		})
+	}
+}

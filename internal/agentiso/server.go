@@ -11,11 +11,13 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/bootstrap-dev/bootstrap/internal/bmc"
 )
 
-// MaxURLLength is the longest virtual-media URL iDRAC accepts (iDRAC9 firmware 5.x and 6.x reject
-// 255 characters and more in InsertMedia's Image).
-const MaxURLLength = 254
+// MaxURLLength is the longest virtual-media URL iDRAC accepts: the boot stage's limit
+// (bmc.MaxMediaURL), so a URL the server hands out is one the BMC takes.
+const MaxURLLength = bmc.MaxMediaURL
 
 // Fetch is one request served, for the log: who fetched what, which range, how many bytes.
 type Fetch struct {

@@ -183,8 +183,14 @@ func TestURLLength(t *testing.T) {
 	if u, err := URL("http://10.40.10.2:8080/", img); err != nil || u != "http://10.40.10.2:8080/iso/nodes/xe7740-1.iso" {
 		t.Errorf("URL = %q, %v", u, err)
 	}
-	if _, err := URL("http://10.40.10.2:8080/"+strings.Repeat("a", 230), img); err == nil || !strings.Contains(err.Error(), "at most 254") {
-		t.Errorf("long URL: %v", err)
+	// iDRAC9 takes an Image URL of up to 255 characters
+	base := "http://10.40.10.2:8080/"
+	pad := strings.Repeat("a", 255-len(base)-len(img.Path))
+	if u, err := URL(base+pad, img); err != nil || len(u) != 255 {
+		t.Errorf("255 characters: %d, %v", len(u), err)
+	}
+	if _, err := URL(base+pad+"a", img); err == nil || !strings.Contains(err.Error(), "is 256 characters; iDRAC accepts at most 255") {
+		t.Errorf("256 characters: %v", err)
 	}
 	if _, err := URL("ftp://x", img); err == nil {
 		t.Error("ftp accepted")

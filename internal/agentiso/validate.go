@@ -257,7 +257,8 @@ func (v *validator) rootDevice(i int) {
 		// The installer (pkg/types/baremetal/validation ValidateHostRootDeviceHints, 4.16+) accepts a
 		// deviceName only directly under /dev/ or under /dev/disk/by-path/.
 		v.add(Error, n.Name, f, "%s: the installer accepts rootDeviceHints.deviceName only under /dev/disk/by-path/ "+
-			"(by-id names are rejected); use the disk's by-path name (`ls -l /dev/disk/by-path` on the discovery ISO)", d)
+			"(by-id names are rejected); use the disk's by-path name (`ls -l /dev/disk/by-path` on the discovery ISO); "+
+			"for SATA/AHCI disks RHCOS 4.13+ (RHEL 9) uses the -ata-N.0 form, older releases (RHEL 8) -ata-N", d)
 		return
 	case !strings.HasPrefix(d, "/dev/disk/by-path/"):
 		v.add(Error, n.Name, f, "%q is not a stable name (kernel names like /dev/sda change between boots); use /dev/disk/by-path/...", d)

@@ -36,6 +36,31 @@ func CheckInstallerVersion(release, installer string) error {
 	return nil
 }
 
+// InstallerReleaseImage extracts the release image from `openshift-install version` output
+// ("release image quay.io/openshift-release-dev/ocp-release@sha256:..."); "" when absent.
+func InstallerReleaseImage(output string) string {
+	for _, line := range strings.Split(output, "\n") {
+		if img, ok := strings.CutPrefix(strings.TrimSpace(line), "release image "); ok {
+			return strings.TrimSpace(img)
+		}
+	}
+	return ""
+}
+
+// CheckInstallerRelease reports an error when the installer names a release image by digest
+// that is not the mirrored release: an installer extracted from (or stamped for) another payload,
+// a respin of the same version, say. The mirror keeps digests, so the two must be equal. An
+// installer that names its release by tag (a development build) cannot be checked here.
+func CheckInstallerRelease(release, installer string) error {
+	_, want, ok1 := strings.Cut(release, "@")
+	_, got, ok2 := strings.Cut(installer, "@")
+	if !ok1 || !ok2 || want == got {
+		return nil
+	}
+	return fmt.Errorf("openshift-install was made for release image %s but the mirrored release is %s (%s): use the "+
+		"installer of this release (leave cluster.installer.path empty to extract it from the mirrored payload)", installer, want, release)
+}
+
 // releaseBefore reports whether version (4.y.z) is older than major.minor; unknown versions are not.
 func releaseBefore(version string, major, minor int) bool {
 	m := versionRE.FindStringSubmatch(version)

@@ -7,7 +7,9 @@ import (
 	"time"
 )
 
-// MaxMediaURL is the longest image URL iDRAC9 accepts in VirtualMedia.InsertMedia.
+// MaxMediaURL is the longest image URL iDRAC9 accepts in VirtualMedia.InsertMedia: it refuses
+// an Image over 255 characters (ActionParameterValueFormatError). The ISO server (agentiso.URL)
+// and preflight use the same limit.
 const MaxMediaURL = 255
 
 // ensureMedia leaves the ISO inserted in the CD slot: stale media are ejected ("already

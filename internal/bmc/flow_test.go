@@ -160,7 +160,7 @@ func TestBootNodePermanentFailures(t *testing.T) {
 			}},
 		{name: "untrusted certificate", url: good, wantOp: bmc.StepConnect, wantRemedy: "caFile", wantErr: bmc.ErrTLS,
 			target: func(t bmc.Target) bmc.Target { t.CAFile = ""; return t }},
-		{name: "URL over 255 characters", url: good + "?" + strings.Repeat("x", 260), wantOp: bmc.StepMedia},
+		{name: "URL of 256 characters", url: good + "?" + strings.Repeat("x", bmc.MaxMediaURL-len(good)), wantOp: bmc.StepMedia},
 		{name: "media in use persists", url: good, wantOp: bmc.StepMedia, wantRemedy: "virtual media",
 			faults: []bmctest.Fault{{Op: "insert", Status: 500, MessageID: "IDRAC.2.8.VRM0021"}}},
 	}

@@ -33,7 +33,10 @@ type ReleaseComponent struct {
 
 // imageStream is the subset of the image-references ImageStream we read.
 type imageStream struct {
-	Kind string `json:"kind"`
+	Kind     string `json:"kind"`
+	Metadata struct {
+		Name string `json:"name"` // the release name: its version ("4.16.3")
+	} `json:"metadata"`
 	Spec struct {
 		Tags []struct {
 			Name string `json:"name"`
@@ -50,6 +53,35 @@ type imageStream struct {
 // to the first and reading stops at the layer holding the file, so the payload's base layers are
 // never downloaded.
 func ReleaseComponents(ctx context.Context, releaseImage, plat string, o Options) ([]ReleaseComponent, error) {
+	rel, err := ReadRelease(ctx, releaseImage, plat, o)
+	if err != nil {
+		return nil, err
+	}
+	return rel.Components, nil
+}
+
+// ReleaseInfo is what a release payload says about itself in its image-references.
+type ReleaseInfo struct {
+	// Name is the release's name, its version ("4.16.3").
+	Name       string
+	Components []ReleaseComponent
+	// Multi is set when the release image is an index (a multi-architecture payload).
+	Multi bool
+}
+
+// Component returns the image of the named component and whether the release has it.
+func (r *ReleaseInfo) Component(name string) (string, bool) {
+	for _, c := range r.Components {
+		if c.Name == name {
+			return c.Image, true
+		}
+	}
+	return "", false
+}
+
+// ReadRelease reads release-manifests/image-references as ReleaseComponents does, with the
+// release's name.
+func ReadRelease(ctx context.Context, releaseImage, plat string, o Options) (*ReleaseInfo, error) {
 	rc, err := newClient(o, hostsOf([]Image{{Source: releaseImage}})...)
 	if err != nil {
 		return nil, err
@@ -57,6 +89,10 @@ func ReleaseComponents(ctx context.Context, releaseImage, plat string, o Options
 	r, err := readRef(releaseImage, o.SourceRegistry)
 	if err != nil {
 		return nil, err
+	}
+	info := &ReleaseInfo{}
+	if m, err := rc.ManifestHead(ctx, r); err == nil {
+		info.Multi = m.IsList()
 	}
 	var found []byte
 	o = o.withRun()
@@ -75,14 +111,15 @@ func ReleaseComponents(ctx context.Context, releaseImage, plat string, o Options
 	if err := json.Unmarshal(found, &is); err != nil {
 		return nil, fmt.Errorf("release %s: %s: %w", releaseImage, imageRefsPath, err)
 	}
-	out := make([]ReleaseComponent, 0, len(is.Spec.Tags))
+	info.Name = is.Metadata.Name
+	info.Components = make([]ReleaseComponent, 0, len(is.Spec.Tags))
 	for _, t := range is.Spec.Tags {
 		if t.From.Kind != "DockerImage" || !strings.Contains(t.From.Name, "@sha256:") {
 			return nil, fmt.Errorf("release %s: component %q is not pinned by digest (%q)", releaseImage, t.Name, t.From.Name)
 		}
-		out = append(out, ReleaseComponent{Name: t.Name, Image: t.From.Name})
+		info.Components = append(info.Components, ReleaseComponent{Name: t.Name, Image: t.From.Name})
 	}
-	return out, nil
+	return info, nil
 }
 
 // scanImageFiles resolves r to one platform's image and streams its layers, last first, calling

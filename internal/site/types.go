@@ -172,7 +172,8 @@ type Node struct {
 	BMC        BMC         `yaml:"bmc" json:"bmc"`
 	BootMAC    string      `yaml:"bootMAC" json:"bootMAC"`
 	Interfaces []Interface `yaml:"interfaces" json:"interfaces"`
-	// RootDevice is a stable device name under /dev/disk/by-path or /dev/disk/by-id.
+	// RootDevice is the root disk's /dev/disk/by-path name (openshift-install rejects by-id names).
+	// SATA/AHCI names differ by kernel: -ata-N.0 on RHCOS 4.13+ (RHEL 9), -ata-N before (RHEL 8).
 	RootDevice string `yaml:"rootDevice" json:"rootDevice"`
 	// NetworkConfig is an nmstate document, passed through to agent-config.
 	NetworkConfig map[string]any `yaml:"networkConfig,omitempty" json:"networkConfig,omitempty"`

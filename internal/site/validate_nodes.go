@@ -137,6 +137,10 @@ func (c *checker) interfaces(p string, n *Node, macs map[string]string) {
 	}
 }
 
+// byPathRemedy says how to find a disk's by-path name and which form to pick.
+const byPathRemedy = "use the disk's /dev/disk/by-path/... name (`ls -l /dev/disk/by-path/` on the node shows the link to the same disk); " +
+	"for SATA/AHCI disks mind the kernel: RHCOS 4.13+ (RHEL 9) names them ...-ata-N.0, older releases (RHEL 8) ...-ata-N"
+
 func (c *checker) rootDevice(p, dev string) {
 	switch {
 	case dev == "":
@@ -145,9 +149,14 @@ func (c *checker) rootDevice(p, dev string) {
 		c.err(p, fmt.Sprintf("%s is a kernel name that changes between boots on Dell servers (RHEL 9 probes disks in parallel)", dev),
 			"use its /dev/disk/by-path name (run `ls -l /dev/disk/by-path/` on the node, or see the slot in iDRAC → Storage)")
 		return
-	case !strings.HasPrefix(dev, "/dev/disk/by-path/") && !strings.HasPrefix(dev, "/dev/disk/by-id/"):
-		c.err(p, fmt.Sprintf("%s is not under /dev/disk/by-path or /dev/disk/by-id", dev),
-			"use a stable name: /dev/disk/by-path/... (the slot) or /dev/disk/by-id/... (the disk's serial)")
+	case strings.HasPrefix(dev, "/dev/disk/by-id/"):
+		// openshift-install (pkg/types/baremetal/validation, 4.16+) accepts rootDeviceHints.deviceName
+		// only directly under /dev/ or under /dev/disk/by-path/; a by-id name fails `agent create image`.
+		c.err(p, fmt.Sprintf("%s is a /dev/disk/by-id name, which openshift-install rejects (rootDeviceHints.deviceName must be under /dev/disk/by-path/)", dev),
+			byPathRemedy)
+		return
+	case !strings.HasPrefix(dev, "/dev/disk/by-path/"):
+		c.err(p, fmt.Sprintf("%s is not under /dev/disk/by-path", dev), byPathRemedy)
 		return
 	case partRE.MatchString(dev):
 		c.err(p, fmt.Sprintf("%s names a partition; the root device is a whole disk", dev), "drop the -partN suffix")

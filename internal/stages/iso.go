@@ -6,11 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
+	mirrorpkg "github.com/bootstrap-dev/bootstrap/internal/mirror"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 )
 
@@ -143,18 +145,18 @@ func (s ISO) build(ctx context.Context, env *pipeline.Env, r *agentiso.Rendered,
 			return &prev, nil
 		}
 	}
-	installer, err := agentiso.FindInstaller(env.Site.Cluster.Installer.Path)
+	rel := releaseImage(env, mirror)
+	info, err := s.installer(ctx, env, mirror, rel)
 	if err != nil {
 		return nil, err
 	}
-	rel := releaseImage(env, mirror)
 	if rel == "" {
 		emit(env, pipeline.Event{Kind: pipeline.Warning, Step: "build", Message: "no mirrored release image by digest " +
 			"(mirror stage output or cluster.release.image by digest): openshift-install uses its built-in release, " +
 			"resolved through imageDigestSources"})
 	}
 	start := time.Now()
-	res, err := agentiso.Build(ctx, agentiso.BuildOptions{WorkDir: env.WorkDir, Rendered: r, Installer: installer,
+	res, err := agentiso.Build(ctx, agentiso.BuildOptions{WorkDir: env.WorkDir, Rendered: r, Installer: info.Path, Info: info,
 		ReleaseVersion: env.Site.Cluster.Release.Version, ReleaseImage: rel,
 		Log: func(line string) { emit(env, pipeline.Event{Kind: pipeline.Info, Step: "build", Message: line}) }})
 	if err != nil {
@@ -168,6 +170,61 @@ func (s ISO) build(ctx context.Context, env *pipeline.Env, r *agentiso.Rendered,
 		}
 	}
 	return res, nil
+}
+
+// installerCacheDir is where, under the work dir, extracted openshift-install binaries are kept.
+const installerCacheDir = "cache/openshift-install"
+
+// installer finds openshift-install: the profile's path, else PATH, else extracted from the
+// mirrored release payload (cached in the work dir by image digest).
+func (s ISO) installer(ctx context.Context, env *pipeline.Env, mirror *agentiso.MirrorOutputs, rel string) (*agentiso.InstallerInfo, error) {
+	st := env.Site
+	var prev agentiso.InstallerInfo
+	if env.Steps != nil && env.Steps.Done("installer", &prev) && prev.Path != "" {
+		// chosen earlier in this attempt (a run killed before the build): the same binary, if unchanged
+		if sum, err := fileSHA256(prev.Path); err == nil && sum == prev.SHA256 {
+			emit(env, pipeline.Event{Kind: pipeline.Info, Step: "installer", Message: fmt.Sprintf("openshift-install %s (from %s, sha256 %s), as chosen before",
+				prev.Path, prev.Source, prev.SHA256)})
+			return &prev, nil
+		}
+	}
+	info, err := agentiso.LookupInstaller(st.Cluster.Installer.Path)
+	if err != nil {
+		return nil, err
+	}
+	if info == nil {
+		if rel == "" {
+			_, err := agentiso.FindInstaller("")
+			return nil, err
+		}
+		o := mirrorpkg.DefaultOptions(mirrorpkg.Endpoint{})
+		o.Source = mirrorpkg.Endpoint{Host: st.Registry.Host, Insecure: st.Registry.Insecure, CAFile: st.Registry.CAFile, AuthFile: st.Registry.AuthFile}
+		emit(env, pipeline.Event{Kind: pipeline.Info, Step: "installer", Message: "extract openshift-install from the mirrored release " + rel})
+		start := time.Now()
+		info, err = agentiso.ExtractInstaller(ctx, agentiso.ExtractOptions{ReleaseImage: rel, ReleaseArch: st.Cluster.Release.Architecture,
+			Sources: mirror.DigestSources, Registry: o, CacheDir: filepath.Join(env.WorkDir, filepath.FromSlash(installerCacheDir))})
+		if err != nil {
+			return nil, err
+		}
+		if !info.Cached && len(info.Stamped) < 2 {
+			emit(env, pipeline.Event{Kind: pipeline.Warning, Step: "installer", Message: fmt.Sprintf("openshift-install from %s carries "+
+				"%d of the release placeholders oc stamps (release image, version); the version and release checks decide whether it fits", info.Image, len(info.Stamped))})
+		}
+		how := fmt.Sprintf("read %d bytes in %d layer(s) of %s in %s", info.BytesRead, info.LayersRead, info.Image, time.Since(start).Round(time.Millisecond))
+		if info.Cached {
+			how = "cached, nothing read from the registry"
+		}
+		emit(env, pipeline.Event{Kind: pipeline.Info, Step: "installer", Message: fmt.Sprintf("openshift-install %s (%s component, %d bytes, sha256 %s): %s",
+			info.Path, info.Component, info.Size, info.SHA256, how)})
+	} else {
+		emit(env, pipeline.Event{Kind: pipeline.Info, Step: "installer", Message: fmt.Sprintf("openshift-install %s (from %s, sha256 %s)", info.Path, info.Source, info.SHA256)})
+	}
+	if env.Steps != nil {
+		if err := env.Steps.Record("installer", info); err != nil {
+			return nil, err
+		}
+	}
+	return info, nil
 }
 
 func (s ISO) prepareNodes(env *pipeline.Env, out *ISOOutput) error {
@@ -248,6 +305,10 @@ func (s ISO) Plan(_ context.Context, env *pipeline.Env) ([]string, error) {
 		return lines, nil
 	}
 	rel := releaseImage(env, mirror)
+	if _, err := exec.LookPath("openshift-install"); err != nil && env.Site.Cluster.Installer.Path == "" && rel != "" {
+		lines = append(lines, fmt.Sprintf("extract openshift-install from the mirrored release %s (installer component; cached in %s)",
+			rel, filepath.Join(env.WorkDir, filepath.FromSlash(installerCacheDir))))
+	}
 	if rel == "" {
 		rel = "(the installer's built-in release)"
 	}

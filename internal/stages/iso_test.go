@@ -3,15 +3,22 @@ package stages
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/regclient/regclient"
+	"github.com/regclient/regclient/config"
+	"github.com/sirupsen/logrus"
 	"gopkg.in/yaml.v3"
 
+	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
 	"github.com/bootstrap-dev/bootstrap/internal/agentiso/agentisotest"
+	"github.com/bootstrap-dev/bootstrap/internal/mirror/mirrortest"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
@@ -149,5 +156,95 @@ func TestISOPlan(t *testing.T) {
 	text := strings.Join(lines, "\n")
 	if !strings.Contains(text, "install-config.yaml") || !strings.Contains(text, "per-node ISO views for 3 nodes") {
 		t.Errorf("plan:\n%s", text)
+	}
+}
+
+// With no installer in the profile or on PATH, the stage extracts openshift-install from the
+// mirrored release payload (an in-process registry with TLS and htpasswd, as Quay), records its
+// SHA-256, and a second build takes it from the work dir's cache.
+func TestISOStageExtractsInstaller(t *testing.T) {
+	logrus.SetOutput(io.Discard)
+	env, events := isoEnv(t, "dell-xe7740-h200")
+	// PATH keeps xorriso & co. but no openshift-install, which would be preferred to extraction
+	var path []string
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		if _, err := os.Stat(filepath.Join(d, "openshift-install")); err != nil {
+			path = append(path, d)
+		}
+	}
+	t.Setenv("PATH", strings.Join(path, string(os.PathListSeparator)))
+	if p, err := exec.LookPath("openshift-install"); err == nil {
+		t.Fatalf("openshift-install still on PATH: %s", p)
+	}
+	bin, err := agentisotest.BuildInstallerDouble(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	double, _ := os.ReadFile(bin)
+	reg, err := mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: t.TempDir(), TLS: true, User: "robot", Password: "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(reg.Close)
+	ca, _ := os.ReadFile(reg.CAFile)
+	rc := regclient.New(regclient.WithConfigHost(config.Host{Name: reg.Host, TLS: config.TLSEnabled, RegCert: string(ca), User: "robot", Pass: "s3cret"}))
+	version := env.Site.Cluster.Release.Version
+	rel, err := mirrortest.NewBuilder(rc, 3).Release(t.Context(), mirrortest.ReleaseSpec{PushHost: reg.Host + "/ocp", NameHost: "quay.io",
+		Version: version, Components: 2, LayerKiB: 8, Installer: double})
+	if err != nil {
+		t.Fatal(err)
+	}
+	relImage := reg.Host + "/ocp/openshift-release-dev/ocp-release@" + rel.Digest
+	idms := "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata:\n  name: idms-release-0\nspec:\n  imageDigestMirrors:\n" +
+		"  - mirrors: [" + reg.Host + "/ocp/openshift-release-dev/ocp-v4.0-art-dev]\n    source: quay.io/openshift-release-dev/ocp-v4.0-art-dev\n" +
+		"  - mirrors: [" + reg.Host + "/ocp/openshift-release-dev/ocp-release]\n    source: quay.io/openshift-release-dev/ocp-release\n"
+	if err := os.WriteFile(filepath.Join(env.WorkDir, "idms.yaml"), []byte(idms), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env.Outputs["mirror"], _ = json.Marshal(map[string]string{"releaseImage": relImage})
+	env.Site.Registry.Host, env.Site.Registry.CAFile, env.Site.Registry.AuthFile = reg.Host, reg.CAFile, reg.AuthFile
+	env.Site.Cluster.Installer.Path = ""
+
+	out, err := ISO{}.Run(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := out.(*ISOOutput).Build
+	inst := b.Installer
+	if inst == nil || inst.Source != agentiso.FromRelease || inst.Cached || inst.BytesRead == 0 || b.InstallerVersion != version ||
+		b.InstallerPath != filepath.Join(env.WorkDir, "cache", "openshift-install", strings.ReplaceAll(strings.SplitN(inst.Image, "@", 2)[1], ":", "-"), "openshift-install") {
+		t.Fatalf("build %+v installer %+v", b, inst)
+	}
+	var rec agentiso.InstallerInfo
+	if !env.Steps.Done("installer", &rec) || rec.SHA256 != inst.SHA256 {
+		t.Errorf("installer step not journaled with its SHA-256: %+v", rec)
+	}
+	var said bool
+	for _, e := range *events {
+		said = said || (e.Step == "installer" && strings.Contains(e.Message, "sha256 "+inst.SHA256) && strings.Contains(e.Message, "layer(s)"))
+	}
+	if !said {
+		t.Error("no event reports the extraction")
+	}
+	// a run killed after choosing the installer but before the build resumes without journaling
+	// the installer step again
+	steps := newMemSteps()
+	steps.done["installer"], _ = json.Marshal(inst)
+	env.Steps = steps
+	if _, err := (ISO{}).Run(context.Background(), env); err != nil {
+		t.Fatal(err)
+	}
+	if _, again := steps.done["build"]; !again || steps.records != 1 {
+		t.Errorf("resumed run recorded %d steps (want only the build)", steps.records)
+	}
+	// a new attempt (the ISO removed) builds again with the cached installer
+	os.Remove(b.ISO)
+	env.Steps = newMemSteps()
+	out, err = ISO{}.Run(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again := out.(*ISOOutput).Build.Installer; !again.Cached || again.SHA256 != inst.SHA256 {
+		t.Errorf("second build: %+v", again)
 	}
 }

@@ -47,7 +47,9 @@ var (
 )
 
 // SeedContent is the lab's Seeder: it pushes, through the mirror engineer's test-content builder,
-// a release payload of ReleaseComponents components named as quay.io/openshift-release-dev, two
+// a release payload of ReleaseComponents components named as quay.io/openshift-release-dev plus
+// an installer component carrying the openshift-install TEST DOUBLE (built here from this
+// checkout) at usr/bin/openshift-install, so the iso stage extracts it from the mirror, two
 // file-based catalogs named as registry.redhat.io (openshift-gitops-operator,
 // sriov-network-operator, nfd; gpu-operator-certified) and three additional images, and returns
 // the ImageSetConfiguration that selects them.
@@ -60,9 +62,13 @@ func SeedContent(ctx context.Context, host, caFile string) ([]byte, error) {
 		regclient.WithConfigHost(config.Host{Name: host, TLS: config.TLSEnabled, RegCert: string(ca)}),
 		regclient.WithSlog(slog.New(slog.NewTextHandler(io.Discard, nil))),
 	)
+	double, err := buildDouble(ctx)
+	if err != nil {
+		return nil, err
+	}
 	b := mirrortest.NewBuilder(rc, contentSeed)
 	if _, err := b.Release(ctx, mirrortest.ReleaseSpec{PushHost: host, NameHost: "quay.io", Version: ReleaseVersion,
-		Components: ReleaseComponents, LayerKiB: layerKiB}); err != nil {
+		Components: ReleaseComponents, LayerKiB: layerKiB, Installer: double}); err != nil {
 		return nil, fmt.Errorf("release: %w", err)
 	}
 	for _, c := range []mirrortest.CatalogSpec{

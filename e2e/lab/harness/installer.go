@@ -11,38 +11,28 @@ import (
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
-// Installer puts the agentiso engineer's openshift-install TEST DOUBLE (never shipped) into
-// <lab>/bin and points cluster.installer.path at a wrapper that makes it report the lab's
-// release version. The double checks the files it receives as the real installer would and
-// writes an ISO laid out like a CoreOS live ISO with xorriso. Built with `go build` from this
-// module, so the Go build cache makes later starts fast.
-type Installer struct {
-	path string
-}
+// doubleClusterFile names, for the openshift-install TEST DOUBLE, the directory where the lab's
+// cluster player writes the wait-for markers; the double looks for it in its asset directory and
+// the directories above (the work dir is beside the profile, in the lab dir).
+const doubleClusterFile = ".openshift-install-double-cluster"
+
+// Installer is the lab's side of openshift-install: the agentiso engineer's TEST DOUBLE (never
+// shipped) travels in the lab's release payload as its installer component (SeedContent), and
+// the profile names no installer path, so the iso stage extracts it from the mirrored payload as
+// it would the real one. Start leaves the file that tells the double where the cluster is.
+type Installer struct{}
 
 // Name implements Component.
 func (*Installer) Name() string { return "installer" }
 
 // Start implements Component.
-func (i *Installer) Start(ctx context.Context, l *Lab) error {
-	dir := filepath.Join(l.Dir, "bin")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	double := filepath.Join(dir, "openshift-install-double")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", double, agentisotest.DoublePackage)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("build the openshift-install test double (run the lab from the bootstrap checkout): %v: %s", err, out)
-	}
-	i.path = filepath.Join(dir, "openshift-install")
-	script := "#!/bin/sh\n# openshift-install of the lab: the TEST DOUBLE, reporting the lab's release.\n" +
-		"OPENSHIFT_INSTALL_DOUBLE_VERSION=" + ReleaseVersion + " OPENSHIFT_INSTALL_DOUBLE_CLUSTER=" + filepath.Join(l.Dir, ClusterDir) + " exec " + double + " \"$@\"\n"
-	return os.WriteFile(i.path, []byte(script), 0o755)
+func (*Installer) Start(_ context.Context, l *Lab) error {
+	return os.WriteFile(filepath.Join(l.Dir, doubleClusterFile), []byte(filepath.Join(l.Dir, ClusterDir)+"\n"), 0o644)
 }
 
 // Configure implements Component.
-func (i *Installer) Configure(s *site.Site, _ *Lab) error {
-	s.Cluster.Installer.Path = "bin/openshift-install"
+func (*Installer) Configure(s *site.Site, _ *Lab) error {
+	s.Cluster.Installer.Path = ""
 	return nil
 }
 
@@ -50,6 +40,23 @@ func (i *Installer) Configure(s *site.Site, _ *Lab) error {
 func (*Installer) Stop(context.Context) error { return nil }
 
 // Describe implements Describer.
-func (i *Installer) Describe() string {
-	return "installer bin/openshift-install: the openshift-install TEST DOUBLE (agentisotest), release " + ReleaseVersion
+func (*Installer) Describe() string {
+	return "installer the openshift-install TEST DOUBLE (agentisotest) in the release payload's installer component, release " + ReleaseVersion
+}
+
+// buildDouble compiles the test double (reproducibly: -trimpath, no VCS stamp, so every checkout
+// of the same source seeds the same digests) and returns its bytes.
+func buildDouble(ctx context.Context) ([]byte, error) {
+	dir, err := os.MkdirTemp("", "openshift-install-double-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	out := filepath.Join(dir, "openshift-install")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-o", out, agentisotest.DoublePackage)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("build the openshift-install test double (run the lab from the bootstrap checkout): %v: %s", err, b)
+	}
+	return os.ReadFile(out)
 }

@@ -19,6 +19,13 @@ type ReleaseSpec struct {
 	LayerKiB           int
 	// Multi pushes the release image as an amd64+arm64 index instead of one amd64 image.
 	Multi bool
+	// Installer, when set, is the openshift-install binary of an "installer" component image
+	// (at usr/bin/openshift-install in its last layer, over the payload's base layers), as
+	// real payloads carry it; image-references then lists it after the other components.
+	Installer []byte
+	// InstallerTag names the installer component ("installer" when empty; older payloads carry
+	// openshift-install in "baremetal-installer").
+	InstallerTag string
 }
 
 // Release is what Release pushed.
@@ -52,6 +59,25 @@ func (b *Builder) Release(ctx context.Context, s ReleaseSpec) (*Release, error) 
 		img := s.NameHost + "/openshift-release-dev/ocp-v4.0-art-dev@" + d.Digest.String()
 		out.Components[name] = img
 		tags = append(tags, tag{Name: name, From: map[string]string{"kind": "DockerImage", "name": img}})
+	}
+	if s.Installer != nil {
+		itag := s.InstallerTag
+		if itag == "" {
+			itag = "installer"
+		}
+		bin, err := TarLayer(Gzip, Entry{Name: "usr/", Type: '5'}, Entry{Name: "usr/bin/", Type: '5'},
+			Entry{Name: "usr/bin/openshift-install", Mode: 0o755, Data: s.Installer})
+		if err != nil {
+			return nil, err
+		}
+		d, err := b.Image(ctx, s.PushHost+"/openshift-release-dev/ocp-v4.0-art-dev", "",
+			ImageSpec{Layers: append(base[:2:2], bin), Labels: map[string]string{"io.openshift.build.component": itag}})
+		if err != nil {
+			return nil, err
+		}
+		img := s.NameHost + "/openshift-release-dev/ocp-v4.0-art-dev@" + d.Digest.String()
+		out.Components[itag] = img
+		tags = append(tags, tag{Name: itag, From: map[string]string{"kind": "DockerImage", "name": img}})
 	}
 	is, err := json.Marshal(map[string]any{"kind": "ImageStream", "apiVersion": "image.openshift.io/v1",
 		"metadata": map[string]any{"name": s.Version}, "spec": map[string]any{"tags": tags}})

@@ -11,8 +11,15 @@
 // writes it), then copies that directory's kubeconfig to D/auth/kubeconfig; without the variable
 // it fails as the real installer does when no cluster answers.
 //
-// Environment: OPENSHIFT_INSTALL_DOUBLE_VERSION (default 4.16.3) is the version it reports;
-// OPENSHIFT_INSTALL_DOUBLE_FAIL makes `agent create image` fail with that message.
+// Like the real installer it carries release placeholders (stamp.go) that extraction from a
+// release payload overwrites: the stamped version, release image and architecture are what it
+// reports and uses. The lab's release payload carries it as its installer component.
+//
+// Environment: OPENSHIFT_INSTALL_DOUBLE_VERSION overrides the version it reports (default: the
+// stamped one, else 4.16.3); OPENSHIFT_INSTALL_DOUBLE_FAIL makes `agent create image` fail with
+// that message; OPENSHIFT_INSTALL_DOUBLE_CLUSTER is the directory `agent wait-for` watches
+// (default: the one named by a .openshift-install-double-cluster file in the asset directory or
+// above it).
 package main
 
 import (
@@ -43,15 +50,31 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) error {
 	version := os.Getenv("OPENSHIFT_INSTALL_DOUBLE_VERSION")
 	if version == "" {
+		version = stamped(releaseVersionPadded, "RELEASE_VERSION")
+	}
+	if version == "" {
 		version = "4.16.3"
 	}
+	// as the real one: the override, else the stamped release, else its build-time default (by tag)
 	release := os.Getenv("OPENSHIFT_INSTALL_RELEASE_IMAGE_OVERRIDE")
 	if release == "" {
-		release = "quay.io/openshift-release-dev/ocp-release@sha256:0000000000000000000000000000000000000000000000000000000000000000"
+		release = stamped(releaseImagePadded, "RELEASE_IMAGE")
+	}
+	if release == "" {
+		release = "registry.ci.openshift.org/origin/release:4.16"
+	}
+	arch := stamped(releaseArchPadded, "RELEASE_ARCHITECTURE") // "linux/amd64" or "multi (linux/amd64)"
+	switch {
+	case arch == "":
+		arch = "unknown"
+	case strings.HasPrefix(arch, "multi"):
+		arch = "multi"
+	default:
+		arch = strings.TrimPrefix(arch, "linux/")
 	}
 	switch {
 	case len(args) == 1 && args[0] == "version":
-		fmt.Fprintf(stdout, "openshift-install %s\nbuilt from commit test-double\nrelease image %s\nrelease architecture amd64\n", version, release)
+		fmt.Fprintf(stdout, "openshift-install %s\nbuilt from commit test-double\nrelease image %s\nrelease architecture %s\n", version, release, arch)
 		return nil
 	case len(args) >= 3 && args[0] == "agent" && args[1] == "create" && args[2] == "image":
 		fs := flag.NewFlagSet("agent create image", flag.ContinueOnError)
@@ -68,7 +91,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if err := fs.Parse(args[3:]); err != nil {
 			return err
 		}
-		return waitFor(args[2], *dir, os.Getenv("OPENSHIFT_INSTALL_DOUBLE_CLUSTER"), stderr)
+		return waitFor(args[2], *dir, clusterDir(*dir), stderr)
 	}
 	return fmt.Errorf("openshift-install-double: unsupported arguments %q", args)
 }

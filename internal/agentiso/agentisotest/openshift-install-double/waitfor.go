@@ -19,7 +19,7 @@ func waitFor(target, dir, clusterDir string, log io.Writer) error {
 	}
 	info := func(m string) { fmt.Fprintf(log, "level=info msg=%q\n", m) }
 	if clusterDir == "" {
-		return errors.New("cluster has not been installed: no cluster to watch (OPENSHIFT_INSTALL_DOUBLE_CLUSTER unset)")
+		return errors.New("cluster has not been installed: no cluster to watch (OPENSHIFT_INSTALL_DOUBLE_CLUSTER unset, no .openshift-install-double-cluster file)")
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".openshift_install_state.json")); err != nil {
 		return fmt.Errorf("failed to load installer state from %s: run agent create image first", dir)
