@@ -216,6 +216,9 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 	if cerr != nil && !errors.As(cerr, &fe) {
 		return cerr
 	}
+	for _, w := range cr.Warnings { // a registry that refused sparse indexes: once per registry
+		fmt.Fprintln(errOut, "WARNING:", w)
+	}
 	var outs mirror.Outputs
 	var sigFiles []string
 	var parts []mirror.ArchivePart
@@ -380,10 +383,18 @@ func printMirrorPlan(w io.Writer, format string, p *mirror.PlanResult) error {
 		if im.Error != "" {
 			state = "ERROR " + im.Error
 		}
-		fmt.Fprintf(w, "%-8s %s -> %s %s (%s)\n", state, im.Source, im.Dest, im.Digest, progress.Bytes(im.Size))
+		filtered := ""
+		if im.FilteredPlatforms > 0 {
+			filtered = fmt.Sprintf(", %d platform(s) filtered out: %s", im.FilteredPlatforms, progress.Bytes(im.FilteredBytes))
+		}
+		fmt.Fprintf(w, "%-8s %s -> %s %s (%s%s)\n", state, im.Source, im.Dest, im.Digest, progress.Bytes(im.Size), filtered)
 	}
 	fmt.Fprintf(w, "%d images, %d unique blobs, %s unique (%s with repeats, %s saved by dedup), %s present, %s to copy (also the disk a file:// run needs)\n",
 		len(p.Images), p.UniqueBlobs, progress.Bytes(p.UniqueBytes), progress.Bytes(p.TotalBytes), progress.Bytes(p.SavedBytes), progress.Bytes(p.PresentBytes), progress.Bytes(p.ToCopyBytes))
+	if p.FilteredPlatforms > 0 {
+		fmt.Fprintf(w, "%d platform image(s) of multi-arch indexes filtered out; if the registry refuses sparse indexes (distribution by default, Quay without FEATURE_SPARSE_INDEX), they are copied too: %s more\n",
+			p.FilteredPlatforms, progress.Bytes(p.SparseFallbackBytes))
+	}
 	return nil
 }
 

@@ -276,3 +276,49 @@ func TestMirrorDiskCheck(t *testing.T) {
 		t.Fatalf("%v\n%s", err, buf.String())
 	}
 }
+
+// TestMirrorCommandSparseIndex: with --platform, the dry run says what the filter leaves out and
+// what a refusing registry adds; the copy into distribution's default configuration (which refuses
+// sparse indexes) succeeds with one warning, and a second run has nothing to say.
+func TestMirrorCommandSparseIndex(t *testing.T) {
+	logrus.SetOutput(io.Discard)
+	src, err := mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: t.TempDir(), TLS: true, User: "robot", Password: "pw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	b := mirrortest.NewBuilder(regclient.New(regclient.WithConfigHost(config.Host{Name: src.Host, TLS: config.TLSDisabled})), 4)
+	var refs []string
+	for _, repo := range []string{"app/one", "app/two"} {
+		specs := []mirrortest.ImageSpec{{Layers: []mirrortest.Blob{b.Layer(2000)}}, {Layers: []mirrortest.Blob{b.Layer(3000)}, Platform: "linux/arm64"}}
+		if _, err := b.Index(t.Context(), src.Host+"/"+repo, "v1", specs); err != nil {
+			t.Fatal(err)
+		}
+		refs = append(refs, src.Host+"/"+repo+":v1")
+	}
+	dir := t.TempDir()
+	isc := filepath.Join(dir, "isc.yaml")
+	doc := "apiVersion: mirror.openshift.io/v2alpha1\nkind: ImageSetConfiguration\nmirror:\n  additionalImages:\n  - name: " + refs[0] + "\n  - name: " + refs[1] + "\n"
+	if err := os.WriteFile(isc, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	common := []string{"-c", isc, "--src-tls-verify=false", "--ca-file", dst.CAFile, "--authfile", dst.AuthFile, "--platform", "linux/amd64",
+		"--workspace", "file://" + dir, "docker://" + dst.Host + "/mirror"}
+	out, err := runMirrorCmd(t, append([]string{"--dry-run"}, common...)...)
+	if err != nil || !strings.Contains(out, "2 platform image(s) of multi-arch indexes filtered out") || !strings.Contains(out, "they are copied too: 6.") {
+		t.Fatalf("dry run: %v\n%s", err, out)
+	}
+	out, err = runMirrorCmd(t, common...)
+	if err != nil || strings.Count(out, "WARNING: registry "+dst.Host+" refuses platform-filtered (sparse) indexes") != 1 {
+		t.Fatalf("mirror: %v, want one sparse-index warning\n%s", err, out)
+	}
+	out, err = runMirrorCmd(t, common...)
+	if err != nil || !strings.Contains(out, "2 already present") || strings.Contains(out, "WARNING: registry") {
+		t.Fatalf("second run: %v\n%s", err, out)
+	}
+}

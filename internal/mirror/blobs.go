@@ -46,6 +46,14 @@ func (e *engine) add(p *planned, start func(*task), finishAsync func(*job)) {
 		e.imagesDone.Add(1)
 		e.report(p)
 		return
+	case p.skippedPlatforms > 0 && !p.full && e.isRefused(p.dst.Registry):
+		// this registry refused a sparse index already: copy the whole index at once
+		if p.skippedErr != nil {
+			p.err = noFallbackError(p)
+			e.imagesFail.Add(1)
+			return
+		}
+		p.expand()
 	}
 	j := &job{p: p}
 	j.pending.Store(int64(len(p.blobs)) + 1) // +1 until every blob is attached
@@ -95,6 +103,7 @@ func (e *engine) run(ctx context.Context, in <-chan *planned) {
 	slots := make(chan struct{}, e.o.Parallel)
 	wctx := withSlot(ctx, slots)
 	var wg sync.WaitGroup
+	e.wg = &wg
 	start := func(t *task) {
 		slots <- struct{}{}
 		wg.Add(1)
@@ -115,6 +124,7 @@ func (e *engine) run(ctx context.Context, in <-chan *planned) {
 			e.finish(wctx, j)
 		}()
 	}
+	e.start, e.finishAsync = start, finishAsync
 	for p := range in {
 		e.add(p, start, finishAsync)
 	}

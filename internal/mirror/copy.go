@@ -21,8 +21,13 @@ type ImageResult struct {
 	Digest string `json:"digest,omitempty"`
 	Size   int64  `json:"size,omitempty"`
 	// Skipped is true when the destination already had the image.
-	Skipped bool   `json:"skipped,omitempty"`
-	Error   string `json:"error,omitempty"`
+	Skipped bool `json:"skipped,omitempty"`
+	// SparseRefused is true when the destination refuses platform-filtered (sparse) indexes and
+	// the image's left-out platforms were copied too: ExtraPlatforms children, ExtraBytes bytes.
+	SparseRefused  bool   `json:"sparseRefused,omitempty"`
+	ExtraPlatforms int    `json:"extraPlatforms,omitempty"`
+	ExtraBytes     int64  `json:"extraBytes,omitempty"`
+	Error          string `json:"error,omitempty"`
 }
 
 // Result summarizes a Copy.
@@ -35,6 +40,10 @@ type Result struct {
 	BlobsMounted int           `json:"blobsMounted"` // cross-repository mounts at the destination
 	BlobsPresent int           `json:"blobsPresent"` // found at the destination by HEAD
 	Duration     time.Duration `json:"duration"`
+	// SparseRefused lists the destination hosts that refused a platform-filtered (sparse) index;
+	// Warnings says, once per host, what that cost and how to avoid it.
+	SparseRefused []string `json:"sparseRefused,omitempty"`
+	Warnings      []string `json:"warnings,omitempty"`
 }
 
 // FailedError is returned by Copy when some images failed after retries; the others were
@@ -73,7 +82,8 @@ func Copy(ctx context.Context, images []Image, o Options) (*Result, error) {
 		}
 	}
 	start := time.Now()
-	e := &engine{rc: rc, o: o, states: map[string]*blobState{}, tasks: map[string]*task{}, counted: map[string]bool{}}
+	e := &engine{rc: rc, o: o, states: map[string]*blobState{}, tasks: map[string]*task{}, counted: map[string]bool{},
+		refused: map[string]bool{}, accepted: map[string]bool{}, probes: map[string]chan struct{}{}}
 	images = dedupImages(images)
 	e.imagesTotal.Store(int64(len(images)))
 
@@ -112,13 +122,15 @@ func Copy(ctx context.Context, images []Image, o Options) (*Result, error) {
 	res := &Result{BytesPulled: e.bytesPulled.Load(), BlobsCopied: int(e.blobsCopied.Load()),
 		BlobsMounted: int(e.blobsMounted.Load()), BlobsPresent: int(e.blobsPresent.Load())}
 	for _, p := range ps {
-		ir := ImageResult{Image: p.Image, Digest: p.digest, Size: p.size, Skipped: p.present}
+		ir := imageResult(p)
 		if p.err != nil {
 			ir.Error = p.err.Error()
 			res.Failed = append(res.Failed, ir)
 		}
 		res.Images = append(res.Images, ir)
 	}
+	res.SparseRefused = sortedKeys(e.refused)
+	res.Warnings = sparseWarnings(res, o.Platforms)
 	res.Duration = time.Since(start)
 	if ctx.Err() != nil {
 		return res, ctx.Err()
@@ -135,10 +147,18 @@ type engine struct {
 	o  Options
 
 	mu       sync.Mutex
-	states   map[string]*blobState  // by digest: the global in-flight set
-	tasks    map[string]*task       // by digest|destination repository
-	counted  map[string]bool        // digests counted in bytesTotal
-	subjects map[string]*sync.Mutex // by destination repository@subject: referrer pushes
+	states   map[string]*blobState    // by digest: the global in-flight set
+	tasks    map[string]*task         // by digest|destination repository
+	counted  map[string]bool          // digests counted in bytesTotal
+	subjects map[string]*sync.Mutex   // by destination repository@subject: referrer pushes
+	refused  map[string]bool          // destination hosts that refused a sparse index
+	accepted map[string]bool          // destination hosts that accepted one
+	probes   map[string]chan struct{} // hosts whose answer one push is finding out
+
+	// set by run: schedule tasks and manifest pushes (a sparse index refused is scheduled again)
+	start       func(*task)
+	finishAsync func(*job)
+	wg          *sync.WaitGroup
 
 	bytesDone, bytesTotal, bytesPulled      atomic.Int64
 	imagesDone, imagesTotal, imagesFail     atomic.Int64
@@ -177,6 +197,12 @@ func (e *engine) finish(ctx context.Context, j *job) {
 	j.mu.Unlock()
 	if err == nil {
 		err = e.pushManifests(ctx, j.p)
+		if err != nil {
+			var again bool
+			if again, err = e.sparseFallback(j.p, err); again {
+				return
+			}
+		}
 	}
 	if err != nil {
 		j.p.err = err
@@ -189,8 +215,16 @@ func (e *engine) finish(ctx context.Context, j *job) {
 
 func (e *engine) report(p *planned) {
 	if e.o.ImageDone != nil {
-		e.o.ImageDone(ImageResult{Image: p.Image, Digest: p.digest, Size: p.size, Skipped: p.present})
+		e.o.ImageDone(imageResult(p))
 	}
+}
+
+func imageResult(p *planned) ImageResult {
+	ir := ImageResult{Image: p.Image, Digest: p.digest, Size: p.size, Skipped: p.present}
+	if p.full {
+		ir.SparseRefused, ir.ExtraPlatforms, ir.ExtraBytes = true, p.skippedPlatforms, p.skippedSize
+	}
+	return ir
 }
 
 func (e *engine) pushManifests(ctx context.Context, p *planned) error {
@@ -215,11 +249,37 @@ func (e *engine) pushManifests(ctx context.Context, p *planned) error {
 				target = p.dst.SetTag(p.dstTag)
 			}
 		}
+		sparse := last && p.skippedPlatforms > 0 && !p.full
+		var verdict func(sparseState)
+		if sparse {
+			st, done := e.sparseTurn(ctx, target.Registry)
+			if st == sparseRefused {
+				return &manifestPushError{digest: d, root: true, err: fmt.Errorf("push manifest %s to %s: %w", d, target.CommonName(), errSparseRefused)}
+			}
+			verdict = done
+		}
 		err := e.o.retry(ctx, []string{target.Registry}, func(ctx context.Context) error {
-			return e.rc.ManifestPut(ctx, target, m, opts...)
+			err := e.rc.ManifestPut(ctx, target, m, opts...)
+			if sparse && missingContent(err) {
+				return permanent(err) // a refused sparse index: pushing it again cannot help
+			}
+			return err
 		})
 		if err != nil {
-			return fmt.Errorf("push manifest %s to %s: %w", d, target.CommonName(), err)
+			err = &manifestPushError{digest: d, root: last, err: fmt.Errorf("push manifest %s to %s: %w", d, target.CommonName(), err)}
+		}
+		if verdict != nil {
+			switch {
+			case err == nil:
+				verdict(sparseAccepted)
+			case sparseRefusal(err, p):
+				verdict(sparseRefused)
+			default:
+				verdict(sparseUnknown) // failed for another reason: the next index finds out
+			}
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil

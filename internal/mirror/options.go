@@ -3,7 +3,10 @@ package mirror
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
+
+	"github.com/regclient/regclient/types/platform"
 )
 
 // Endpoint says how to reach a registry: TLS, trust and credentials.
@@ -55,7 +58,11 @@ type Options struct {
 	SourceRegistry string
 	// Parallel bounds concurrent blob and manifest transfers.
 	Parallel int
-	// Platforms to keep from multi-arch indexes ("linux/amd64"); empty keeps all.
+	// Platforms to keep from multi-arch indexes ("linux/amd64"); empty, or the single word "all",
+	// keeps all. A filtered index keeps its original bytes (its digest must not change), so the
+	// destination receives a sparse index: where the registry refuses one (distribution's default,
+	// Quay without FEATURE_SPARSE_INDEX) the copy falls back to every platform for that registry
+	// (see Result.SparseRefused).
 	Platforms []string
 	// Signatures mirrors cosign-style sha256-<digest>.sig tags with the images they sign.
 	Signatures bool
@@ -111,10 +118,29 @@ func (o Options) Validate() error {
 	if o.Parallel < 1 || o.Parallel > 64 {
 		return fmt.Errorf("parallel must be between 1 and 64, got %d", o.Parallel)
 	}
+	for _, p := range o.Platforms {
+		if p == PlatformsAll {
+			if len(o.Platforms) > 1 {
+				return fmt.Errorf("platforms: %q keeps every platform and cannot be combined with others, got %v", PlatformsAll, o.Platforms)
+			}
+			continue
+		}
+		if _, err := platform.Parse(p); err != nil || !strings.Contains(p, "/") {
+			return fmt.Errorf("platforms: %q is not a platform: write os/arch (linux/amd64) or %q", p, PlatformsAll)
+		}
+	}
 	if o.Retries < 0 {
 		return fmt.Errorf("retries must not be negative, got %d", o.Retries)
 	}
 	return nil
+}
+
+// PlatformsAll, as the only entry of Options.Platforms, keeps every platform of multi-arch indexes.
+const PlatformsAll = "all"
+
+// AllPlatforms reports whether platforms keeps every platform: empty, or just "all".
+func AllPlatforms(platforms []string) bool {
+	return len(platforms) == 0 || (len(platforms) == 1 && platforms[0] == PlatformsAll)
 }
 
 func (o Options) logger() *slog.Logger {

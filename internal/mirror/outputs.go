@@ -49,19 +49,21 @@ type Outputs struct {
 func WriteOutputs(dir string, c Content) (Outputs, error) {
 	c.APIVersion = ContentAPIVersion
 	c.Images = append([]ImageResult(nil), c.Images...)
-	// An image found already present is not read again (one HEAD), so its size comes from the
-	// content.json of the run that copied it.
-	prev := map[string]int64{}
+	// An image found already present is not read again (one HEAD), so its size and whether the
+	// registry refused its sparse index come from the content.json of the run that copied it.
+	prev := map[string]ImageResult{}
 	if old, err := ReadContent(filepath.Join(dir, "content.json")); err == nil {
 		for _, im := range old.Images {
-			prev[im.Source+"@"+im.Digest] = im.Size
+			prev[im.Source+"@"+im.Digest] = im
 		}
 	}
 	for i := range c.Images {
-		c.Images[i].Skipped = false // a property of one run, not of the content
-		if c.Images[i].Size == 0 {
-			c.Images[i].Size = prev[c.Images[i].Source+"@"+c.Images[i].Digest]
+		im := &c.Images[i]
+		if im.Size == 0 {
+			p := prev[im.Source+"@"+im.Digest]
+			im.Size, im.SparseRefused, im.ExtraPlatforms, im.ExtraBytes = p.Size, p.SparseRefused, p.ExtraPlatforms, p.ExtraBytes
 		}
+		im.Skipped = false // a property of one run, not of the content
 	}
 	sort.Slice(c.Images, func(i, j int) bool { return c.Images[i].Source < c.Images[j].Source })
 	idms, itms := map[string]string{}, map[string]string{}

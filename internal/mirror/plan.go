@@ -24,8 +24,14 @@ type PlannedImage struct {
 	Manifests int   `json:"manifests"`
 	Blobs     int   `json:"blobs"`
 	// Present is true when the destination already holds the image's manifest.
-	Present bool   `json:"present"`
-	Error   string `json:"error,omitempty"`
+	Present bool `json:"present"`
+	// FilteredPlatforms is how many children of a multi-arch index the platform filter left out
+	// (the index is still pushed whole: a sparse index); FilteredBytes is the size of their
+	// manifests and of the blobs only they use: what copying them adds when the destination
+	// refuses sparse indexes.
+	FilteredPlatforms int    `json:"filteredPlatforms,omitempty"`
+	FilteredBytes     int64  `json:"filteredBytes,omitempty"`
+	Error             string `json:"error,omitempty"`
 }
 
 // PlanResult is what a mirror would do, computed read-only.
@@ -43,6 +49,12 @@ type PlanResult struct {
 	// ToCopyBytes is the size of unique blobs of images not yet complete: the transfer still needed
 	// (and the disk a to-dir run needs).
 	ToCopyBytes int64 `json:"toCopyBytes"`
+	// FilteredPlatforms counts the index children the platform filter left out, over all images.
+	FilteredPlatforms int `json:"filteredPlatforms,omitempty"`
+	// SparseFallbackBytes is what the copy adds, beyond ToCopyBytes, when the destination refuses
+	// sparse indexes and the left-out children are copied too: the unique blobs only they use, of
+	// images not yet at the destination (blob bytes, like ToCopyBytes).
+	SparseFallbackBytes int64 `json:"sparseFallbackBytes,omitempty"`
 }
 
 // planned is an image with its manifest tree, ready to copy.
@@ -59,6 +71,33 @@ type planned struct {
 	signed    bool                    // a cosign sha256-<hex>.sig tag exists at the source
 	referrers []descriptor.Descriptor // OCI referrers of the root manifest at the source
 	err       error
+
+	// The children the platform filter left out (manifests children first, with their blobs not
+	// already in blobs, and their size): copied only when the destination refuses a sparse index.
+	skipped          []manifest.Manifest
+	skippedBlobs     []descriptor.Descriptor
+	skippedSize      int64
+	skippedPlatforms int
+	skippedDigests   []string // every left-out child, read or not: what a refusing registry names
+	skippedErr       error    // reading a left-out child failed (an archive holds only the kept ones)
+	// full is set once the left-out children were added to manifests and blobs.
+	full bool
+}
+
+// expand adds the left-out children to the image (before the root, which stays last): the whole
+// index is copied, as for a registry that refuses sparse indexes.
+func (p *planned) expand() {
+	if p.full || len(p.skipped) == 0 {
+		return
+	}
+	p.full = true
+	n := len(p.manifests)
+	ms := make([]manifest.Manifest, 0, n+len(p.skipped))
+	ms = append(ms, p.manifests[:n-1]...)
+	ms = append(ms, p.skipped...)
+	p.manifests = append(ms, p.manifests[n-1])
+	p.blobs = append(p.blobs, p.skippedBlobs...)
+	p.size += p.skippedSize
 }
 
 // Plan reads every image's manifests from the source (never a layer) and checks the destination
@@ -82,7 +121,9 @@ func summarize(ps []*planned) *PlanResult {
 	seenTodo := map[string]bool{}
 	for _, p := range ps {
 		pi := PlannedImage{Image: p.Image, Digest: p.digest, MediaType: p.mediaType, Size: p.size,
-			Manifests: len(p.manifests), Blobs: len(p.blobs), Present: p.present}
+			Manifests: len(p.manifests), Blobs: len(p.blobs), Present: p.present,
+			FilteredPlatforms: p.skippedPlatforms, FilteredBytes: p.skippedSize}
+		res.FilteredPlatforms += p.skippedPlatforms
 		if p.err != nil {
 			pi.Error = p.err.Error()
 		}
@@ -98,6 +139,18 @@ func summarize(ps []*planned) *PlanResult {
 			if !p.present && !seenTodo[k] {
 				seenTodo[k] = true
 				res.ToCopyBytes += b.Size
+			}
+		}
+	}
+	seenFallback := map[string]bool{}
+	for _, p := range ps {
+		if p.present {
+			continue
+		}
+		for _, b := range p.skippedBlobs {
+			if k := string(b.Digest); !seenTodo[k] && !seenFallback[k] {
+				seenFallback[k] = true
+				res.SparseFallbackBytes += b.Size
 			}
 		}
 	}
@@ -284,7 +337,10 @@ func resolveOne(ctx context.Context, rc *regclient.RegClient, p *planned, o Opti
 	return readTree(ctx, rc, p, o)
 }
 
-// readTree reads the root manifest and its children (platform-filtered) from the source.
+// readTree reads the root manifest and its children from the source. Children of other platforms
+// than o.Platforms are read too (manifests only, never a layer) but kept apart in p.skipped: the
+// index is pushed with its original bytes (its digest is what pull specs and IDMS name), so the
+// destination gets a sparse index, and a registry that refuses one needs them after all.
 func readTree(ctx context.Context, rc *regclient.RegClient, p *planned, o Options) error {
 	root, err := manifestGet(ctx, rc, o, p.src)
 	if err != nil {
@@ -292,38 +348,52 @@ func readTree(ctx context.Context, rc *regclient.RegClient, p *planned, o Option
 	}
 	p.mediaType = root.GetDescriptor().MediaType
 	p.manifests, p.blobs, p.size = nil, nil, 0
+	p.skipped, p.skippedBlobs, p.skippedSize, p.skippedPlatforms, p.skippedDigests, p.skippedErr, p.full = nil, nil, 0, 0, nil, nil, false
 	seen := map[string]bool{}
-	add := func(ds ...descriptor.Descriptor) {
+	add := func(skip bool, ds ...descriptor.Descriptor) {
 		for _, d := range ds {
 			if seen[string(d.Digest)] {
 				continue
 			}
 			seen[string(d.Digest)] = true
-			p.blobs = append(p.blobs, d)
-			p.size += d.Size
+			if skip {
+				p.skippedBlobs = append(p.skippedBlobs, d)
+				p.skippedSize += d.Size
+			} else {
+				p.blobs = append(p.blobs, d)
+				p.size += d.Size
+			}
 		}
 	}
-	var walk func(m manifest.Manifest, depth int) error
-	walk = func(m manifest.Manifest, depth int) error {
+	var walk func(m manifest.Manifest, depth int, skip bool) error
+	walk = func(m manifest.Manifest, depth int, skip bool) error {
 		if depth > 3 {
 			return fmt.Errorf("source %s: index nesting deeper than 3", p.Source)
 		}
-		raw, _ := m.RawBody()
-		p.size += int64(len(raw))
 		if ix, ok := m.(manifest.Indexer); ok {
 			list, err := ix.GetManifestList()
 			if err != nil {
 				return err
 			}
 			for _, d := range list {
-				if !wantPlatform(d.Platform, o.Platforms) {
-					continue
+				cskip := skip || !wantPlatform(d.Platform, o.Platforms)
+				if cskip && !skip {
+					p.skippedPlatforms++
+				}
+				if cskip {
+					p.skippedDigests = append(p.skippedDigests, d.Digest.String())
 				}
 				cm, err := manifestGet(ctx, rc, o, p.src.SetDigest(d.Digest.String()))
 				if err != nil {
+					if cskip {
+						// an archive holds only the kept children; a registry that accepts the
+						// sparse index does not need them: only a refusal makes this an error
+						p.skippedErr = fmt.Errorf("source %s child %s (%s): %w", p.Source, d.Digest, platformString(d.Platform), err)
+						continue
+					}
 					return fmt.Errorf("source %s child %s: %w", p.Source, d.Digest, err)
 				}
-				if err := walk(cm, depth+1); err != nil {
+				if err := walk(cm, depth+1, cskip); err != nil {
 					return err
 				}
 			}
@@ -336,19 +406,33 @@ func readTree(ctx context.Context, rc *regclient.RegClient, p *planned, o Option
 			if err != nil {
 				return err
 			}
-			add(cfg)
-			add(layers...)
+			add(skip, cfg)
+			add(skip, layers...)
 		}
-		p.manifests = append(p.manifests, m)
+		raw, _ := m.RawBody()
+		if skip {
+			p.skippedSize += int64(len(raw))
+			p.skipped = append(p.skipped, m)
+		} else {
+			p.size += int64(len(raw))
+			p.manifests = append(p.manifests, m)
+		}
 		return nil
 	}
-	return walk(root, 0)
+	return walk(root, 0, false)
+}
+
+func platformString(p *platform.Platform) string {
+	if p == nil {
+		return "no platform"
+	}
+	return p.String()
 }
 
 // wantPlatform keeps a child when no filter is set, when it names no platform (attestations and
 // the like travel with the image) or when it matches one of the wanted platforms.
 func wantPlatform(p *platform.Platform, want []string) bool {
-	if len(want) == 0 || p == nil {
+	if AllPlatforms(want) || p == nil {
 		return true
 	}
 	for _, w := range want {

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"net"
 	"strings"
@@ -54,6 +55,10 @@ func Temporary(err error) bool {
 	// misconfigured run slow to report it (the host circuit stops the other operations). The next
 	// run retries whatever is missing.
 	if errors.Is(err, syscall.ECONNREFUSED) {
+		return false
+	}
+	// A file missing from an OCI layout (a disk mirror) does not appear by retrying.
+	if errors.Is(err, fs.ErrNotExist) {
 		return false
 	}
 	var dnsErr *net.DNSError

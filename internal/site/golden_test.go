@@ -129,3 +129,23 @@ func TestInvalidGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestMirrorPlatformsAll: platforms: [all] keeps every platform and needs no cluster architecture
+// in the list; "all" with other platforms is an error on that entry.
+func TestMirrorPlatformsAll(t *testing.T) {
+	root := copyTestdata(t)
+	t.Chdir(filepath.Join(root, "valid"))
+	s, err := Load("site.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Mirror.Platforms = []string{"all"}
+	if ps := s.Validate(WithLookupEnv(testEnv)); len(ps) != 0 {
+		t.Errorf("platforms [all]: %v", ps)
+	}
+	s.Mirror.Platforms = []string{"linux/arm64", "all"}
+	ps := s.Validate(WithLookupEnv(testEnv))
+	if len(ps) != 1 || ps[0].Path != "mirror.platforms[1]" || !strings.Contains(ps[0].Message, `"all"`) {
+		t.Errorf("platforms [linux/arm64, all]: %v, want one error on mirror.platforms[1]", ps)
+	}
+}

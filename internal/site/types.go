@@ -110,7 +110,11 @@ type Mirror struct {
 	// ImageSetConfig is an oc-mirror v2 ImageSetConfiguration file.
 	ImageSetConfig string       `yaml:"imageSetConfig" json:"imageSetConfig" site:"file"`
 	Source         MirrorSource `yaml:"source,omitempty" json:"source,omitempty"`
-	// Platforms to keep from multi-arch indexes ("linux/amd64"); default: the cluster's architecture.
+	// Platforms to keep from multi-arch indexes ("linux/amd64"), or ["all"] for every platform;
+	// default: the cluster's architecture. A filtered index keeps its digest, so the registry
+	// receives a sparse index (only the kept platforms' images): Quay needs FEATURE_SPARSE_INDEX,
+	// distribution validation.manifests.indexes.platforms: list. A registry that refuses it gets
+	// every platform after all (one warning per run); ["all"] copies every platform directly.
 	Platforms []string `yaml:"platforms,omitempty" json:"platforms,omitempty"`
 	Parallel  int      `yaml:"parallel,omitempty" json:"parallel,omitempty"`
 	// SignatureStore is the URL the release signatures are fetched from, if any.

@@ -65,12 +65,18 @@ func (c *checker) mirror() {
 		c.warn("mirror.source.insecure", "TLS verification of the source registry is off", "give the source registry's CA in mirror.source.caFile")
 	}
 	arch := "linux/" + c.s.Cluster.Release.Architecture
+	all := slices.Contains(m.Platforms, "all")
 	for i, p := range m.Platforms {
-		if !platformRE.MatchString(p) {
-			c.err(fmt.Sprintf("mirror.platforms[%d]", i), fmt.Sprintf("%q is not a platform", p), "write os/arch, e.g. linux/amd64")
+		switch {
+		case p == "all" && len(m.Platforms) > 1:
+			c.err(fmt.Sprintf("mirror.platforms[%d]", i), `"all" keeps every platform and cannot be combined with others`,
+				`write platforms: [all] alone, or list the platforms to keep without "all"`)
+		case p == "all":
+		case !platformRE.MatchString(p):
+			c.err(fmt.Sprintf("mirror.platforms[%d]", i), fmt.Sprintf("%q is not a platform", p), `write os/arch, e.g. linux/amd64, or [all] for every platform`)
 		}
 	}
-	if len(m.Platforms) > 0 && !slices.Contains(m.Platforms, arch) {
+	if len(m.Platforms) > 0 && !all && !slices.Contains(m.Platforms, arch) {
 		c.err("mirror.platforms", fmt.Sprintf("the cluster's platform %s is not mirrored", arch), "add "+arch)
 	}
 	if m.Parallel < 1 || m.Parallel > 64 {

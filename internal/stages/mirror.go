@@ -30,6 +30,9 @@ type MirrorOutput struct {
 	Copied              int      `json:"copied"`
 	BytesPulled         int64    `json:"bytesPulled"`
 	Seconds             float64  `json:"seconds"`
+	// SparseRefused lists the registry hosts that refused a platform-filtered (sparse) index:
+	// every platform of the multi-arch images went to them (per image in content.json).
+	SparseRefused []string `json:"sparseRefused,omitempty"`
 }
 
 // mirrorInputs is what the stage's fingerprint covers. Files are hashed by content; the auth
@@ -94,9 +97,9 @@ func mirrorOptions(env *pipeline.Env) (mirror.Options, mirror.Target, error) {
 		CAFile: s.Registry.CAFile, AuthFile: s.Registry.AuthFile})
 	o.Source = mirror.Endpoint{Insecure: s.Mirror.Source.Insecure, CAFile: s.Mirror.Source.CAFile, AuthFile: s.Mirror.Source.AuthFile}
 	o.SourceRegistry = s.Mirror.Source.Registry
-	// Platforms are passed as written: an empty list keeps every platform of multi-arch indexes,
-	// because a platform-filtered (sparse) index is refused by registries without sparse-manifest
-	// support (distribution, Quay without FEATURE_SPARSE_INDEX).
+	// Platforms are passed as written: ["all"] (or an empty list) keeps every platform of
+	// multi-arch indexes. A platform-filtered (sparse) index refused by the registry (distribution's
+	// default, Quay without FEATURE_SPARSE_INDEX) is copied whole and the run warns once.
 	o.Platforms = s.Mirror.Platforms
 	if s.Mirror.Parallel > 0 {
 		o.Parallel = s.Mirror.Parallel
@@ -150,12 +153,16 @@ func (m Mirror) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	if cr == nil {
 		return nil, copyErr
 	}
+	for _, w := range cr.Warnings { // one per refusing registry, not per image
+		emit(pipeline.Event{Kind: pipeline.Warning, Message: w})
+	}
 	cats, catImages, err := mirror.Catalogs(ctx, res, cr.Images, o)
 	if err != nil {
 		return nil, err
 	}
 	content := mirror.Content{Images: append(cr.Images, catImages...), Catalogs: append(cats, archivedCatalogs(archived, cr.Images)...)}
-	out := MirrorOutput{Images: len(cr.Images), Copied: cr.BlobsCopied, BytesPulled: cr.BytesPulled, Seconds: cr.Duration.Seconds()}
+	out := MirrorOutput{Images: len(cr.Images), Copied: cr.BlobsCopied, BytesPulled: cr.BytesPulled, Seconds: cr.Duration.Seconds(),
+		SparseRefused: cr.SparseRefused}
 	for _, im := range cr.Images {
 		if im.Kind == mirror.KindRelease && im.Digest != "" && out.ReleaseImage == "" {
 			out.ReleaseImage = repoOf(im.Dest) + "@" + im.Digest
@@ -230,6 +237,9 @@ func (Mirror) Plan(ctx context.Context, env *pipeline.Env) ([]string, error) {
 	}
 	lines := []string{fmt.Sprintf("%d images, %d unique blobs: %d bytes unique, %d saved by deduplication, %d present, %d to copy",
 		len(p.Images), p.UniqueBlobs, p.UniqueBytes, p.SavedBytes, p.PresentBytes, p.ToCopyBytes)}
+	if p.FilteredPlatforms > 0 {
+		lines = append(lines, sparsePlanLine(p, o.Platforms))
+	}
 	for _, im := range p.Images {
 		state := "copy"
 		if im.Present {
@@ -238,9 +248,21 @@ func (Mirror) Plan(ctx context.Context, env *pipeline.Env) ([]string, error) {
 		if im.Error != "" {
 			state = "error: " + im.Error
 		}
-		lines = append(lines, fmt.Sprintf("%s %s -> %s (%s, %d bytes)", state, im.Source, im.Dest, im.Digest, im.Size))
+		line := fmt.Sprintf("%s %s -> %s (%s, %d bytes)", state, im.Source, im.Dest, im.Digest, im.Size)
+		if im.FilteredPlatforms > 0 {
+			line += fmt.Sprintf(", %d platform(s) filtered out (%d bytes)", im.FilteredPlatforms, im.FilteredBytes)
+		}
+		lines = append(lines, line)
 	}
 	return lines, nil
+}
+
+// sparsePlanLine says what the platform filter leaves out and what it costs when the registry
+// refuses sparse indexes.
+func sparsePlanLine(p *mirror.PlanResult, platforms []string) string {
+	return fmt.Sprintf("platform filter %s: %d platform image(s) of multi-arch indexes left out; a registry that refuses sparse indexes "+
+		"(distribution by default, Quay without FEATURE_SPARSE_INDEX) gets them too: %d bytes more to copy",
+		strings.Join(platforms, ","), p.FilteredPlatforms, p.SparseFallbackBytes)
 }
 
 // mirrorResolve turns the site's mirror section into images: the ImageSetConfiguration resolved

@@ -122,3 +122,87 @@ func TestMirrorStageRunVerifyAndRerun(t *testing.T) {
 		t.Error("ISC change did not change the input fingerprint")
 	}
 }
+
+// TestMirrorStageMultiArchRelease: the default profile path (mirror.platforms: the cluster's
+// architecture) with a multi-arch release into distribution's default configuration, which refuses
+// sparse indexes: the stage succeeds with every platform copied and one warning; the plan says what
+// the filter leaves out; with mirror.platforms: [all] nothing is refused at all.
+func TestMirrorStageMultiArchRelease(t *testing.T) {
+	logrus.SetOutput(io.Discard)
+	ctx := t.Context()
+	src, err := mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	b := mirrortest.NewBuilder(regclient.New(regclient.WithConfigHost(config.Host{Name: src.Host, TLS: config.TLSDisabled})), 8)
+	rel, err := b.Release(ctx, mirrortest.ReleaseSpec{PushHost: src.Host, Version: "4.16.3", Components: 3, LayerKiB: 4, Multi: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	isc := filepath.Join(t.TempDir(), "isc.yaml")
+	doc := "apiVersion: mirror.openshift.io/v2alpha1\nkind: ImageSetConfiguration\nmirror:\n  platform:\n    release: " + rel.Image + "\n"
+	if err := os.WriteFile(isc, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		platforms []string
+		refused   bool
+	}{{[]string{"linux/amd64"}, true}, {[]string{"all"}, false}} {
+		t.Run(strings.Join(tc.platforms, ","), func(t *testing.T) {
+			dst, err := mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: t.TempDir(), TLS: true, User: "robot", Password: "pw"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer dst.Close()
+			s := &site.Site{
+				Registry: site.Registry{Host: dst.Host, Namespace: "ocp", CAFile: dst.CAFile, AuthFile: dst.AuthFile},
+				Mirror:   site.Mirror{ImageSetConfig: isc, Source: site.MirrorSource{Insecure: true}, Platforms: tc.platforms},
+			}
+			var mu sync.Mutex
+			var warnings []string
+			env := &pipeline.Env{Site: s, WorkDir: t.TempDir(), Steps: newMemSteps(), Events: func(e pipeline.Event) {
+				if e.Kind == pipeline.Warning {
+					mu.Lock()
+					warnings = append(warnings, e.Message)
+					mu.Unlock()
+				}
+			}}
+			st := Mirror{}
+			lines, err := st.Plan(ctx, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan := strings.Join(lines, "\n")
+			if got := strings.Contains(plan, "1 platform image(s) of multi-arch indexes left out"); got != tc.refused {
+				t.Errorf("plan mentions the filtered platform: %v, want %v\n%s", got, tc.refused, plan)
+			}
+			out, err := st.Run(ctx, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mo := out.(MirrorOutput)
+			if mo.ReleaseImage != dst.Host+"/ocp/openshift-release-dev/ocp-release@"+rel.Digest {
+				t.Errorf("release %s, want the source digest %s", mo.ReleaseImage, rel.Digest)
+			}
+			if (len(mo.SparseRefused) == 1) != tc.refused || (len(warnings) == 1) != tc.refused || len(warnings) > 1 {
+				t.Errorf("refused %v, warnings %q; want refused=%v and at most one warning", mo.SparseRefused, warnings, tc.refused)
+			}
+			if err := st.Verify(ctx, env); err != nil {
+				t.Fatalf("verify: %v", err)
+			}
+			// the rerun finds everything present and keeps the record of the refusal
+			before, _ := os.ReadFile(filepath.Join(env.WorkDir, "content.json"))
+			if got := strings.Contains(string(before), `"sparseRefused": true`); got != tc.refused {
+				t.Errorf("content.json records the refusal: %v, want %v", got, tc.refused)
+			}
+			warnings = nil
+			if _, err := st.Run(ctx, env); err != nil || len(warnings) != 0 {
+				t.Errorf("rerun: %v, warnings %q", err, warnings)
+			}
+			if after, _ := os.ReadFile(filepath.Join(env.WorkDir, "content.json")); string(after) != string(before) {
+				t.Errorf("rerun changed content.json:\n%s\nwas:\n%s", after, before)
+			}
+		})
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 
 	"github.com/distribution/distribution/v3/configuration"
@@ -33,6 +34,11 @@ type RegistryOptions struct {
 	User, Password string
 	// Wrap, when set, wraps the registry's handler (a fault injector, a request counter).
 	Wrap func(http.Handler) http.Handler
+	// SparseIndexes, when set, makes the registry accept indexes whose children are present only
+	// for these platforms ("linux/amd64"): distribution's validation.manifests.indexes.platforms:
+	// list with that platformlist, as Quay's FEATURE_SPARSE_INDEX. By default every child must be
+	// present (distribution's default, Debian's docker-registry).
+	SparseIndexes []string
 }
 
 // Registry is a running distribution v3 registry on a loopback port.
@@ -60,6 +66,17 @@ func StartRegistry(o RegistryOptions) (*Registry, error) {
 			"filesystem": configuration.Parameters{"rootdirectory": r.Storage},
 			"delete":     configuration.Parameters{"enabled": true},
 		},
+	}
+	if len(o.SparseIndexes) > 0 {
+		cfg.Validation.Manifests.Indexes.Platforms = "list"
+		for _, p := range o.SparseIndexes {
+			goos, arch, ok := strings.Cut(p, "/")
+			if !ok {
+				return nil, fmt.Errorf("sparse index platform %q: want os/arch", p)
+			}
+			cfg.Validation.Manifests.Indexes.PlatformList = append(cfg.Validation.Manifests.Indexes.PlatformList,
+				configuration.Platform{OS: goos, Architecture: arch})
+		}
 	}
 	cfg.HTTP.Secret = "mirrortest"
 	cfg.Log.AccessLog.Disabled = true
