@@ -5,7 +5,7 @@ BIN := bin/bootstrap
 PKGS := ./...
 export GOFLAGS := -buildvcs=false
 
-.PHONY: help build test testbin e2e demo lab bench lint deps clean installercheck
+.PHONY: help build test testbin opm e2e demo lab bench lint deps clean installercheck
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -16,10 +16,13 @@ build: ## build bin/bootstrap
 deps: ## install the system packages the tests and the lab use (Debian; idempotent)
 	scripts/install-deps.sh
 
-test: deps testbin ## unit and integration tests against real local peers (under 10 minutes)
+test: deps testbin opm ## unit and integration tests against real local peers (under 10 minutes)
 	$(GO) vet $(PKGS)
-	$(GO) test -count=1 -timeout 15m $(PKGS)
+	OPM=$$(scripts/opm.sh) $(GO) test -count=1 -timeout 15m $(PKGS)
 	scripts/installercheck.sh
+
+opm: ## build the real opm the catalog test serves our filtered catalogs with (cached under /var/cache/bootstrap/opm; ~3 min once)
+	scripts/opm.sh >/dev/null
 
 testbin: ## build kube-apiserver and etcd, fetch the CRDs (cached under /var/cache/bootstrap/testbin)
 	scripts/testbin.sh >/dev/null
