@@ -35,31 +35,9 @@ func runMirrorCmd(t *testing.T, args ...string) (string, error) {
 }
 
 func TestMirrorCommand(t *testing.T) {
-	logrus.SetOutput(io.Discard)
-	src, err := mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: t.TempDir(), TLS: true, User: "robot", Password: "pw"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dst.Close()
-	b := mirrortest.NewBuilder(regclient.New(regclient.WithConfigHost(config.Host{Name: src.Host, TLS: config.TLSDisabled})), 3)
-	refs, err := b.Sample(t.Context(), src.Host, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, dst, b := mirrorRegistries(t, 3)
 	dir := t.TempDir()
-	isc := filepath.Join(dir, "isc.yaml")
-	doc := "apiVersion: mirror.openshift.io/v2alpha1\nkind: ImageSetConfiguration\nmirror:\n  additionalImages:\n"
-	for _, r := range refs {
-		doc += "  - name: " + r + "\n"
-	}
-	if err := os.WriteFile(isc, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	isc := writeISC(t, dir, sampleRefs(t, b, src, 8)...)
 	common := []string{"-c", isc, "--src-tls-verify=false", "--ca-file", dst.CAFile, "--authfile", dst.AuthFile,
 		"--workspace", "file://" + dir, "docker://" + dst.Host + "/mirror"}
 
@@ -112,31 +90,9 @@ func TestMirrorCommandRejectsUnknownISCField(t *testing.T) {
 // TestMirrorCommandDiskRoundTrip: file://DIR on the connected side (incremental on a rerun), then
 // --from file://DIR into a registry; a corrupted blob in the archive is caught before pushing.
 func TestMirrorCommandDiskRoundTrip(t *testing.T) {
-	logrus.SetOutput(io.Discard)
-	src, err := mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: t.TempDir(), TLS: true, User: "robot", Password: "pw"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dst.Close()
-	b := mirrortest.NewBuilder(regclient.New(regclient.WithConfigHost(config.Host{Name: src.Host, TLS: config.TLSDisabled})), 5)
-	refs, err := b.Sample(t.Context(), src.Host, 16)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, dst, b := mirrorRegistries(t, 5)
 	dir := t.TempDir()
-	isc := filepath.Join(dir, "isc.yaml")
-	doc := "apiVersion: mirror.openshift.io/v2alpha1\nkind: ImageSetConfiguration\nmirror:\n  additionalImages:\n"
-	for _, r := range refs {
-		doc += "  - name: " + r + "\n"
-	}
-	if err := os.WriteFile(isc, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	isc := writeISC(t, dir, sampleRefs(t, b, src, 16)...)
 	archive := filepath.Join(dir, "archive")
 	toDir := []string{"-c", isc, "--src-tls-verify=false", "file://" + archive}
 	if out, err := runMirrorCmd(t, toDir...); err != nil || !strings.Contains(out, "mirrored 5 images (0 already present") {
@@ -211,31 +167,9 @@ func TestMirrorProgressLine(t *testing.T) {
 // file:// with an archive size writes numbered parts and archive.json; a second run writes no
 // part; the parts alone, carried to another directory, are pushed by --from.
 func TestMirrorCommandArchiveParts(t *testing.T) {
-	logrus.SetOutput(io.Discard)
-	src, err := mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: t.TempDir(), TLS: true, User: "robot", Password: "pw"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dst.Close()
-	b := mirrortest.NewBuilder(regclient.New(regclient.WithConfigHost(config.Host{Name: src.Host, TLS: config.TLSDisabled})), 9)
-	refs, err := b.Sample(t.Context(), src.Host, 16)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, dst, b := mirrorRegistries(t, 9)
 	dir := t.TempDir()
-	isc := filepath.Join(dir, "isc.yaml")
-	doc := "apiVersion: mirror.openshift.io/v2alpha1\nkind: ImageSetConfiguration\nmirror:\n  additionalImages:\n"
-	for _, r := range refs {
-		doc += "  - name: " + r + "\n"
-	}
-	if err := os.WriteFile(isc, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	isc := writeISC(t, dir, sampleRefs(t, b, src, 16)...)
 	archive := filepath.Join(dir, "archive")
 	toDir := []string{"-c", isc, "--src-tls-verify=false", "--archive-size-bytes", "65536", "file://" + archive}
 	out, err := runMirrorCmd(t, toDir...)
@@ -281,18 +215,7 @@ func TestMirrorDiskCheck(t *testing.T) {
 // what a refusing registry adds; the copy into distribution's default configuration (which refuses
 // sparse indexes) succeeds with one warning, and a second run has nothing to say.
 func TestMirrorCommandSparseIndex(t *testing.T) {
-	logrus.SetOutput(io.Discard)
-	src, err := mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: t.TempDir(), TLS: true, User: "robot", Password: "pw"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dst.Close()
-	b := mirrortest.NewBuilder(regclient.New(regclient.WithConfigHost(config.Host{Name: src.Host, TLS: config.TLSDisabled})), 4)
+	src, dst, b := mirrorRegistries(t, 4)
 	var refs []string
 	for _, repo := range []string{"app/one", "app/two"} {
 		specs := []mirrortest.ImageSpec{{Layers: []mirrortest.Blob{b.Layer(2000)}}, {Layers: []mirrortest.Blob{b.Layer(3000)}, Platform: "linux/arm64"}}
@@ -302,11 +225,7 @@ func TestMirrorCommandSparseIndex(t *testing.T) {
 		refs = append(refs, src.Host+"/"+repo+":v1")
 	}
 	dir := t.TempDir()
-	isc := filepath.Join(dir, "isc.yaml")
-	doc := "apiVersion: mirror.openshift.io/v2alpha1\nkind: ImageSetConfiguration\nmirror:\n  additionalImages:\n  - name: " + refs[0] + "\n  - name: " + refs[1] + "\n"
-	if err := os.WriteFile(isc, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	isc := writeISC(t, dir, refs...)
 	common := []string{"-c", isc, "--src-tls-verify=false", "--ca-file", dst.CAFile, "--authfile", dst.AuthFile, "--platform", "linux/amd64",
 		"--workspace", "file://" + dir, "docker://" + dst.Host + "/mirror"}
 	out, err := runMirrorCmd(t, append([]string{"--dry-run"}, common...)...)
@@ -321,4 +240,47 @@ func TestMirrorCommandSparseIndex(t *testing.T) {
 	if err != nil || !strings.Contains(out, "2 already present") || strings.Contains(out, "WARNING: registry") {
 		t.Fatalf("second run: %v\n%s", err, out)
 	}
+}
+
+// mirrorRegistries starts a plain-HTTP source and a TLS + htpasswd destination (the Quay
+// stand-in), closed when the test ends, and a builder that pushes test content to the source.
+func mirrorRegistries(t *testing.T, seed uint64) (src, dst *mirrortest.Registry, b *mirrortest.Builder) {
+	t.Helper()
+	logrus.SetOutput(io.Discard)
+	src, err := mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(src.Close)
+	dst, err = mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: t.TempDir(), TLS: true, User: "robot", Password: "pw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(dst.Close)
+	b = mirrortest.NewBuilder(regclient.New(regclient.WithConfigHost(config.Host{Name: src.Host, TLS: config.TLSDisabled})), seed)
+	return src, dst, b
+}
+
+// sampleRefs pushes the sample images (layers of about layerKiB, shared, some multi-arch) to src.
+func sampleRefs(t *testing.T, b *mirrortest.Builder, src *mirrortest.Registry, layerKiB int) []string {
+	t.Helper()
+	refs, err := b.Sample(t.Context(), src.Host, layerKiB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return refs
+}
+
+// writeISC writes dir/isc.yaml listing refs as additional images and returns its path.
+func writeISC(t *testing.T, dir string, refs ...string) string {
+	t.Helper()
+	isc := filepath.Join(dir, "isc.yaml")
+	doc := "apiVersion: mirror.openshift.io/v2alpha1\nkind: ImageSetConfiguration\nmirror:\n  additionalImages:\n"
+	for _, r := range refs {
+		doc += "  - name: " + r + "\n"
+	}
+	if err := os.WriteFile(isc, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return isc
 }
