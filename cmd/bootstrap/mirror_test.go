@@ -35,7 +35,8 @@ func runMirrorCmd(t *testing.T, args ...string) (string, error) {
 }
 
 func TestMirrorCommand(t *testing.T) {
-	src, dst, b := mirrorRegistries(t, 3)
+	logrus.SetOutput(io.Discard)
+	src, dst, b := mirrortest.Pair(t, 3)
 	dir := t.TempDir()
 	isc := writeISC(t, dir, sampleRefs(t, b, src, 8)...)
 	common := []string{"-c", isc, "--src-tls-verify=false", "--ca-file", dst.CAFile, "--authfile", dst.AuthFile,
@@ -90,7 +91,8 @@ func TestMirrorCommandRejectsUnknownISCField(t *testing.T) {
 // TestMirrorCommandDiskRoundTrip: file://DIR on the connected side (incremental on a rerun), then
 // --from file://DIR into a registry; a corrupted blob in the archive is caught before pushing.
 func TestMirrorCommandDiskRoundTrip(t *testing.T) {
-	src, dst, b := mirrorRegistries(t, 5)
+	logrus.SetOutput(io.Discard)
+	src, dst, b := mirrortest.Pair(t, 5)
 	dir := t.TempDir()
 	isc := writeISC(t, dir, sampleRefs(t, b, src, 16)...)
 	archive := filepath.Join(dir, "archive")
@@ -167,7 +169,8 @@ func TestMirrorProgressLine(t *testing.T) {
 // file:// with an archive size writes numbered parts and archive.json; a second run writes no
 // part; the parts alone, carried to another directory, are pushed by --from.
 func TestMirrorCommandArchiveParts(t *testing.T) {
-	src, dst, b := mirrorRegistries(t, 9)
+	logrus.SetOutput(io.Discard)
+	src, dst, b := mirrortest.Pair(t, 9)
 	dir := t.TempDir()
 	isc := writeISC(t, dir, sampleRefs(t, b, src, 16)...)
 	archive := filepath.Join(dir, "archive")
@@ -215,7 +218,8 @@ func TestMirrorDiskCheck(t *testing.T) {
 // what a refusing registry adds; the copy into distribution's default configuration (which refuses
 // sparse indexes) succeeds with one warning, and a second run has nothing to say.
 func TestMirrorCommandSparseIndex(t *testing.T) {
-	src, dst, b := mirrorRegistries(t, 4)
+	logrus.SetOutput(io.Discard)
+	src, dst, b := mirrortest.Pair(t, 4)
 	var refs []string
 	for _, repo := range []string{"app/one", "app/two"} {
 		specs := []mirrortest.ImageSpec{{Layers: []mirrortest.Blob{b.Layer(2000)}}, {Layers: []mirrortest.Blob{b.Layer(3000)}, Platform: "linux/arm64"}}
@@ -240,25 +244,6 @@ func TestMirrorCommandSparseIndex(t *testing.T) {
 	if err != nil || !strings.Contains(out, "2 already present") || strings.Contains(out, "WARNING: registry") {
 		t.Fatalf("second run: %v\n%s", err, out)
 	}
-}
-
-// mirrorRegistries starts a plain-HTTP source and a TLS + htpasswd destination (the Quay
-// stand-in), closed when the test ends, and a builder that pushes test content to the source.
-func mirrorRegistries(t *testing.T, seed uint64) (src, dst *mirrortest.Registry, b *mirrortest.Builder) {
-	t.Helper()
-	logrus.SetOutput(io.Discard)
-	src, err := mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(src.Close)
-	dst, err = mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: t.TempDir(), TLS: true, User: "robot", Password: "pw"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(dst.Close)
-	b = mirrortest.NewBuilder(regclient.New(regclient.WithConfigHost(config.Host{Name: src.Host, TLS: config.TLSDisabled})), seed)
-	return src, dst, b
 }
 
 // sampleRefs pushes the sample images (layers of about layerKiB, shared, some multi-arch) to src.

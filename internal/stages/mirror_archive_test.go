@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/regclient/regclient"
-	"github.com/regclient/regclient/config"
 	"github.com/sirupsen/logrus"
 
 	"github.com/bootstrap-dev/bootstrap/internal/mirror"
@@ -25,17 +23,7 @@ import (
 func TestMirrorStageFromArchive(t *testing.T) {
 	logrus.SetOutput(io.Discard)
 	ctx := t.Context()
-	src, err := mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: t.TempDir(), TLS: true, User: "robot", Password: "pw"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dst.Close()
-	b := mirrortest.NewBuilder(regclient.New(regclient.WithConfigHost(config.Host{Name: src.Host, TLS: config.TLSDisabled})), 11)
+	src, dst, b := mirrortest.Pair(t, 11)
 	refs, err := b.Sample(ctx, src.Host, 8)
 	if err != nil {
 		t.Fatal(err)

@@ -22,17 +22,7 @@ import (
 func TestMirrorStageRunVerifyAndRerun(t *testing.T) {
 	logrus.SetOutput(io.Discard)
 	ctx := t.Context()
-	src, err := mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: t.TempDir(), TLS: true, User: "robot", Password: "pw"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dst.Close()
-	b := mirrortest.NewBuilder(regclient.New(regclient.WithConfigHost(config.Host{Name: src.Host, TLS: config.TLSDisabled})), 7)
+	src, dst, b := mirrortest.Pair(t, 7)
 	rel, err := b.Release(ctx, mirrortest.ReleaseSpec{PushHost: src.Host, Version: "4.16.3", Components: 5, LayerKiB: 4})
 	if err != nil {
 		t.Fatal(err)
