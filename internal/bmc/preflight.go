@@ -170,7 +170,7 @@ func preflight(ctx context.Context, n PreflightNode, cfg config) []Finding {
 		}
 	}
 	if len(stale) > 0 {
-		add(CheckStaleMedia, Warn, "media attached: "+strings.Join(stale, ", ")+"; the boot stage will eject it",
+		add(CheckStaleMedia, Warn, "media attached: "+strings.Join(stale, ", ")+"; the boot stage ejects it on any node it boots (nodes kept from an earlier attempt are not touched)",
 			"nothing to do unless someone is using it: close their virtual console session first")
 	} else {
 		add(CheckStaleMedia, Pass, "no stale media attached", "")

@@ -19,8 +19,8 @@ const bmcISOName = "agent.x86_64.iso"
 // serves all of a node's checks; each check is one row of the table.
 //
 // The lab (e2e/lab/harness/bmc.go) runs one simulator per node, so its preflight covers these.
-func bmcChecks(s *site.Site, _ Options) []Check {
-	url := bmcISOURL(s)
+func bmcChecks(s *site.Site, o Options) []Check {
+	defaultURL := bmcISOURL(s)
 	var out []Check
 	for _, n := range s.Nodes {
 		if n.BMC.Address == "" {
@@ -29,6 +29,10 @@ func bmcChecks(s *site.Site, _ Options) []Check {
 		macs := make([]string, 0, len(n.Interfaces))
 		for _, i := range n.Interfaces {
 			macs = append(macs, i.MACAddress)
+		}
+		url := defaultURL
+		if u := o.ISOURLs[n.Name]; u != "" {
+			url = u
 		}
 		ref := n.BMC.Password
 		p := &bmcProbe{node: bmc.PreflightNode{

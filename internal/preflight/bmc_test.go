@@ -1,6 +1,7 @@
 package preflight
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -70,5 +71,36 @@ func TestBMCChecks(t *testing.T) {
 		if st := b.Stats(); st.Writes != 0 || st.PowerActions != 0 || st.ActiveSessions != 0 {
 			t.Errorf("BMC %d changed by preflight: %+v", i, st)
 		}
+	}
+}
+
+// TestBMCChecksKnowTheISOURLs: once the iso stage has published the node's URL, media inserted
+// at that URL (an earlier boot) is not stale, and another image still is.
+func TestBMCChecksKnowTheISOURLs(t *testing.T) {
+	cert, err := bmctest.NewCert()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ca, pw := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "bmc-password")
+	for p, v := range map[string]string{ca: string(cert.CAPEM), pw: "calvin\n"} {
+		if err := os.WriteFile(p, []byte(v), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ours := "http://10.0.0.1:8080/iso/m0/agent.x86_64.iso"
+	booted := bmctest.New(bmctest.Options{Cert: cert, MACs: []string{"b0:7b:25:00:00:01"}, StaleMedia: ours})
+	defer booted.Close()
+	s := &site.Site{ISO: site.ISO{ServeAddress: "10.0.0.1:8080"}, Nodes: []site.Node{{Name: "m0", BootMAC: "b0:7b:25:00:00:01",
+		Interfaces: []site.Interface{{Name: "eno1", MACAddress: "b0:7b:25:00:00:01"}},
+		BMC:        site.BMC{Address: booted.URL(), Username: "root", CAFile: ca, Password: site.SecretRef{File: pw}}}}}
+	r := wantStatus(t, runChecks(t, bmcChecks(s, Options{})), "bmc m0 stale-media", Warn)
+	if !strings.Contains(r.Message, ours) {
+		t.Errorf("without the iso output: %q", r.Message)
+	}
+	got := runChecks(t, bmcChecks(s, Options{ISOURLs: map[string]string{"m0": ours}}))
+	wantStatus(t, got, "bmc m0 stale-media", Pass)
+	if r := wantStatus(t, got, "bmc m0 iso-url", Pass); !strings.Contains(r.Message, fmt.Sprint(len(ours))) {
+		t.Errorf("iso-url measured another URL: %q", r.Message)
 	}
 }

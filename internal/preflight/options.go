@@ -46,6 +46,9 @@ type Options struct {
 	// ClusterInstalled says the install stage has already succeeded, so the VIPs are expected
 	// to answer (the cluster holds them) and the in-use check passes with a note.
 	ClusterInstalled bool
+	// ISOURLs are the URLs the boot stage gives each node's BMC, once the iso stage has published
+	// them (by node name); a node not listed is expected at iso.baseURL/agent.x86_64.iso.
+	ISOURLs map[string]string
 	// ARPTable is the kernel neighbour table read after probing VIPs; "" means /proc/net/arp.
 	ARPTable string
 	// Now is the clock used for certificate validity; nil means time.Now.

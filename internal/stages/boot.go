@@ -231,9 +231,15 @@ func isoURLs(env *pipeline.Env) (func(string) string, error) {
 	if err != nil {
 		return nil, err
 	}
-	base := strings.TrimRight(env.Site.ISO.BaseURL, "/")
-	if base == "" && env.Site.ISO.ServeAddress != "" {
-		base = "http://" + env.Site.ISO.ServeAddress
+	return iso.urlFor(env.Site), nil
+}
+
+// urlFor returns the URL each node's BMC is given: the node's own view, else the shared ISO,
+// else iso.baseURL/DefaultISOName.
+func (iso isoOutput) urlFor(s *site.Site) func(string) string {
+	base := strings.TrimRight(s.ISO.BaseURL, "/")
+	if base == "" && s.ISO.ServeAddress != "" {
+		base = "http://" + s.ISO.ServeAddress
 	}
 	fallback := base + "/" + DefaultISOName
 	return func(node string) string {
@@ -244,7 +250,7 @@ func isoURLs(env *pipeline.Env) (func(string) string, error) {
 			return iso.URL
 		}
 		return fallback
-	}, nil
+	}
 }
 
 // readISOOutput reads the iso stage's output (empty when it has none).

@@ -2,6 +2,7 @@ package stages
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -174,19 +175,22 @@ func archiveResult(dir string) preflight.Result {
 // mirrorSucceeded reports whether the mirror stage has a successful output.
 func mirrorSucceeded(env *pipeline.Env) bool { return stageSucceeded(env, "mirror") }
 
-// stageSucceeded reports whether stage has a successful output: in env.Outputs (the preflight
-// command hands every stage's), or else in the work dir's journal (inside a pipeline run a stage
-// sees only the outputs of the stages before it, and preflight comes first).
-func stageSucceeded(env *pipeline.Env, stage string) bool {
-	if _, ok := env.Outputs[stage]; ok {
-		return true
+// stageSucceeded reports whether stage has a successful output.
+func stageSucceeded(env *pipeline.Env, stage string) bool { return len(stageOutput(env, stage)) > 0 }
+
+// stageOutput returns stage's last successful output: from env.Outputs (the preflight command
+// hands every stage's), or else from the work dir's journal (inside a pipeline run a stage sees
+// only the outputs of the stages before it, and preflight comes first); nil when there is none.
+func stageOutput(env *pipeline.Env, stage string) json.RawMessage {
+	if raw, ok := env.Outputs[stage]; ok {
+		return raw
 	}
 	if env.WorkDir == "" {
-		return false
+		return nil
 	}
 	entries, _, err := pipeline.ReadJournal(pipeline.JournalPath(env.WorkDir))
 	if err != nil {
-		return false
+		return nil
 	}
-	return len(pipeline.Fold(entries).Stage(stage).Output) > 0
+	return pipeline.Fold(entries).Stage(stage).Output
 }

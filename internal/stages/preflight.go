@@ -3,6 +3,7 @@ package stages
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -129,6 +130,18 @@ func (p Preflight) Checks(ctx context.Context, env *pipeline.Env) ([]preflight.C
 	o.WorkDir = env.WorkDir
 	// Inside `bootstrap run` preflight sees no later stage's output: the journal tells.
 	o.ClusterInstalled = stageSucceeded(env, "install")
+	// Once the iso stage has published its URLs, the BMCs are checked against those (the length
+	// limit, and media already inserted by an earlier boot is not stale).
+	if raw := stageOutput(env, "iso"); len(raw) > 0 {
+		var iso isoOutput
+		if err := json.Unmarshal(raw, &iso); err == nil {
+			urlFor := iso.urlFor(env.Site)
+			o.ISOURLs = map[string]string{}
+			for _, n := range env.Site.Nodes {
+				o.ISOURLs[n.Name] = urlFor(n.Name)
+			}
+		}
+	}
 	if p.DiskNeed != nil {
 		need, err := p.DiskNeed(ctx, env)
 		if err != nil {
