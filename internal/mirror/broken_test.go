@@ -57,13 +57,7 @@ func TestCopyPermanent500RepoIsListedAndRestCopied(t *testing.T) {
 
 func testPermanent500(t *testing.T, failPath string) {
 	f := &mirrortest.Faults{FailPath: failPath}
-	f.Off.Store(true)
-	e := newEnv(t, f.Wrap)
-	refs, err := e.b.Sample(ctx(t), e.src.Host, 16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	images, _ := Images(brokenFirst(refs), KindAdditional, "", e.dst.Host, "mirror")
+	e, refs, images := brokenSample(t, f)
 	o := e.opts()
 	o.Retries = 3
 	bc := &backoffCounter{}
@@ -90,16 +84,7 @@ func testPermanent500(t *testing.T, failPath string) {
 		t.Errorf("the registry client slept %d times for a host-wide backoff; the other images must not wait for the broken one", n)
 	}
 	f.Off.Store(true)
-	var ok []ImageResult
-	for _, im := range res.Images {
-		if im.Error == "" {
-			ok = append(ok, im)
-		}
-	}
-	vr, err := Verify(ctx(t), Content{Images: ok}, o)
-	if err != nil || len(vr.Missing) != 0 || vr.Images != len(refs)-1 {
-		t.Fatalf("verify of the mirrored images: %v %+v", err, vr)
-	}
+	verifySucceeded(t, res, o, len(refs)-1)
 
 	// the repository is fixed: the next run copies only it
 	res2, err := Copy(ctx(t), images, o)
@@ -119,13 +104,7 @@ func testPermanent500(t *testing.T, failPath string) {
 // test would fail at its guard.)
 func TestCopyBackoffGivesWorkerBack(t *testing.T) {
 	f := &mirrortest.Faults{}
-	f.Off.Store(true)
-	e := newEnv(t, f.Wrap)
-	refs, err := e.b.Sample(ctx(t), e.src.Host, 16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	images, _ := Images(brokenFirst(refs), KindAdditional, "", e.dst.Host, "mirror")
+	e, _, images := brokenSample(t, f)
 	o := e.opts()
 	o.Parallel = 1
 	o.Retries = 3
@@ -226,5 +205,38 @@ func TestCopyHostCircuit(t *testing.T) {
 	}
 	if down != len(images)-circuitThreshold {
 		t.Errorf("%d images failed fast on the open circuit, want %d", down, len(images)-circuitThreshold)
+	}
+}
+
+// brokenSample starts the test registries with f in front of the source (off while the sample
+// is pushed) and returns the sample's references and its images, ocp/app-b first.
+func brokenSample(t *testing.T, f *mirrortest.Faults) (*testEnv, []string, []Image) {
+	t.Helper()
+	f.Off.Store(true)
+	e := newEnv(t, f.Wrap)
+	refs, err := e.b.Sample(ctx(t), e.src.Host, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	images, err := Images(brokenFirst(refs), KindAdditional, "", e.dst.Host, "mirror")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, refs, images
+}
+
+// verifySucceeded proves every image of res that did not fail is complete at the destination,
+// and that there are want of them.
+func verifySucceeded(t *testing.T, res *Result, o Options, want int) {
+	t.Helper()
+	var ok []ImageResult
+	for _, im := range res.Images {
+		if im.Error == "" {
+			ok = append(ok, im)
+		}
+	}
+	vr, err := Verify(ctx(t), Content{Images: ok}, o)
+	if err != nil || len(vr.Missing) != 0 || vr.Images != want {
+		t.Fatalf("verify of the mirrored images: %v %+v", err, vr)
 	}
 }

@@ -36,15 +36,6 @@ func TestCopyThroughFaults(t *testing.T) {
 		t.Fatalf("faults not exercised: 5xx %d, resets %d", f.Injected5xx.Load(), f.InjectedResets.Load())
 	}
 	f.Off.Store(true)
-	var ok []ImageResult
-	for _, im := range res.Images {
-		if im.Error == "" {
-			ok = append(ok, im)
-		}
-	}
-	vr, err := Verify(ctx(t), Content{Images: ok}, o)
-	if err != nil || len(vr.Missing) != 0 || vr.Images != len(refs)-1 {
-		t.Fatalf("verify of the mirrored images: %v %+v", err, vr)
-	}
+	verifySucceeded(t, res, o, len(refs)-1)
 	t.Logf("injected %d 5xx, %d resets, %d permanent", f.Injected5xx.Load(), f.InjectedResets.Load(), f.InjectedPermanent.Load())
 }

@@ -136,16 +136,7 @@ func TestSparseIndexRefusedFallsBack(t *testing.T) {
 	})
 	refs, other := multiArch(t, e)
 	startDestCounting(t, e, ref400)
-	images, err := Images(refs, KindAdditional, "", e.dst.Host, "mirror")
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := e.opts()
-	o.Platforms = []string{"linux/amd64"}
-	plan, err := Plan(ctx(t), images, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	images, o, plan := planAMD64(t, e, refs)
 	var otherBytes int64
 	for _, b := range other {
 		otherBytes += int64(len(b.Data))
@@ -236,16 +227,7 @@ func TestSparseIndexAccepted(t *testing.T) {
 	e := newEnv(t, nil)
 	refs, _ := multiArch(t, e)
 	ref400 := startDest(t, e, "linux/amd64")
-	images, err := Images(refs, KindAdditional, "", e.dst.Host, "mirror")
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := e.opts()
-	o.Platforms = []string{"linux/amd64"}
-	plan, err := Plan(ctx(t), images, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	images, o, plan := planAMD64(t, e, refs)
 	res, err := Copy(ctx(t), images, o)
 	if err != nil {
 		t.Fatal(err)
@@ -414,4 +396,21 @@ func TestSparseRefusedOncePerRun(t *testing.T) {
 	if vr, err := Verify(ctx(t), Content{Images: res.Images}, o); err != nil || len(vr.Missing) > 0 {
 		t.Fatalf("verify: %v %+v", err, vr)
 	}
+}
+
+// planAMD64 plans refs as additional images into the env's destination under "mirror", keeping
+// linux/amd64 of multi-arch indexes, and returns the images, the options and the plan.
+func planAMD64(t *testing.T, e *testEnv, refs []string) ([]Image, Options, *PlanResult) {
+	t.Helper()
+	images, err := Images(refs, KindAdditional, "", e.dst.Host, "mirror")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := e.opts()
+	o.Platforms = []string{"linux/amd64"}
+	plan, err := Plan(ctx(t), images, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return images, o, plan
 }
