@@ -6,7 +6,7 @@
 #   TOTAL=3GiB IMAGES=60 REPS=3 TOOLS="cp skopeo-p4 skopeo-sync regctl-p4" bench/mirror.sh
 #
 # Environment: everything run.sh reads (TOTAL, IMAGES, REPS, TOOLS, DST_TLS, ...), plus
-# HARNESS (path to run.sh) and BOOTSTRAP_PARALLEL (--parallel, default 6).
+# HARNESS (path to run.sh) and BOOTSTRAP_PARALLEL (--parallel, default: the tool's own, 12).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 HARNESS=${HARNESS:-$ROOT/../shared/bench/mirror/run.sh}
@@ -37,9 +37,9 @@ if [ "$MB_DST_TLS" = 1 ]; then
 else
   extra=(--dest-tls-verify=false)
 fi
-bootstrap mirror -c "$isc" --src-tls-verify=false "${extra[@]}" --parallel "${BOOTSTRAP_PARALLEL:-6}" \
+bootstrap mirror -c "$isc" --src-tls-verify=false "${extra[@]}" --parallel "${BOOTSTRAP_PARALLEL:-12}" \
   --workspace "file://$MB_WORK/bootstrap-ws" "docker://$MB_DST"
 SH
-export BOOTSTRAP_PARALLEL=${BOOTSTRAP_PARALLEL:-6}
+export BOOTSTRAP_PARALLEL=${BOOTSTRAP_PARALLEL:-12}
 export TOTAL=${TOTAL:-300MiB} IMAGES=${IMAGES:-12} REPS=${REPS:-1} TOOLS=${TOOLS:-"cp skopeo-p4 regctl-p4"}
 TOOL_NAME=bootstrap TOOL_CMD="$CMD" exec "$HARNESS"

@@ -13,7 +13,7 @@ func main() {
 
 // keepConnections raises how many idle connections an HTTP client keeps per host. The registry
 // client clones http.DefaultTransport for every registry; Go's default keeps 2 idle connections
-// per host, so with --parallel 6 most finished requests closed their connection and the next one
+// per host, so with --parallel 12 most finished requests closed their connection and the next one
 // opened (with TLS: handshook) a new one, twice as many connections as workers in a mirror test.
 // Set once, before anything runs.
 func keepConnections() {

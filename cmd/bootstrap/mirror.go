@@ -76,7 +76,7 @@ Before a file:// run copies anything, the disk it needs is compared with the fre
 	fl.StringVar(&f.signatureStore, "signature-store", "", "URL of a release signature store; writes the signature ConfigMap the cluster version operator reads")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan (images, unique bytes, dedup savings, bytes present) and copy nothing")
 	fl.BoolVar(&f.verify, "verify", false, "only prove that everything in content.json is at the destination")
-	fl.IntVar(&f.parallel, "parallel", 6, "concurrent blob and manifest transfers")
+	fl.IntVar(&f.parallel, "parallel", mirror.DefaultParallel, "concurrent blob and manifest transfers (largest first)")
 	fl.IntVar(&f.retries, "retries", 3, "retries of an operation that failed with a temporary error")
 	fl.IntVar(&f.archiveSize, "archive-size", 0, "file:// only: split the disk mirror into tar parts of at most this many GiB (default: the ImageSetConfiguration's archiveSize; 0 writes one OCI layout)")
 	fl.Int64Var(&f.archiveBytes, "archive-size-bytes", 0, "the archive size in bytes (tests)")

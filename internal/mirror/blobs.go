@@ -1,6 +1,7 @@
 package mirror
 
 import (
+	"container/heap"
 	"context"
 	"fmt"
 	"io"
@@ -95,27 +96,42 @@ func (e *engine) add(p *planned, start func(*task), finishAsync func(*job)) {
 	}
 }
 
-// run copies the images resolved on in, starting each image's blobs as soon as it is resolved
-// (an image still retrying its resolution holds nothing back), with at most o.Parallel tasks at
-// work. A task waiting out a retry backoff gives its slot back (sleepWithoutSlot), so a failing
-// image never holds workers the others could use.
+// run copies the images resolved on in, queueing each image's blobs as soon as it is resolved (an
+// image still retrying its resolution holds nothing back), with at most o.Parallel tasks at work.
+// Waiting tasks start largest blob first: the run's length is bounded below by its largest blob
+// streaming alone, so starting those first keeps every worker busy until the end instead of one
+// late 200 MB layer running by itself while the others sit idle (longest-processing-time-first;
+// ties go in the order the tasks were queued, so the order is deterministic for one plan). A task
+// waiting out a retry backoff gives its slot back (sleepWithoutSlot), so a failing image never
+// holds workers the others could use.
 func (e *engine) run(ctx context.Context, in <-chan *planned) {
 	slots := make(chan struct{}, e.o.Parallel)
 	wctx := withSlot(ctx, slots)
 	var wg sync.WaitGroup
 	e.wg = &wg
+	q := newTaskQueue()
 	start := func(t *task) {
-		slots <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-slots; wg.Done() }()
-			if ctx.Err() != nil {
-				e.complete(wctx, t, ctx.Err())
-				return
-			}
-			e.do(wctx, t)
-		}()
+		wg.Add(1) // done when the task has run
+		q.push(t)
 	}
+	dispatched := make(chan struct{})
+	go func() {
+		defer close(dispatched)
+		// wait for work before taking a slot (a manifest push waiting for a slot must never wait
+		// on an idle dispatcher), then take the largest task queued by the time a slot is free
+		for q.wait() {
+			slots <- struct{}{}
+			t := q.pop()
+			go func() {
+				defer func() { <-slots; wg.Done() }()
+				if ctx.Err() != nil {
+					e.complete(wctx, t, ctx.Err())
+					return
+				}
+				e.do(wctx, t)
+			}()
+		}
+	}()
 	finishAsync := func(j *job) {
 		slots <- struct{}{}
 		wg.Add(1)
@@ -129,6 +145,79 @@ func (e *engine) run(ctx context.Context, in <-chan *planned) {
 		e.add(p, start, finishAsync)
 	}
 	wg.Wait()
+	q.close()
+	<-dispatched
+}
+
+// taskQueue holds the tasks waiting for a worker: largest blob first, then first queued. Only the
+// dispatcher takes from it.
+type taskQueue struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	h      taskHeap
+	seq    int64
+	closed bool
+}
+
+type queued struct {
+	t   *task
+	seq int64
+}
+
+type taskHeap []queued
+
+func (h taskHeap) Len() int { return len(h) }
+func (h taskHeap) Less(i, j int) bool {
+	if h[i].t.desc.Size != h[j].t.desc.Size {
+		return h[i].t.desc.Size > h[j].t.desc.Size
+	}
+	return h[i].seq < h[j].seq
+}
+func (h taskHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *taskHeap) Push(x any)   { *h = append(*h, x.(queued)) }
+func (h *taskHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+func newTaskQueue() *taskQueue {
+	q := &taskQueue{}
+	q.cond = sync.NewCond(&q.mu)
+	return q
+}
+
+func (q *taskQueue) push(t *task) {
+	q.mu.Lock()
+	q.seq++
+	heap.Push(&q.h, queued{t: t, seq: q.seq})
+	q.mu.Unlock()
+	q.cond.Signal()
+}
+
+// wait blocks until a task is queued (true) or the queue is closed and empty (false).
+func (q *taskQueue) wait() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.h) == 0 && !q.closed {
+		q.cond.Wait()
+	}
+	return len(q.h) > 0
+}
+
+// pop takes the largest task; the queue must not be empty (wait said so, and only the caller pops).
+func (q *taskQueue) pop() *task {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return heap.Pop(&q.h).(queued).t
+}
+
+func (q *taskQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.cond.Broadcast()
 }
 
 // do runs one task against the global in-flight set.

@@ -23,7 +23,9 @@ import (
 // each speaks TLS at all); any other source host uses the source endpoint's settings as regclient's
 // default host.
 func newClient(o Options, sourceHosts ...string) (*regclient.RegClient, error) {
-	conc := int64(o.Parallel + 2) // BlobGet holds a slot until closed; leave room for puts and HEADs
+	// BlobGet holds a request slot until the body is closed: room for the transfers, the
+	// resolution running beside them (o.Parallel each) and the puts and HEADs
+	conc := int64(2*o.Parallel + 2)
 	srcDef := config.Host{TLS: config.TLSEnabled, ReqConcurrent: conc, BlobMax: -1}
 	if o.Source.Insecure {
 		srcDef.TLS = config.TLSInsecure

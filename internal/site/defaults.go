@@ -26,7 +26,7 @@ const (
 	// on each of its reboots, so the timeouts are generous.
 	DefaultBootstrapTimeout = "90m"
 	DefaultInstallTimeout   = "180m"
-	DefaultMirrorParallel   = 4
+	DefaultMirrorParallel   = 12 // = mirror.DefaultParallel; see Mirror.Parallel
 	// DefaultBootParallel nodes are booted at once; DefaultBootConfirmTimeout bounds the wait for
 	// power On with the one-time boot consumed; DefaultBootResumeGrace is how long a resumed run
 	// watches a node whose power action may have been sent (an iDRAC9 warm reset reaches the boot

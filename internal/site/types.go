@@ -116,7 +116,11 @@ type Mirror struct {
 	// distribution validation.manifests.indexes.platforms: list. A registry that refuses it gets
 	// every platform after all (one warning per run); ["all"] copies every platform directly.
 	Platforms []string `yaml:"platforms,omitempty" json:"platforms,omitempty"`
-	Parallel  int      `yaml:"parallel,omitempty" json:"parallel,omitempty"`
+	// Parallel is how many blobs and manifests are copied at once (default 12). Transfers are
+	// scheduled largest first; the registries' hashing and disk writes, not this tool, are the
+	// limit on a small jump host, and 12 keeps both registries busy while a large layer streams.
+	// Each transfer streams through a small buffer, so memory stays flat as this grows.
+	Parallel int `yaml:"parallel,omitempty" json:"parallel,omitempty"`
 	// SignatureStore is the URL the release signatures are fetched from, if any.
 	SignatureStore string `yaml:"signatureStore,omitempty" json:"signatureStore,omitempty"`
 }

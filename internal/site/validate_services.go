@@ -80,7 +80,7 @@ func (c *checker) mirror() {
 		c.err("mirror.platforms", fmt.Sprintf("the cluster's platform %s is not mirrored", arch), "add "+arch)
 	}
 	if m.Parallel < 1 || m.Parallel > 64 {
-		c.err("mirror.parallel", fmt.Sprintf("parallel %d is out of range", m.Parallel), "use 1 to 64 (4 suits a jump host with a few cores)")
+		c.err("mirror.parallel", fmt.Sprintf("parallel %d is out of range", m.Parallel), "use 1 to 64 (the default 12 suits a jump host with a few cores)")
 	}
 	if m.SignatureStore != "" {
 		if u, err := url.Parse(m.SignatureStore); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {

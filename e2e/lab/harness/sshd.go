@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
@@ -124,8 +125,18 @@ func nodeIPs(l *Lab) []string {
 
 // ensureCoreUser creates the system user core (RHCOS's only login, which the configure stage's
 // lsmod check and gather use) when this machine has none: no home, no password, key login only
-// through the lab's AuthorizedKeysCommand.
+// through the lab's AuthorizedKeysCommand. Labs in parallel processes (go test runs packages at
+// once) take a file lock first: on a fresh machine both would see no core and the second useradd
+// would fail with "already exists".
 func ensureCoreUser() error {
+	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "bootstrap-lab-core-user.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("core user lock: %w", err)
+	}
+	defer lock.Close() // closing releases the lock
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("core user lock: %w", err)
+	}
 	if exec.Command("id", "-u", "core").Run() == nil {
 		return nil
 	}

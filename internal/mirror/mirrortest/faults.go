@@ -16,6 +16,11 @@ type Faults struct {
 	Every5xx int64
 	// ResetEvery cuts every Nth blob GET after half of its body by dropping the connection (0: never).
 	ResetEvery int64
+	// MaxInARow, when set, bounds the 5xx answers and resets one request (method + path) gets
+	// in a row: the next try of that request passes. The counters above are global, so without
+	// it a retried request can keep landing on the Nth slot (the retries of parallel workers
+	// fall into step) and a client that retries MaxInARow times must still get through.
+	MaxInARow int
 	// Delay is added before every response (a slow link).
 	Delay time.Duration
 	// FailPath: requests whose URL path contains it always get 500 (a permanently broken image).
@@ -33,6 +38,7 @@ type Faults struct {
 	n, blobs          atomic.Int64
 	mu                sync.Mutex
 	failed            map[string]int // method + path -> FailPath requests answered
+	inARow            map[string]int // method + path -> injected faults since it last passed
 	Injected5xx       atomic.Int64
 	InjectedResets    atomic.Int64
 	InjectedPermanent atomic.Int64
@@ -75,21 +81,53 @@ func (f *Faults) Wrap(h http.Handler) http.Handler {
 			http.Error(w, "injected permanent failure", http.StatusInternalServerError)
 			return
 		}
-		if f.Every5xx > 0 && f.n.Add(1)%f.Every5xx == 0 {
+		key := r.Method + " " + r.URL.Path
+		if f.Every5xx > 0 && f.n.Add(1)%f.Every5xx == 0 && f.inject(key) {
 			f.Injected5xx.Add(1)
 			http.Error(w, "injected 503", http.StatusServiceUnavailable)
 			return
 		}
 		isBlobGet := r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/blobs/sha256:")
+		cut := false
 		if isBlobGet && (f.ResetEvery > 0 || f.BytesPerSec > 0) {
 			fw := &faultWriter{ResponseWriter: w, f: f}
-			if f.ResetEvery > 0 && f.blobs.Add(1)%f.ResetEvery == 0 {
-				fw.cut = true
+			if f.ResetEvery > 0 && f.blobs.Add(1)%f.ResetEvery == 0 && f.inject(key) {
+				fw.cut, cut = true, true
 			}
 			w = fw
 		}
+		if !cut {
+			f.passed(key)
+		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// inject says whether a fault may be injected into the request key (MaxInARow) and counts it.
+func (f *Faults) inject(key string) bool {
+	if f.MaxInARow <= 0 {
+		return true
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.inARow == nil {
+		f.inARow = map[string]int{}
+	}
+	if f.inARow[key] >= f.MaxInARow {
+		return false
+	}
+	f.inARow[key]++
+	return true
+}
+
+// passed records that the request key went through without an injected fault.
+func (f *Faults) passed(key string) {
+	if f.MaxInARow <= 0 {
+		return
+	}
+	f.mu.Lock()
+	delete(f.inARow, key)
+	f.mu.Unlock()
 }
 
 // faultWriter paces a blob body and, when cut, aborts the connection halfway through it.
