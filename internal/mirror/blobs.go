@@ -107,6 +107,7 @@ func (e *engine) add(p *planned, start func(*task), finishAsync func(*job)) {
 func (e *engine) run(ctx context.Context, in <-chan *planned) {
 	slots := make(chan struct{}, e.o.Parallel)
 	wctx := withSlot(ctx, slots)
+	e.committing = make(chan struct{}, e.o.Parallel)
 	var wg sync.WaitGroup
 	e.wg = &wg
 	q := newTaskQueue()
@@ -312,6 +313,13 @@ func (e *engine) complete(ctx context.Context, t *task, err error) {
 // monolithic PUT. regclient's blob reader hashes every byte and fails the read at EOF on a size or
 // digest mismatch, so a corrupt source blob aborts the upload before the registry commits it (and
 // the registry checks the digest again). primary says whether its bytes count toward BytesDone.
+//
+// Once the body is sent (the verified EOF), the source response is closed and the worker slot is
+// lent out until the PUT answers: what is left is the destination committing the blob, and a
+// registry on a local filesystem syncs it to disk first (distribution fsyncs every blob it
+// commits). A burst of large commits would otherwise hold every worker in disk waits with the
+// CPUs idle; meanwhile other transfers run. At most Parallel transfers wait on a commit this way
+// (e.committing), so requests in flight stay within twice Parallel.
 func (e *engine) transfer(ctx context.Context, t *task, primary bool) error {
 	return e.o.retry(ctx, []string{t.src.Registry, t.dst.Registry}, func(ctx context.Context) error {
 		if _, err := e.rc.BlobHead(ctx, t.dst, t.desc); err == nil {
@@ -330,7 +338,25 @@ func (e *engine) transfer(ctx context.Context, t *task, primary bool) error {
 		if primary {
 			cr.done = &e.bytesDone
 		}
-		if _, err := e.rc.BlobPut(ctx, t.dst, t.desc, cr); err != nil {
+		slots := slotFrom(ctx)
+		lent := false
+		if slots != nil && e.committing != nil {
+			cr.onEOF = func() {
+				rdr.Close() // every byte read and verified: free the source connection now
+				select {
+				case e.committing <- struct{}{}:
+					<-slots
+					lent = true
+				default: // Parallel commits waiting already: keep the slot
+				}
+			}
+		}
+		_, err = e.rc.BlobPut(ctx, t.dst, t.desc, cr)
+		if lent {
+			slots <- struct{}{} // taken back even when cancelled: the caller's deferred release expects it
+			<-e.committing
+		}
+		if err != nil {
 			if primary {
 				e.bytesDone.Add(-cr.n)
 			}
@@ -351,6 +377,7 @@ type countReader struct {
 	n            int64
 	err          error // the source's read error, other than EOF
 	pulled, done *atomic.Int64
+	onEOF        func() // called once, on the first io.EOF
 }
 
 func (c *countReader) Read(p []byte) (int, error) {
@@ -364,6 +391,11 @@ func (c *countReader) Read(p []byte) (int, error) {
 	}
 	if err != nil && err != io.EOF {
 		c.err = err
+	}
+	if err == io.EOF && c.onEOF != nil {
+		f := c.onEOF
+		c.onEOF = nil
+		f()
 	}
 	return n, err
 }

@@ -159,6 +159,7 @@ type engine struct {
 	start       func(*task)
 	finishAsync func(*job)
 	wg          *sync.WaitGroup
+	committing  chan struct{} // transfers waiting on the destination's commit without a worker slot
 
 	bytesDone, bytesTotal, bytesPulled      atomic.Int64
 	imagesDone, imagesTotal, imagesFail     atomic.Int64

@@ -66,6 +66,12 @@ func newEnvB(b *testing.B) *testEnv { return newEnvTB(b, nil) }
 
 func newEnvTB(t testing.TB, wrapSrc func(http.Handler) http.Handler) *testEnv {
 	t.Helper()
+	return newEnvWrapped(t, wrapSrc, nil)
+}
+
+// newEnvWrapped is newEnv with the destination's handler wrapped too (when wrapDst is set).
+func newEnvWrapped(t testing.TB, wrapSrc, wrapDst func(http.Handler) http.Handler) *testEnv {
+	t.Helper()
 	c := &counter{}
 	wrap := c.wrap
 	if wrapSrc != nil {
@@ -76,7 +82,7 @@ func newEnvTB(t testing.TB, wrapSrc func(http.Handler) http.Handler) *testEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(src.Close)
-	dst, err := mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: t.TempDir(), TLS: true, User: "robot", Password: "s3cret"})
+	dst, err := mirrortest.StartRegistry(mirrortest.RegistryOptions{Dir: t.TempDir(), TLS: true, User: "robot", Password: "s3cret", Wrap: wrapDst})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -43,7 +44,8 @@ type killJob struct {
 
 // TestCopySurvivesSIGKILL kills a copy running in a child process at random points (three seeds),
 // then runs it again: the second run completes, everything verifies, and the only blobs fetched
-// twice are those that were in flight at the kill (at most Parallel of them).
+// twice are those that were in flight at the kill: fetched, but not committed at the destination.
+// At most 2 × Parallel are: Parallel streaming plus at most Parallel lent out to their commit.
 func TestCopySurvivesSIGKILL(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		t.Run("seed"+string(rune('0'+seed)), func(t *testing.T) {
@@ -82,6 +84,16 @@ func TestCopySurvivesSIGKILL(t *testing.T) {
 			time.Sleep(time.Duration(rng.IntN(1500)) * time.Millisecond)
 			_ = cmd.Process.Kill() // SIGKILL: no cleanup of any kind
 			_ = cmd.Wait()
+			// in flight at the kill: fetched, and not in the destination's blob store
+			inFlight := map[string]bool{}
+			dg.mu.Lock()
+			for d := range dg.gets[0] {
+				hex := strings.TrimPrefix(d, "sha256:")
+				if _, err := os.Stat(filepath.Join(e.dst.Storage, "docker/registry/v2/blobs/sha256", hex[:2], hex, "data")); err != nil {
+					inFlight[d] = true
+				}
+			}
+			dg.mu.Unlock()
 
 			dg.mu.Lock()
 			dg.phase = 1
@@ -107,9 +119,14 @@ func TestCopySurvivesSIGKILL(t *testing.T) {
 					again++
 				}
 			}
-			t.Logf("before kill: %d blobs fetched; after: %d fetched, %d of them again", len(dg.gets[0]), len(dg.gets[1]), again)
-			if again > o.Parallel {
-				t.Errorf("%d blobs fetched again after the kill; at most the %d in flight may be", again, o.Parallel)
+			t.Logf("before kill: %d blobs fetched, %d of them in flight; after: %d fetched, %d of them again", len(dg.gets[0]), len(inFlight), len(dg.gets[1]), again)
+			if len(inFlight) > 2*o.Parallel {
+				t.Errorf("%d blobs in flight at the kill, want at most 2 × %d", len(inFlight), o.Parallel)
+			}
+			for d := range dg.gets[1] {
+				if dg.gets[0][d] > 0 && !inFlight[d] {
+					t.Errorf("blob %s fetched again although the destination had committed it before the kill", d)
+				}
 			}
 			for d, n := range dg.gets[1] {
 				if n > 1 {
