@@ -408,7 +408,8 @@ func mirrorProgress(w io.Writer, asJSON, tty bool) mirror.ProgressFunc {
 		defer mu.Unlock()
 		if asJSON {
 			_ = json.NewEncoder(w).Encode(map[string]any{"kind": "progress", "bytesDone": p.BytesDone, "bytesTotal": p.BytesTotal,
-				"imagesDone": p.ImagesDone, "imagesTotal": p.ImagesTotal, "failed": p.Failed, "elapsedSeconds": p.Elapsed.Seconds()})
+				"imagesDone": p.ImagesDone, "imagesTotal": p.ImagesTotal, "blobsDone": p.BlobsDone, "blobsTotal": p.BlobsTotal,
+				"failed": p.Failed, "elapsedSeconds": p.Elapsed.Seconds()})
 			return
 		}
 		if !tty && time.Since(last) < 2*time.Second && p.ImagesDone < p.ImagesTotal {
@@ -420,8 +421,8 @@ func mirrorProgress(w io.Writer, asJSON, tty bool) mirror.ProgressFunc {
 		if rate > 0 && p.BytesTotal > p.BytesDone {
 			eta = time.Duration(float64(p.BytesTotal-p.BytesDone) / rate * float64(time.Second)).Round(time.Second).String()
 		}
-		line := fmt.Sprintf("%s / %s  %s/s  ETA %s  images %d/%d  failed %d", progress.Bytes(p.BytesDone), progress.Bytes(p.BytesTotal),
-			progress.Bytes(int64(rate)), eta, p.ImagesDone, p.ImagesTotal, p.Failed)
+		line := fmt.Sprintf("%s / %s  %s/s  ETA %s  blobs %d/%d  images %d/%d  failed %d", progress.Bytes(p.BytesDone), progress.Bytes(p.BytesTotal),
+			progress.Bytes(int64(rate)), eta, p.BlobsDone, p.BlobsTotal, p.ImagesDone, p.ImagesTotal, p.Failed)
 		if tty {
 			fmt.Fprintf(w, "\r\033[K%s", line)
 			if p.ImagesDone+p.Failed >= p.ImagesTotal {

@@ -153,15 +153,15 @@ func readFile(t *testing.T, p string) string {
 func TestMirrorProgressLine(t *testing.T) {
 	var buf bytes.Buffer
 	p := mirrorProgress(&buf, false, false)
-	p(mirror.Progress{BytesDone: 50 << 20, BytesTotal: 100 << 20, ImagesDone: 3, ImagesTotal: 10, Elapsed: 10 * time.Second})
+	p(mirror.Progress{BytesDone: 50 << 20, BytesTotal: 100 << 20, BlobsDone: 40, BlobsTotal: 61, ImagesDone: 3, ImagesTotal: 10, Elapsed: 10 * time.Second})
 	p(mirror.Progress{BytesDone: 60 << 20, BytesTotal: 100 << 20, ImagesDone: 4, ImagesTotal: 10, Elapsed: 11 * time.Second})
 	got := buf.String()
-	if want := "50.0 MiB / 100.0 MiB  5.0 MiB/s  ETA 10s  images 3/10  failed 0\n"; got != want {
+	if want := "50.0 MiB / 100.0 MiB  5.0 MiB/s  ETA 10s  blobs 40/61  images 3/10  failed 0\n"; got != want {
 		t.Fatalf("progress output %q, want one line %q (the second is within 2 s)", got, want)
 	}
 	buf.Reset()
 	mirrorProgress(&buf, true, false)(mirror.Progress{BytesDone: 1, BytesTotal: 2, ImagesTotal: 1})
-	if !strings.Contains(buf.String(), `"kind":"progress"`) || !strings.Contains(buf.String(), `"bytesTotal":2`) {
+	if !strings.Contains(buf.String(), `"kind":"progress"`) || !strings.Contains(buf.String(), `"bytesTotal":2`) || !strings.Contains(buf.String(), `"blobsTotal":0`) {
 		t.Fatalf("json progress %q", buf.String())
 	}
 }

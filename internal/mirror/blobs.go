@@ -72,6 +72,7 @@ func (e *engine) add(p *planned, start func(*task), finishAsync func(*job)) {
 		case t == nil:
 			t = &task{desc: b, src: srcRepo, dst: dstRepo, jobs: []*job{j}}
 			e.tasks[k] = t
+			e.tasksTotal.Add(1)
 			isNew = true
 		case !t.done:
 			t.jobs = append(t.jobs, j)
@@ -297,6 +298,9 @@ func (e *engine) follow(ctx context.Context, t *task, st *blobState) {
 // complete records a task's outcome and reports it to every image waiting on it.
 func (e *engine) complete(ctx context.Context, t *task, err error) {
 	e.mu.Lock()
+	if !t.done {
+		e.tasksDone.Add(1)
+	}
 	t.done, t.err = true, err
 	jobs := t.jobs
 	t.jobs = nil

@@ -163,6 +163,7 @@ type engine struct {
 
 	bytesDone, bytesTotal, bytesPulled      atomic.Int64
 	imagesDone, imagesTotal, imagesFail     atomic.Int64
+	tasksDone, tasksTotal                   atomic.Int64
 	blobsCopied, blobsMounted, blobsPresent atomic.Int64
 }
 
@@ -335,6 +336,7 @@ func (e *engine) startProgress(start time.Time) (stop func()) {
 func (e *engine) snapshot(start time.Time) Progress {
 	return Progress{BytesDone: e.bytesDone.Load(), BytesTotal: e.bytesTotal.Load(), BytesPulled: e.bytesPulled.Load(),
 		ImagesDone: int(e.imagesDone.Load()), ImagesTotal: int(e.imagesTotal.Load()),
+		BlobsDone: int(e.tasksDone.Load()), BlobsTotal: int(e.tasksTotal.Load()),
 		Failed: int(e.imagesFail.Load()), Elapsed: time.Since(start)}
 }
 

@@ -53,6 +53,10 @@ func TestCopyDedupResumeAndNothingToDo(t *testing.T) {
 	if last.ImagesDone != len(images) || last.BytesDone != last.BytesTotal || last.BytesTotal != plan.UniqueBytes {
 		t.Errorf("final progress %+v, want all %d images and %d bytes", last, len(images), plan.UniqueBytes)
 	}
+	if last.BlobsTotal == 0 || last.BlobsDone != last.BlobsTotal || last.BlobsTotal != res.BlobsCopied+res.BlobsMounted+res.BlobsPresent {
+		t.Errorf("final progress blobs %d/%d, want all done and = copied %d + mounted %d + present %d",
+			last.BlobsDone, last.BlobsTotal, res.BlobsCopied, res.BlobsMounted, res.BlobsPresent)
+	}
 	if len(done) != len(images) {
 		t.Errorf("ImageDone called %d times, want %d", len(done), len(images))
 	}

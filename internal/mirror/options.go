@@ -30,8 +30,11 @@ type Progress struct {
 	BytesPulled int64 // bytes actually read from the source
 	ImagesDone  int   // images whose manifests are at the destination
 	ImagesTotal int
-	Failed      int // images that failed after retries
-	Elapsed     time.Duration
+	// BlobsDone and BlobsTotal count blobs per destination repository (copied, mounted or found
+	// present). Largest blobs go first, so images complete late in a run; this moves throughout.
+	BlobsDone, BlobsTotal int
+	Failed                int // images that failed after retries
+	Elapsed               time.Duration
 }
 
 // ProgressFunc receives progress snapshots. It is called from one goroutine at a time, at most every
