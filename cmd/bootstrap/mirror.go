@@ -118,6 +118,7 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 	o := mirror.DefaultOptions(mirror.Endpoint{Host: host, Insecure: !f.destTLSVerify, CAFile: f.caFile, AuthFile: f.authfile})
 	o.Source = mirror.Endpoint{Insecure: !f.srcTLSVerify, CAFile: f.srcCAFile, AuthFile: f.authfile}
 	o.SourceRegistry, o.Parallel, o.Retries, o.Platforms = f.sourceRegistry, f.parallel, f.retries, f.platforms
+	o.RepoLog = filepath.Join(ws, "working-dir", "repositories.log")
 	archiveBytes := f.archiveBytes
 	if archiveBytes == 0 {
 		size := f.archiveSize

@@ -283,6 +283,7 @@ func (e *engine) follow(ctx context.Context, t *task, st *blobState) {
 		e.complete(ctx, t, nil)
 		return
 	}
+	e.freshRepo(ctx, t.dst) // recorded in the repository log before the mount writes to it
 	err := e.o.retry(ctx, []string{t.dst.Registry}, func(ctx context.Context) error {
 		return e.rc.BlobMount(ctx, from, t.dst, t.desc)
 	})
@@ -313,8 +314,8 @@ func (e *engine) complete(ctx context.Context, t *task, err error) {
 	}
 }
 
-// transfer makes the blob exist in t.dst: HEAD first, then a streamed GET from the source into a
-// monolithic PUT. regclient's blob reader hashes every byte and fails the read at EOF on a size or
+// transfer makes the blob exist in t.dst: HEAD first (not in a fresh repository, see freshRepo),
+// then a streamed GET from the source into a monolithic PUT. regclient's blob reader hashes every byte and fails the read at EOF on a size or
 // digest mismatch, so a corrupt source blob aborts the upload before the registry commits it (and
 // the registry checks the digest again). primary says whether its bytes count toward BytesDone.
 //
@@ -325,8 +326,11 @@ func (e *engine) complete(ctx context.Context, t *task, err error) {
 // CPUs idle; meanwhile other transfers run. At most Parallel transfers wait on a commit this way
 // (e.committing), so requests in flight stay within twice Parallel.
 func (e *engine) transfer(ctx context.Context, t *task, primary bool) error {
+	skipHead := e.freshRepo(ctx, t.dst)
 	return e.o.retry(ctx, []string{t.src.Registry, t.dst.Registry}, func(ctx context.Context) error {
-		if _, err := e.rc.BlobHead(ctx, t.dst, t.desc); err == nil {
+		if skipHead {
+			skipHead = false // a retry checks: the failed attempt may have committed the blob
+		} else if _, err := e.rc.BlobHead(ctx, t.dst, t.desc); err == nil {
 			e.blobsPresent.Add(1)
 			if primary {
 				e.bytesDone.Add(t.desc.Size)

@@ -83,7 +83,15 @@ func Copy(ctx context.Context, images []Image, o Options) (*Result, error) {
 	}
 	start := time.Now()
 	e := &engine{rc: rc, o: o, states: map[string]*blobState{}, tasks: map[string]*task{}, counted: map[string]bool{},
-		refused: map[string]bool{}, accepted: map[string]bool{}, probes: map[string]chan struct{}{}}
+		refused: map[string]bool{}, accepted: map[string]bool{}, probes: map[string]chan struct{}{},
+		repos: map[string]*repoState{}}
+	if o.RepoLog != "" && o.DestDir == "" {
+		closeLog, err := e.openRepoLog(o.RepoLog)
+		if err != nil {
+			return nil, err
+		}
+		defer closeLog()
+	}
 	images = dedupImages(images)
 	e.imagesTotal.Store(int64(len(images)))
 
@@ -154,6 +162,9 @@ type engine struct {
 	refused  map[string]bool          // destination hosts that refused a sparse index
 	accepted map[string]bool          // destination hosts that accepted one
 	probes   map[string]chan struct{} // hosts whose answer one push is finding out
+	repos    map[string]*repoState    // destination repositories asked whether they are new
+	written  map[string]bool          // repositories Options.RepoLog names
+	repoLog  *os.File                 // Options.RepoLog, open for appending; nil: HEAD every blob
 
 	// set by run: schedule tasks and manifest pushes (a sparse index refused is scheduled again)
 	start       func(*task)

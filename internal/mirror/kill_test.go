@@ -39,7 +39,7 @@ func (d *digestGets) wrap(h http.Handler) http.Handler {
 
 type killJob struct {
 	Images []Image
-	Opts   struct{ Src, Dst, CA, Auth string }
+	Opts   struct{ Src, Dst, CA, Auth, RepoLog string }
 }
 
 // TestCopySurvivesSIGKILL kills a copy running in a child process at random points (three seeds),
@@ -61,6 +61,7 @@ func TestCopySurvivesSIGKILL(t *testing.T) {
 			images, _ := Images(refs, KindAdditional, "", e.dst.Host, "")
 			job := killJob{Images: images}
 			job.Opts.Src, job.Opts.Dst, job.Opts.CA, job.Opts.Auth = e.src.Host, e.dst.Host, e.dst.CAFile, e.dst.AuthFile
+			job.Opts.RepoLog = filepath.Join(t.TempDir(), "repositories.log") // no HEADs into new repositories
 			jf := filepath.Join(t.TempDir(), "job.json")
 			b, _ := json.Marshal(job)
 			if err := os.WriteFile(jf, b, 0o600); err != nil {
@@ -99,6 +100,7 @@ func TestCopySurvivesSIGKILL(t *testing.T) {
 			dg.phase = 1
 			dg.mu.Unlock()
 			o := e.opts()
+			o.RepoLog = job.Opts.RepoLog
 			if _, err := Copy(ctx(t), images, o); err != nil {
 				t.Fatalf("run after kill: %v", err)
 			}
@@ -154,5 +156,6 @@ func TestKillHelper(t *testing.T) {
 	o := DefaultOptions(Endpoint{Host: job.Opts.Dst, CAFile: job.Opts.CA, AuthFile: job.Opts.Auth})
 	o.Source = Endpoint{Host: job.Opts.Src, Insecure: true}
 	o.Parallel = 4
+	o.RepoLog = job.Opts.RepoLog
 	_, _ = Copy(context.Background(), job.Images, o)
 }

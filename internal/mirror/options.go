@@ -61,6 +61,13 @@ type Options struct {
 	SourceRegistry string
 	// Parallel bounds concurrent blob and manifest transfers.
 	Parallel int
+	// RepoLog, when set, is a file in the work dir listing the destination repositories that a
+	// run has written to. Blobs bound for a repository the registry does not know (its tag list
+	// answers 404) and that no run wrote to are uploaded without an existence check first (one
+	// request less per blob on a fresh mirror); every other blob is checked with a HEAD. The file
+	// holds only repository names; written before a run's first write to a repository, it keeps a
+	// run killed before its first manifest from passing the repository off as new next time.
+	RepoLog string
 	// Platforms to keep from multi-arch indexes ("linux/amd64"); empty, or the single word "all",
 	// keeps all. A filtered index keeps its original bytes (its digest must not change), so the
 	// destination receives a sparse index: where the registry refuses one (distribution's default,

@@ -105,6 +105,9 @@ func mirrorOptions(env *pipeline.Env) (mirror.Options, mirror.Target, error) {
 		o.Parallel = s.Mirror.Parallel
 	}
 	o.Log = env.Log
+	if env.WorkDir != "" {
+		o.RepoLog = filepath.Join(env.WorkDir, "mirror-repositories.log")
+	}
 	return o, mirror.Target{Host: s.Registry.Host, Namespace: s.Registry.Namespace}, o.Validate()
 }
 
