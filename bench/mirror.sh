@@ -26,7 +26,11 @@ fi
 
 # The tool command: an ImageSetConfiguration listing every source image as an additional image,
 # mirrored to docker://$MB_DST (same repository paths, no namespace).
+# The harness empties the destination (and skopeo's blob cache) before every full run; the
+# workspace's repositories log describes the destination it deleted, so it goes too (a stale log
+# only costs HEADs, see README "Existence checks").
 read -r -d '' CMD <<'SH' || true
+rm -f "$MB_WORK/bootstrap-ws/working-dir/repositories.log"
 isc=$MB_WORK/bootstrap-isc.yaml
 { echo "apiVersion: mirror.openshift.io/v2alpha1"; echo "kind: ImageSetConfiguration"; echo "mirror:"
   echo "  additionalImages:"; sed 's/^/  - name: /' "$MB_LIST"; } >"$isc"
