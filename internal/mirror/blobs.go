@@ -315,9 +315,9 @@ func (e *engine) complete(ctx context.Context, t *task, err error) {
 }
 
 // transfer makes the blob exist in t.dst: HEAD first (not in a fresh repository, see freshRepo),
-// then a streamed GET from the source into a monolithic PUT. regclient's blob reader hashes every byte and fails the read at EOF on a size or
-// digest mismatch, so a corrupt source blob aborts the upload before the registry commits it (and
-// the registry checks the digest again). primary says whether its bytes count toward BytesDone.
+// then a streamed GET from the source into a monolithic PUT. regclient's blob reader hashes every
+// byte and fails the read at EOF on a size or digest mismatch, so a corrupt source blob aborts the
+// upload before the registry commits it (and the registry checks the digest again). primary says whether its bytes count toward BytesDone.
 //
 // Once the body is sent (the verified EOF), the source response is closed and the worker slot is
 // lent out until the PUT answers: what is left is the destination committing the blob, and a

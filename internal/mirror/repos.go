@@ -1,7 +1,6 @@
 package mirror
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -23,22 +22,19 @@ type repoState struct {
 // openRepoLog reads the repositories earlier runs wrote to and opens the log for appending.
 func (e *engine) openRepoLog(path string) (closeLog func(), err error) {
 	e.written = map[string]bool{}
-	if b, err := os.ReadFile(path); err == nil {
-		sc := bufio.NewScanner(strings.NewReader(string(b)))
-		for sc.Scan() {
-			if l := strings.TrimSpace(sc.Text()); l != "" {
-				e.written[l] = true
-			}
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("repository log: %w", err)
+	b, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("repository log: %w (make it readable; deleted, a killed run's blobs in new repositories are only fetched again)", err)
+	}
+	for _, l := range strings.Fields(string(b)) {
+		e.written[l] = true
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("repository log: %w", err)
+		return nil, fmt.Errorf("repository log: %w (the work dir must be writable)", err)
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("repository log: %w", err)
+		return nil, fmt.Errorf("repository log: %w (the work dir must be writable)", err)
 	}
 	e.repoLog = f
 	return func() { _ = f.Close() }, nil

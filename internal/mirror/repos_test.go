@@ -4,10 +4,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/regclient/regclient/types/ref"
 )
 
 // blobHeads counts the HEAD requests for blobs a registry gets.
@@ -48,17 +49,13 @@ func TestCopyFreshRepositoriesSkipBlobHeads(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := strings.Fields(string(b))
-	sort.Strings(got)
 	repos := map[string]bool{}
 	for _, im := range res.Images {
-		r := im.Dest
-		if i := strings.Index(r, "@"); i >= 0 {
-			r = r[:i]
+		r, err := ref.New(im.Dest)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if i := strings.LastIndex(r, ":"); i > strings.LastIndex(r, "/") {
-			r = r[:i]
-		}
-		repos[r] = true
+		repos[r.Registry+"/"+r.Repository] = true
 	}
 	if len(got) != len(repos) {
 		t.Errorf("repository log %v, want each of the %d destination repositories once: %v", got, len(repos), repos)
