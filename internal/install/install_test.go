@@ -3,6 +3,7 @@ package install_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,12 @@ import (
 var server clustertest.Server
 
 func TestMain(m *testing.M) {
+	if bin := os.Getenv("WAITFOR_CHILD_BIN"); bin != "" {
+		// the child of TestWaitForDiesWithBootstrap: bootstrap following a hanging install
+		err := install.WaitFor(context.Background(), bin, os.Getenv("WAITFOR_CHILD_ASSETS"), install.BootstrapComplete, 0, nil)
+		fmt.Fprintln(os.Stderr, "wait-for returned:", err)
+		os.Exit(3)
+	}
 	code := m.Run()
 	server.Stop()
 	os.Exit(code)
@@ -26,14 +33,15 @@ func TestMain(m *testing.M) {
 
 // fakeInstaller stands in for openshift-install (which cannot run without the nodes): it checks
 // its arguments, prints lines shaped like the installer's logrus output on stdout and stderr, and
-// fails or hangs when the asset dir holds a "fail-<target>" or "hang" file.
+// fails or hangs when the asset dir holds a "fail-<target>" or "hang" file (hanging, it writes its
+// pid to installer.pid first).
 const fakeInstaller = `#!/bin/sh
 [ "$1 $2 $4 $6 $7" = "agent wait-for --dir --log-level info" ] || { echo "bad args: $*" >&2; exit 2; }
 target=$3 dir=$5
 echo "level=info msg=\"Waiting for $target\""
 sleep 0.2
 echo "level=info msg=\"Host master-1: validation 'ntp-synced' that used to succeed is now failing\"" >&2
-[ -f "$dir/hang" ] && sleep 30
+[ -f "$dir/hang" ] && { echo $$ >"$dir/installer.pid"; sleep 30; }
 if [ -f "$dir/fail-$target" ]; then
   echo "level=fatal msg=\"cluster has stopped installing... working to recover installation, last seen was: installing\""
   exit 1

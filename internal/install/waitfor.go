@@ -53,7 +53,7 @@ func WaitFor(ctx context.Context, binary, dir, target string, timeout time.Durat
 	}
 	defer cancel()
 	cmd := exec.Command(binary, "agent", "wait-for", target, "--dir", dir, "--log-level", "info")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = waitForAttr()
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	if err := cmd.Start(); err != nil {
