@@ -128,6 +128,11 @@ type Event struct {
 	// Done counts finished items (images, nodes) next to byte progress.
 	Done      int64 `json:"done,omitempty"`
 	DoneTotal int64 `json:"doneTotal,omitempty"`
+	// Parts counts the pieces items are made of (an image's blobs), in PartsUnit: items may all
+	// finish late (the mirror copies the largest blobs first) while their parts move throughout.
+	Parts      int64  `json:"parts,omitempty"`
+	PartsTotal int64  `json:"partsTotal,omitempty"`
+	PartsUnit  string `json:"partsUnit,omitempty"`
 }
 
 // Sink receives events. It must be cheap and safe to call from many goroutines.

@@ -149,7 +149,8 @@ func (r *PlainRenderer) Handle(e pipeline.Event) {
 	}
 }
 
-// showProgress prints a stage's latest progress with the rate since the previous such line.
+// showProgress prints a stage's latest progress with the rate since the previous such line and,
+// when the total is known, the time left at that rate.
 func (r *PlainRenderer) showProgress(stage string, st *plainStage, now time.Time, prefix string) {
 	e := st.last
 	var text string
@@ -162,6 +163,10 @@ func (r *PlainRenderer) showProgress(stage string, st *plainStage, now time.Time
 					text += fmt.Sprintf(", %s/s", Bytes(int64(rate)))
 				} else {
 					text += fmt.Sprintf(", %.1f %s/s", rate, e.Unit)
+				}
+				if e.Total > e.Current && rate > 0 {
+					eta := time.Duration(float64(e.Total-e.Current) / rate * float64(time.Second))
+					text += ", ETA " + eta.Round(time.Second).String()
 				}
 			}
 		}

@@ -82,7 +82,8 @@ func Bytes(n int64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
-// progressText describes a progress event: "1.2 GiB / 4.0 GiB (30%), 3/40 done" or "7 / 9 nodes (77%)".
+// progressText describes a progress event: "1.2 GiB / 4.0 GiB (30%), 3/40 done, blobs 120/641"
+// or "7 / 9 nodes (77%)".
 func progressText(e pipeline.Event) string {
 	s := amount(e.Current, e.Unit)
 	if e.Total > 0 {
@@ -98,6 +99,9 @@ func progressText(e pipeline.Event) string {
 		s += fmt.Sprintf(", %d/%d done", e.Done, e.DoneTotal)
 	} else if e.Done > 0 {
 		s += fmt.Sprintf(", %d done", e.Done)
+	}
+	if e.PartsTotal > 0 {
+		s += fmt.Sprintf(", %s %d/%d", e.PartsUnit, e.Parts, e.PartsTotal)
 	}
 	return s
 }

@@ -94,7 +94,8 @@ func TestPlainThrottleAndHeartbeat(t *testing.T) {
 	// 20 s of progress, an event every 100 ms at 10 MiB/s, with the ticker every second.
 	for ms := 100; ms <= 20000; ms += 100 {
 		r.Handle(pipeline.Event{Time: at(ms), Kind: pipeline.Progress, Stage: "mirror",
-			Current: int64(ms) * 10 << 20 / 1000, Total: 400 << 20, Unit: "bytes", Done: int64(ms / 1000), DoneTotal: 40})
+			Current: int64(ms) * 10 << 20 / 1000, Total: 400 << 20, Unit: "bytes", Done: int64(ms / 1000), DoneTotal: 40,
+			Parts: int64(ms / 100), PartsTotal: 400, PartsUnit: "blobs"})
 		if ms%1000 == 0 {
 			r.tick(at(ms))
 		}
@@ -103,8 +104,13 @@ func TestPlainThrottleAndHeartbeat(t *testing.T) {
 	if len(progress) < 3 || len(progress) > 4 {
 		t.Fatalf("%d progress lines in 20 s at a 5 s interval:\n%s", len(progress), buf.String())
 	}
-	if !strings.Contains(progress[len(progress)-1], "10.0 MiB/s") || !strings.Contains(progress[0], "/40 done") {
+	last := progress[len(progress)-1]
+	if !strings.Contains(last, "10.0 MiB/s") || !strings.Contains(progress[0], "/40 done") {
 		t.Errorf("progress line lacks rate or counts: %q", progress)
+	}
+	// at 20 s: 200 of 400 MiB at 10 MiB/s, 200 of 400 blobs
+	if !strings.Contains(last, "200.0 MiB / 400.0 MiB (50%), 20/40 done, blobs 200/400, 10.0 MiB/s, ETA 20s") {
+		t.Errorf("last progress line: %q", last)
 	}
 	// 35 s of silence: a heartbeat at most every 10 s.
 	before := len(lines(buf.String(), "mirror"))
@@ -185,6 +191,8 @@ func TestTTY(t *testing.T) {
 	r.Handle(pipeline.Event{Kind: pipeline.StageSkipped, Stage: "preflight", Message: "finished with the same inputs"})
 	r.Handle(pipeline.Event{Kind: pipeline.StageStarted, Stage: "mirror", Message: "first run"})
 	hammer(r, 8, 200)
+	r.Handle(pipeline.Event{Kind: pipeline.Progress, Stage: "mirror", Current: 150, Total: 200, Unit: "bytes",
+		Done: 3, DoneTotal: 40, Parts: 120, PartsTotal: 641, PartsUnit: "blobs"})
 	r.Handle(pipeline.Event{Kind: pipeline.Warning, Stage: "mirror", Message: "retrying blob"})
 	r.Handle(pipeline.Event{Kind: pipeline.StageSucceeded, Stage: "mirror"})
 	r.Handle(pipeline.Event{Kind: pipeline.StageStarted, Stage: "boot"})
@@ -196,7 +204,7 @@ func TestTTY(t *testing.T) {
 	r.Close()
 	out := buf.String()
 	for _, want := range []string{"↷ preflight skipped", "▶ mirror started: first run", "! mirror WARNING: retrying blob",
-		"✓ mirror succeeded in", "/200 B", "steps/s", "boot w1: node:w1/power-on", "✗ boot FAILED: w3: 401"} {
+		"✓ mirror succeeded in", "/200 B", "mirror    3/40 blobs 120/641", "steps/s", "boot w1: node:w1/power-on", "✗ boot FAILED: w3: 401"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in %q", want, out)
 		}

@@ -84,10 +84,14 @@ func (r *TTYRenderer) Handle(e pipeline.Event) {
 }
 
 func (r *TTYRenderer) label(stage string, e pipeline.Event) string {
+	label := stage
 	if e.DoneTotal > 0 {
-		return fmt.Sprintf("%-9s %d/%d", stage, e.Done, e.DoneTotal)
+		label = fmt.Sprintf("%-9s %d/%d", stage, e.Done, e.DoneTotal)
 	}
-	return stage
+	if e.PartsTotal > 0 {
+		label += fmt.Sprintf(" %s %d/%d", e.PartsUnit, e.Parts, e.PartsTotal)
+	}
+	return label
 }
 
 // ensureBar makes the bar belong to stage and unit, with max total (unknown when 0).

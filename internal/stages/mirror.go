@@ -132,7 +132,8 @@ func (m Mirror) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	}
 	o.Progress = func(p mirror.Progress) {
 		emit(pipeline.Event{Kind: pipeline.Progress, Current: p.BytesDone, Total: p.BytesTotal, Unit: "bytes",
-			Done: int64(p.ImagesDone), DoneTotal: int64(p.ImagesTotal)})
+			Done: int64(p.ImagesDone), DoneTotal: int64(p.ImagesTotal),
+			Parts: int64(p.BlobsDone), PartsTotal: int64(p.BlobsTotal), PartsUnit: "blobs"})
 	}
 	var (
 		stepMu  sync.Mutex

@@ -78,13 +78,20 @@ func TestMirrorStageRunVerifyAndRerun(t *testing.T) {
 		}
 	}
 	progress := 0
+	var final pipeline.Event
 	for _, e := range events {
 		if e.Kind == pipeline.Progress && e.Unit == "bytes" {
 			progress++
+			final = e
 		}
 	}
 	if progress == 0 {
 		t.Error("no progress events")
+	}
+	// the last one counts every image and every blob done
+	if final.DoneTotal != 6 || final.Done != 6 || final.PartsUnit != "blobs" || final.PartsTotal == 0 ||
+		final.Parts != final.PartsTotal || final.Current != final.Total {
+		t.Errorf("final progress event: %+v", final)
 	}
 	if err := st.Verify(ctx, env); err != nil {
 		t.Fatalf("verify after run: %v", err)
