@@ -143,6 +143,26 @@ func TestPlainThrottleAndHeartbeat(t *testing.T) {
 	}
 }
 
+// With the default options a progressing stage prints a line every 2 s (the mirror's progress
+// promise), not on every event.
+func TestPlainDefaultEveryTwoSeconds(t *testing.T) {
+	var buf syncBuffer
+	r := newPlain(&buf, PlainOptions{})
+	t0 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	r.Handle(pipeline.Event{Time: t0, Kind: pipeline.StageStarted, Stage: "mirror"})
+	for ms := 100; ms <= 10000; ms += 100 {
+		at := t0.Add(time.Duration(ms) * time.Millisecond)
+		r.Handle(pipeline.Event{Time: at, Kind: pipeline.Progress, Stage: "mirror", Current: int64(ms) << 10,
+			Total: 20000 << 10, Unit: "bytes"})
+		if ms%1000 == 0 {
+			r.tick(at)
+		}
+	}
+	if got := lines(buf.String(), "MiB /"); len(got) != 5 {
+		t.Fatalf("%d progress lines in 10 s, want 5:\n%s", len(got), buf.String())
+	}
+}
+
 func TestPlainStepsAndNodes(t *testing.T) {
 	var buf syncBuffer
 	r := newPlain(&buf, PlainOptions{})
@@ -160,8 +180,8 @@ func TestPlainStepsAndNodes(t *testing.T) {
 	if !strings.Contains(out, "7 / 9 nodes (77%)") {
 		t.Errorf("Close did not flush pending progress:\n%s", out)
 	}
-	if n := len(lines(out, "steps done")); n != 2 {
-		t.Errorf("%d step lines for 10 s of steps, want 2:\n%s", n, out)
+	if n := len(lines(out, "steps done")); n != 5 {
+		t.Errorf("%d step lines for 10 s of steps, want 5 (every 2 s):\n%s", n, out)
 	}
 	if len(lines(out, "node:w1/power-on")) != 1 {
 		t.Errorf("node step not shown:\n%s", out)
