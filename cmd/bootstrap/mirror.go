@@ -418,9 +418,9 @@ func mirrorProgress(w io.Writer, asJSON, tty bool) mirror.ProgressFunc {
 		}
 		last = time.Now()
 		rate := float64(p.BytesDone) / max(p.Elapsed.Seconds(), 0.001)
-		eta := "-"
-		if rate > 0 && p.BytesTotal > p.BytesDone {
-			eta = time.Duration(float64(p.BytesTotal-p.BytesDone) / rate * float64(time.Second)).Round(time.Second).String()
+		eta := progress.TimeLeft(p.BytesDone, p.BytesTotal, rate)
+		if eta == "" {
+			eta = "-"
 		}
 		line := fmt.Sprintf("%s / %s  %s/s  ETA %s  blobs %d/%d  images %d/%d  failed %d", progress.Bytes(p.BytesDone), progress.Bytes(p.BytesTotal),
 			progress.Bytes(int64(rate)), eta, p.BlobsDone, p.BlobsTotal, p.ImagesDone, p.ImagesTotal, p.Failed)

@@ -165,9 +165,8 @@ func (r *PlainRenderer) showProgress(stage string, st *plainStage, now time.Time
 				} else {
 					text += fmt.Sprintf(", %.1f %s/s", rate, e.Unit)
 				}
-				if e.Total > e.Current && rate > 0 {
-					eta := time.Duration(float64(e.Total-e.Current) / rate * float64(time.Second))
-					text += ", ETA " + eta.Round(time.Second).String()
+				if eta := TimeLeft(e.Current, e.Total, rate); eta != "" {
+					text += ", ETA " + eta
 				}
 			}
 		}

@@ -82,6 +82,15 @@ func Bytes(n int64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
+// TimeLeft is how long the rest of total takes at rate (units a second), to the second; "" when
+// it cannot be told (no rate yet, or nothing left).
+func TimeLeft(done, total int64, rate float64) string {
+	if rate <= 0 || total <= done {
+		return ""
+	}
+	return time.Duration(float64(total-done) / rate * float64(time.Second)).Round(time.Second).String()
+}
+
 // progressText describes a progress event: "1.2 GiB / 4.0 GiB (30%), 3/40 done, blobs 120/641"
 // or "7 / 9 nodes (77%)".
 func progressText(e pipeline.Event) string {

@@ -246,6 +246,24 @@ func TestNew(t *testing.T) {
 	}
 }
 
+func TestTimeLeft(t *testing.T) {
+	for _, c := range []struct {
+		done, total int64
+		rate        float64
+		want        string
+	}{
+		{0, 100, 10, "10s"},
+		{50, 100, 0.4, "2m5s"},
+		{100, 100, 10, ""}, // nothing left
+		{10, 100, 0, ""},   // no rate yet
+		{1, 3600 * 1000, 1000, "1h0m0s"},
+	} {
+		if got := TimeLeft(c.done, c.total, c.rate); got != c.want {
+			t.Errorf("TimeLeft(%d, %d, %g) = %q, want %q", c.done, c.total, c.rate, got, c.want)
+		}
+	}
+}
+
 func TestBytes(t *testing.T) {
 	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1536: "1.5 KiB", 20 << 30: "20.0 GiB"} {
 		if got := Bytes(n); got != want {
