@@ -12,57 +12,86 @@ import (
 
 // slowCommits holds every blob upload's final PUT for delay after its body has arrived (a
 // registry syncing the blob to disk) and records how many such commits overlapped and how many
-// blob GETs reached the source while an upload PUT was in progress.
+// blob GETs reached the source while an upload was unanswered.
+//
+// "Unanswered" is counted from the upload's POST (which the client has seen answered before it
+// sends the PUT) to the moment the PUT's status is written. Counting from the PUT's arrival
+// instead would race: a small body fits in the socket buffers, so the client can reach the
+// body's end, lend its slot and send the next GET before the server has dispatched the PUT.
 type slowCommits struct {
 	delay            time.Duration
-	puts             atomic.Int64 // upload PUTs received and not answered
+	open             atomic.Int64 // uploads opened (POST answered 202) whose PUT is not answered
 	held, maxHeld    atomic.Int64
 	getsDuringCommit atomic.Int64
 }
 
 func (s *slowCommits) wrapDst(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPut || !strings.Contains(r.URL.Path, "/blobs/uploads/") {
+		if !strings.Contains(r.URL.Path, "/blobs/uploads/") {
 			h.ServeHTTP(w, r)
 			return
 		}
-		s.puts.Add(1)
-		defer s.puts.Add(-1)
-		h.ServeHTTP(&heldWriter{ResponseWriter: w, s: s}, r)
+		switch r.Method {
+		case http.MethodPost:
+			s.open.Add(1) // before the answer can reach the client
+			h.ServeHTTP(&statusHook{ResponseWriter: w, onStatus: func(code int) {
+				if code != http.StatusAccepted { // mounted or refused: no upload left open
+					s.open.Add(-1)
+				}
+			}}, r)
+		case http.MethodPut:
+			h.ServeHTTP(&statusHook{ResponseWriter: w, onStatus: s.commit}, r)
+		default:
+			h.ServeHTTP(w, r)
+		}
 	})
 }
 
 func (s *slowCommits) wrapSrc(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/blobs/sha256:") && s.puts.Load() > 0 {
+		if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/blobs/sha256:") && s.open.Load() > 0 {
 			s.getsDuringCommit.Add(1)
 		}
 		h.ServeHTTP(w, r)
 	})
 }
 
-// heldWriter delays the PUT's answer: the registry has read the body and committed by the time it
-// writes the status, so the client is waiting on the commit exactly as it would on an fsync.
-type heldWriter struct {
-	http.ResponseWriter
-	s    *slowCommits
-	once bool
+// commit delays the PUT's answer: the registry has read the body and committed by the time it
+// writes the status, so the client is waiting on the commit exactly as it would on an fsync. The
+// upload stops counting as open just before its status goes out.
+func (s *slowCommits) commit(int) {
+	n := s.held.Add(1)
+	for {
+		m := s.maxHeld.Load()
+		if n <= m || s.maxHeld.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	time.Sleep(s.delay)
+	s.held.Add(-1)
+	s.open.Add(-1)
 }
 
-func (w *heldWriter) WriteHeader(code int) {
+// statusHook calls onStatus once, with the status, before the status is written.
+type statusHook struct {
+	http.ResponseWriter
+	onStatus func(code int)
+	once     bool
+}
+
+func (w *statusHook) WriteHeader(code int) {
 	if !w.once {
 		w.once = true
-		n := w.s.held.Add(1)
-		for {
-			m := w.s.maxHeld.Load()
-			if n <= m || w.s.maxHeld.CompareAndSwap(m, n) {
-				break
-			}
-		}
-		time.Sleep(w.s.delay)
-		w.s.held.Add(-1)
+		w.onStatus(code)
 	}
 	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusHook) Write(b []byte) (int, error) {
+	if !w.once {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
 }
 
 // TestWorkerLentDuringCommit: with one worker, the next blob streams while the destination holds
