@@ -112,3 +112,25 @@ func (e *testEnv) dstClient(t *testing.T) *regclient.RegClient {
 }
 
 func ctx(t *testing.T) context.Context { return t.Context() }
+
+// statusHook calls onStatus once, with the status, before the status is written.
+type statusHook struct {
+	http.ResponseWriter
+	onStatus func(code int)
+	once     bool
+}
+
+func (w *statusHook) WriteHeader(code int) {
+	if !w.once {
+		w.once = true
+		w.onStatus(code)
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusHook) Write(b []byte) (int, error) {
+	if !w.once {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}

@@ -72,28 +72,6 @@ func (s *slowCommits) commit(int) {
 	s.open.Add(-1)
 }
 
-// statusHook calls onStatus once, with the status, before the status is written.
-type statusHook struct {
-	http.ResponseWriter
-	onStatus func(code int)
-	once     bool
-}
-
-func (w *statusHook) WriteHeader(code int) {
-	if !w.once {
-		w.once = true
-		w.onStatus(code)
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusHook) Write(b []byte) (int, error) {
-	if !w.once {
-		w.WriteHeader(http.StatusOK)
-	}
-	return w.ResponseWriter.Write(b)
-}
-
 // TestWorkerLentDuringCommit: with one worker, the next blob streams while the destination holds
 // the previous blob's commit, and no more than Parallel commits wait without a worker (here one
 // lent commit plus the worker's own).

@@ -19,14 +19,6 @@ import (
 	"github.com/bootstrap-dev/bootstrap/internal/mirror/mirrortest"
 )
 
-// statusWriter records the status a handler answered.
-type statusWriter struct {
-	http.ResponseWriter
-	code int
-}
-
-func (w *statusWriter) WriteHeader(c int) { w.code = c; w.ResponseWriter.WriteHeader(c) }
-
 // refusals counts the manifest pushes a registry answered with 400 and closes first at the first one.
 type refusals struct {
 	n     atomic.Int64
@@ -45,9 +37,9 @@ func (r *refusals) wrap(h http.Handler) http.Handler {
 		if r.indexDelay > 0 && strings.Contains(req.Header.Get("Content-Type"), "index") {
 			time.Sleep(r.indexDelay)
 		}
-		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
-		h.ServeHTTP(sw, req)
-		if sw.code == http.StatusBadRequest {
+		code := http.StatusOK
+		h.ServeHTTP(&statusHook{ResponseWriter: w, onStatus: func(c int) { code = c }}, req)
+		if code == http.StatusBadRequest {
 			r.n.Add(1)
 			r.once.Do(func() { close(r.first) })
 		}
