@@ -32,19 +32,26 @@ func StepKey(node, step string) string { return "node:" + node + "/" + step }
 
 // Boot-override methods.
 const (
-	MethodStandard = "redfish"       // Boot.BootSourceOverrideTarget=Cd, Enabled=Once, Mode=UEFI
-	MethodSCP      = "dell-scp-boot" // iDRAC ImportSystemConfiguration ServerBoot.1#BootOnce
+	MethodStandard = "redfish" // Boot.BootSourceOverrideTarget=Cd, Enabled=Once, Mode=UEFI
+	// MethodContinuous is Cd/Continuous, for BMCs that do not honour Once: the override stays
+	// until the install stage takes it off (TakeOverrideOff) once the node has written its disk.
+	MethodContinuous = "redfish-continuous"
+	MethodSCP        = "dell-scp-boot" // iDRAC ImportSystemConfiguration ServerBoot.1#BootOnce
 )
 
 // NodeResult is what happened to one node; it holds no secret and goes to the journal.
 type NodeResult struct {
-	Node        string    `json:"node"`
-	Vendor      string    `json:"vendor,omitempty"`
-	Model       string    `json:"model,omitempty"`
-	Firmware    string    `json:"firmware,omitempty"`
-	Layout      Layout    `json:"layout,omitempty"`
-	Image       string    `json:"image"`
-	Method      string    `json:"method,omitempty"`
+	Node     string `json:"node"`
+	Kind     string `json:"kind,omitempty"` // the implementation chosen: Dell iDRAC9, generic Redfish
+	Vendor   string `json:"vendor,omitempty"`
+	Model    string `json:"model,omitempty"`
+	Firmware string `json:"firmware,omitempty"`
+	Layout   Layout `json:"layout,omitempty"`
+	Image    string `json:"image"`
+	Method   string `json:"method,omitempty"`
+	// Persistent is set when the BMC did not honour a one-time boot: the Cd override stays on
+	// until the install stage takes it off (the report lists these nodes).
+	Persistent  bool      `json:"persistentOverride,omitempty"`
 	PowerAction string    `json:"powerAction,omitempty"` // On or ForceRestart; empty when an earlier run did it
 	BasicAuth   bool      `json:"basicAuth,omitempty"`
 	Insecure    bool      `json:"insecure,omitempty"`
@@ -85,11 +92,14 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 		cfg.progress(Progress{Node: t.Node, Step: StepConfirm, Done: true, Skipped: true})
 		return done, nil
 	}
+	var st State
 	fail := func(op string, err error) (NodeResult, error) {
 		var be *Error
 		if !errors.As(err, &be) {
-			err = newError(t.Node, op, err)
+			be = newError(t.Node, op, err)
+			err = be
 		}
+		reword(&st, be)
 		res.Error = err.Error()
 		res.Seconds = time.Since(start).Seconds()
 		return res, err
@@ -112,14 +122,15 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 	finished(StepConnect, false)
 
 	step(StepInspect)
-	st, err := c.inspect(ctx, false)
+	st, err = c.inspect(ctx, false)
 	if err != nil {
 		return fail(StepInspect, err)
 	}
-	res.Vendor, res.Model, res.Firmware, res.Layout = st.Vendor, st.Model, st.Firmware, st.Layout
-	res.Method = MethodStandard
-	if st.IsDell() && NeedsSCPBootOnce(st.Firmware) {
-		res.Method = MethodSCP
+	res.Kind, res.Vendor, res.Model, res.Firmware, res.Layout = st.Kind, st.Vendor, st.Model, st.Firmware, st.Layout
+	res.Method = st.vendor.bootMethod(st)
+	var arming overrideRecord
+	if j.Done(StepKey(t.Node, StepBootOverride), &arming) && arming.Method == MethodContinuous {
+		res.Method = MethodContinuous // an earlier attempt found Once not honoured
 	}
 	finished(StepInspect, false)
 
@@ -129,7 +140,7 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 		// A crash fell between sending the power action and journaling it: read back before acting.
 		res.Resumed = true
 		armed := j.Done(StepKey(t.Node, StepBootOverride), nil)
-		took, err := c.watchPowerTookEffect(ctx, st, pr, res.Method, armed)
+		took, err := c.watchPowerTookEffect(ctx, st, pr, res.Method, url, armed)
 		if err != nil {
 			return fail(StepPower, err)
 		}
@@ -148,7 +159,7 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 		if err := c.ensureMedia(ctx, &st, url, j, cfg); err != nil {
 			return fail(StepMedia, err)
 		}
-		if err := c.ensureBootOverride(ctx, &st, res.Method, j, cfg); err != nil {
+		if err := c.ensureBootOverride(ctx, &st, &res.Method, j, cfg); err != nil {
 			return fail(StepBootOverride, err)
 		}
 		step(StepPower)
@@ -183,6 +194,7 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 		}
 		res.Evidence = "the node read its ISO after the power action"
 	}
+	res.Persistent = res.Method == MethodContinuous
 	res.Seconds = time.Since(start).Seconds()
 	res.Finished = time.Now().UTC()
 	if err := j.Record(StepKey(t.Node, StepConfirm), res); err != nil {

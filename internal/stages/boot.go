@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -85,7 +86,7 @@ func (Boot) Name() string { return "boot" }
 
 // Summary implements pipeline.Stage.
 func (Boot) Summary() string {
-	return "boot every node from the agent ISO over Redfish virtual media (iDRAC9), verified by read-back"
+	return "boot every node from the agent ISO over Redfish virtual media (Dell iDRAC9 or generic Redfish), verified by read-back"
 }
 
 // Inputs implements pipeline.Stage.
@@ -148,8 +149,14 @@ func (b Boot) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 			return
 		}
 		msg := p.Step + " done"
-		if p.Skipped {
+		switch {
+		case p.Skipped && p.ByRead:
 			msg = p.Step + " already done (verified by read-back)"
+		case p.Skipped:
+			msg = p.Step + " already done (journaled)"
+		}
+		if p.Message != "" {
+			msg += ": " + p.Message
 		}
 		bootEmit(env, pipeline.Event{Kind: pipeline.StepDone, Node: p.Node, Step: p.Step, Message: msg})
 		if p.Step == bmc.StepConfirm {
@@ -195,33 +202,47 @@ func (Boot) Plan(_ context.Context, env *pipeline.Env) ([]string, error) {
 	return lines, nil
 }
 
-// checkISOReachable asks each distinct ISO URL for its headers from the jump host and warns when
-// it does not answer: every BMC would then fail with RAC0904 after a slow timeout.
+// isoCheckTimeout bounds the jump host's check of each ISO URL: a server on the local network
+// answers a HEAD in milliseconds; a URL that takes longer would fail the BMCs anyway.
+const isoCheckTimeout = 3 * time.Second
+
+// checkISOReachable asks every distinct ISO URL for its headers from the jump host, all at once,
+// and warns about each that does not answer: every BMC would then fail to fetch it after a slow
+// timeout of its own.
 func checkISOReachable(ctx context.Context, env *pipeline.Env, targets []bmc.Target, urlFor func(string) string) {
-	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil}}
+	hc := &http.Client{Timeout: isoCheckTimeout, Transport: &http.Transport{Proxy: nil}}
+	defer hc.CloseIdleConnections()
+	var urls []string
 	seen := map[string]bool{}
 	for _, t := range targets {
-		u := urlFor(t.Node)
-		if seen[u] {
-			continue
+		if u := urlFor(t.Node); !seen[u] {
+			seen[u] = true
+			urls = append(urls, u)
 		}
-		seen[u] = true
-		req, err := http.NewRequestWithContext(ctx, http.MethodHead, u, nil)
-		if err != nil {
-			bootEmit(env, pipeline.Event{Kind: pipeline.Warning, Message: fmt.Sprintf("ISO URL %s: %v", u, err)})
-			continue
-		}
-		resp, err := hc.Do(req)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				continue
-			}
-			err = fmt.Errorf("HTTP %d", resp.StatusCode)
-		}
-		bootEmit(env, pipeline.Event{Kind: pipeline.Warning, Message: fmt.Sprintf(
-			"the ISO at %s does not answer from the jump host (%v): is `bootstrap serve` running? The BMCs will fail with RAC0904", u, err)})
 	}
+	var wg sync.WaitGroup
+	for _, u := range urls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, err := http.NewRequestWithContext(ctx, http.MethodHead, u, nil)
+			if err != nil {
+				bootEmit(env, pipeline.Event{Kind: pipeline.Warning, Message: fmt.Sprintf("ISO URL %s: %v", u, err)})
+				return
+			}
+			resp, err := hc.Do(req)
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					return
+				}
+				err = fmt.Errorf("HTTP %d", resp.StatusCode)
+			}
+			bootEmit(env, pipeline.Event{Kind: pipeline.Warning, Message: fmt.Sprintf(
+				"the ISO at %s does not answer from the jump host (%v): is it being served (by this run, by `bootstrap serve`, or by the web server behind iso.baseURL)? The BMCs will fail to fetch it", u, err)})
+		}()
+	}
+	wg.Wait()
 }
 
 // isoURLs returns each node's ISO URL: the iso stage's per-node or shared URL when it published
