@@ -95,6 +95,8 @@ func (e *Error) Unwrap() error { return e.Err }
 // Temporary reports whether the underlying failure is transient.
 func (e *Error) Temporary() bool { return temporary(e.Err) }
 
+func asRedfish(err error, re **RedfishError) bool { return errors.As(err, re) }
+
 func temporary(err error) bool {
 	var re *RedfishError
 	if errors.As(err, &re) {

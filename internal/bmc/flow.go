@@ -16,6 +16,9 @@ const (
 	StepPowerIntent  = "power-intent"
 	StepPower        = "power"
 	StepConfirm      = "booted"
+	// StepHandover is the install stage's: the boot override taken off (and the ISO ejected)
+	// once a node that needed a persistent override has written its disk.
+	StepHandover = "handover"
 )
 
 // Journal records finished steps so a resumed run skips them; pipeline.Steps satisfies it.

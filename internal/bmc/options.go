@@ -17,6 +17,7 @@ type config struct {
 	confirmTimeout time.Duration
 	concurrency    int // 0: every node, MaxConcurrency at most
 	resumeGrace    time.Duration
+	handedOver     func(node string) bool
 	evidence       func(ctx context.Context, node, url string, since time.Time) error
 	progress       func(Progress)
 }
@@ -124,6 +125,15 @@ func WithResumeGrace(d time.Duration) Option {
 func WithBootEvidence(evidence func(ctx context.Context, node, url string, since time.Time) error) Option {
 	return func(c *config) error {
 		c.evidence = evidence
+		return nil
+	}
+}
+
+// WithHandedOver tells VerifyBooted which nodes may have been handed over to their disk by
+// TakeOverrideOff (the install stage does it for nodes booted with a persistent override).
+func WithHandedOver(accept func(node string) bool) Option {
+	return func(c *config) error {
+		c.handedOver = accept
 		return nil
 	}
 }

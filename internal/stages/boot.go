@@ -183,7 +183,18 @@ func (b Boot) Verify(ctx context.Context, env *pipeline.Env) error {
 		return err
 	}
 	targets, _ := bootTargets(env)
-	return bmc.VerifyAll(ctx, targets, urlFor, append(profileBootOptions(env), b.Options...)...)
+	// Nodes booted with a persistent override are handed over to their disk by the install
+	// stage (override off, ISO ejected): that state verifies too.
+	var own BootOutput
+	if _, err := env.Output("boot", &own); err != nil {
+		return err
+	}
+	persistent := map[string]bool{}
+	for _, n := range own.Nodes {
+		persistent[n.Node] = n.Persistent
+	}
+	opts := append(profileBootOptions(env), bmc.WithHandedOver(func(n string) bool { return persistent[n] }))
+	return bmc.VerifyAll(ctx, targets, urlFor, append(opts, b.Options...)...)
 }
 
 // Plan implements pipeline.Planner.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
+	"github.com/bootstrap-dev/bootstrap/internal/bmc"
 	"github.com/bootstrap-dev/bootstrap/internal/cluster"
 	"github.com/bootstrap-dev/bootstrap/internal/gather"
 	"github.com/bootstrap-dev/bootstrap/internal/install"
@@ -34,6 +35,8 @@ type Install struct {
 	ClusterTimeout time.Duration
 	// NoGather turns off the automatic gather on failure.
 	NoGather bool
+	// BMCOptions tune the handover of nodes booted with a persistent override (tests).
+	BMCOptions []bmc.Option
 }
 
 // Name implements pipeline.Stage.
@@ -119,6 +122,10 @@ func (st Install) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	for _, n := range s.Nodes {
 		o.Nodes = append(o.Nodes, n.Name)
 	}
+	ho, err := newHandover(env, st.BMCOptions)
+	if err != nil {
+		return nil, err
+	}
 	res, err := install.Run(ctx, o, install.Callbacks{
 		Line: func(target, l string) {
 			if env.Events != nil {
@@ -126,6 +133,9 @@ func (st Install) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 			}
 		},
 		Finding: func(f install.Finding) {
+			if f.Kind == install.HostStage {
+				ho.onStage(ctx, f.Host, f.Status)
+			}
 			kind := pipeline.Info
 			if f.Kind == install.ValidationFailing {
 				kind = pipeline.Warning
@@ -135,6 +145,9 @@ func (st Install) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 		Progress: func(m string) { ev(pipeline.Info, "", m) },
 	})
 	if err == nil {
+		if herr := ho.finish(ctx); herr != nil {
+			return nil, fmt.Errorf("install: the cluster is installed, but a node booted with a persistent override still has it (it would boot the ISO again on its next reboot); fix the BMC and run again: %w", herr)
+		}
 		return res, nil
 	}
 	msg := err.Error()
