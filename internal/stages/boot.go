@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
 	"github.com/bootstrap-dev/bootstrap/internal/bmc"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
@@ -32,8 +33,9 @@ type Boot struct {
 	// Options are passed to bmc.BootAll (concurrency, retries, polls); tests shorten the waits.
 	Options []bmc.Option
 	// Serve, when set, makes sure the ISO HTTP server is up before any BMC is given a URL (the
-	// server must outlive this stage: nodes read the ISO until install ends). Nil means the ISO
-	// is served elsewhere (`bootstrap serve`).
+	// server must outlive this stage: nodes read the ISO until install ends). It is not called
+	// when iso.baseURL points elsewhere than iso.serveAddress (agentiso.ServedHere): the site's
+	// web server serves the ISO. Nil means the ISO is always served elsewhere (`bootstrap serve`).
 	Serve func(ctx context.Context, env *pipeline.Env) error
 	// Evidence, when set, must confirm a node read its ISO after its power action (the ISO
 	// server's fetch log); see bmc.WithBootEvidence. Nil trusts the BMC's read-back alone.
@@ -121,10 +123,15 @@ func (b Boot) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if b.Serve != nil {
+	switch {
+	case b.Serve == nil:
+	case agentiso.ServedHere(env.Site.ISO.ServeAddress, env.Site.ISO.BaseURL):
 		if err := b.Serve(ctx, env); err != nil {
 			return nil, fmt.Errorf("boot: start the ISO server: %w", err)
 		}
+	default:
+		bootEmit(env, pipeline.Event{Kind: pipeline.Info, Message: "the ISO is served elsewhere (iso.baseURL " + env.Site.ISO.BaseURL +
+			" is not this host's iso.serveAddress " + env.Site.ISO.ServeAddress + "): no local ISO server is started and no local build is needed"})
 	}
 	targets, out := bootTargets(env)
 	for _, t := range targets {

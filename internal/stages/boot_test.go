@@ -70,7 +70,8 @@ func newBootLab(t *testing.T, names ...string) *bootLab {
 	t.Setenv("BOOT_TEST_BMC_PASSWORD", bootTestPassword)
 	lab := &bootLab{sims: map[string]*bmctest.BMC{}, iso: bmctest.NewISOServer()}
 	t.Cleanup(lab.iso.Close)
-	s := &site.Site{ISO: site.ISO{ServeAddress: "0.0.0.0:8080", BaseURL: lab.iso.URL() + "/"}}
+	// The simulated ISO server stands in for this process's own: iso.serveAddress is its address.
+	s := &site.Site{ISO: site.ISO{ServeAddress: strings.TrimPrefix(lab.iso.URL(), "http://"), BaseURL: lab.iso.URL() + "/"}}
 	for i, n := range names {
 		mac := fmt.Sprintf("b0:7b:25:00:00:%02x", i)
 		o := bmctest.Options{Cert: cert, Password: bootTestPassword, MACs: []string{mac}}

@@ -105,3 +105,40 @@ func TestMixedFleetBootAndHandover(t *testing.T) {
 		t.Error("Verify without the boot output accepted a node whose ISO is gone")
 	}
 }
+
+// TestBootStageExternalISO: iso.baseURL points at another web server. The boot stage (and so
+// `replay boot`) boots every node from it without a local ISO build and without starting the
+// local server, whose Ensure would fail for want of a build.
+func TestBootStageExternalISO(t *testing.T) {
+	lab := newBootLab(t, "idrac-0", "generic-1")
+	lab.site.ISO.ServeAddress = "127.0.0.1:1" // this host's own server would listen here
+	var events []pipeline.Event
+	env := lab.env(&bootSteps{m: map[string][]byte{}}, &events)
+	stage := fastBoot()
+	stage.Serve = (&ISOServer{}).Ensure // the production server: no ISO was built here
+	for _, replay := range []bool{false, true} {
+		env.Replay = replay
+		if replay {
+			env.Nodes, env.Steps = []string{"generic-1"}, &bootSteps{m: map[string][]byte{}}
+		}
+		if _, err := stage.Run(context.Background(), env); err != nil {
+			t.Fatalf("replay=%t: %v", replay, err)
+		}
+	}
+	iso := lab.iso.URL() + "/" + DefaultISOName
+	for n, s := range lab.sims {
+		if st := s.Stats(); st.BootedFrom != iso {
+			t.Errorf("%s booted from %q, want %s", n, st.BootedFrom, iso)
+		}
+	}
+	if st := lab.sims["generic-1"].Stats(); st.PowerActions != 2 {
+		t.Errorf("generic-1: %d power actions; want 2 (the run and the replay)", st.PowerActions)
+	}
+	said := false
+	for _, e := range events {
+		said = said || strings.Contains(e.Message, "served elsewhere")
+	}
+	if !said {
+		t.Error("no event says the ISO is served elsewhere")
+	}
+}

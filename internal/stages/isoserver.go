@@ -41,7 +41,7 @@ func (s *ISOServer) Ensure(ctx context.Context, env *pipeline.Env) error {
 		return fmt.Errorf("read the iso stage's output: %w", err)
 	}
 	if !ok || out.Build == nil || out.Build.ISO == "" {
-		return errors.New("no agent ISO has been built: run `bootstrap run --until iso` first, or serve it elsewhere with `bootstrap serve`")
+		return errors.New("no agent ISO has been built here: run `bootstrap run --until iso` first, or serve the ISO from another web server and set iso.baseURL to it (bootstrap then starts no server of its own)")
 	}
 	custom, err := agentiso.NodeCustomizations(env.Site)
 	if err != nil {
