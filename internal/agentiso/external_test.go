@@ -19,8 +19,8 @@ func TestServedHere(t *testing.T) {
 		{"10.0.0.5:8080", "http://10.0.0.5:8080/iso/", true},
 		{"0.0.0.0:8080", "http://127.0.0.1:8080", true},
 		{"0.0.0.0:8080", "http://localhost:8080", true},
-		{"10.0.0.5:8080", "http://10.0.0.9:8080", false},  // the site's web server
-		{"10.0.0.5:8080", "http://10.0.0.5:80", false},    // another server on the same host
+		{"10.0.0.5:8080", "http://10.0.0.9:8080", false},   // the site's web server
+		{"10.0.0.5:8080", "http://10.0.0.5:80", false},     // another server on the same host
 		{"0.0.0.0:8080", "https://192.0.2.10/isos", false}, // TEST-NET: not this machine
 		{"0.0.0.0:8080", "http://192.0.2.10:8080", false},
 	}
