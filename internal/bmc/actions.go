@@ -234,6 +234,32 @@ func (c *Client) waitBooted(ctx context.Context, st *State, url, method string) 
 	return nil
 }
 
+// readISOSince decides, for a node whose power action an earlier process sent, whether the node
+// read its ISO after it. It waits (up to the resume grace) while the BMC shows the boot still
+// pending — the node is in POST and will read the ISO now that it is served again — and for a
+// read once the boot is consumed; it reports false when the boot came and went without one.
+func (c *Client) readISOSince(ctx context.Context, st *State, url, method string, since time.Time) (bool, error) {
+	deadline := time.Now().Add(c.cfg.resumeGrace)
+	for {
+		if c.cfg.evidence(ctx, c.node, url, since) == nil {
+			return true, nil
+		}
+		if err := c.readBoot(ctx, st, method); err != nil {
+			return false, err
+		}
+		pending := st.Power != "On" || (method != MethodContinuous && bootArmed(*st, method))
+		if time.Now().After(deadline) {
+			// Still pending after the grace: leave it to the confirm step's longer wait.
+			return pending, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(c.cfg.poll):
+		}
+	}
+}
+
 // ErrNoISORead is the confirmation failure when the BMC shows the boot done but the node never
 // read its ISO: the one-time boot was ignored and the server started from its disk.
 var ErrNoISORead = errors.New("the node did not read its ISO after the power action")

@@ -71,6 +71,9 @@ type powerRecord struct {
 	From   string    `json:"from"`
 	Method string    `json:"method"`
 	ByRead bool      `json:"byReadBack,omitempty"`
+	// Reason says why a node already powered in this attempt is powered again: it did not read
+	// its ISO after the earlier power action (the ISO server died with a killed run).
+	Reason string `json:"reason,omitempty"`
 }
 
 // BootNode boots one node from the ISO at url: connect, inspect, eject stale media, insert the
@@ -155,6 +158,20 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 			powered = true
 		}
 	}
+	if powered && cfg.evidence != nil {
+		// A run killed between the power action and the node reading its ISO took the ISO
+		// server with it: the node then started from its disk, and the BMC's read-back (power
+		// on, one-time boot consumed, media inserted) cannot tell. The fetch log can.
+		read, err := c.readISOSince(ctx, &st, url, res.Method, pr.At)
+		if err != nil {
+			return fail(StepConfirm, err)
+		}
+		if !read {
+			powered = false
+			pr.Reason = fmt.Sprintf("the node did not read its ISO after the power action at %s (the ISO server was down: the run that sent it was killed)", pr.At.Format(time.RFC3339))
+			cfg.progress(Progress{Node: t.Node, Step: StepPower, Message: "booting again: " + pr.Reason})
+		}
+	}
 	if powered {
 		res.Resumed = true
 		finished(StepPower, true)
@@ -167,12 +184,13 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 		}
 		step(StepPower)
 		intent := pr // the journaled intent whose action read back as never sent, if any
-		pr = powerRecord{Action: "ForceRestart", From: st.Power, Method: res.Method, At: time.Now().UTC()}
+		pr = powerRecord{Action: "ForceRestart", From: st.Power, Method: res.Method, At: time.Now().UTC(), Reason: intent.Reason}
 		if st.Power == "Off" {
 			pr.Action = "On"
 		}
-		// A journaled intent for the same action stands: the step is journaled once per attempt.
-		if intent.Action != pr.Action || intent.From != pr.From || intent.Method != pr.Method {
+		// A journaled intent for the same action stands: the step is journaled once per attempt
+		// (a node powered again because it did not read its ISO journals a new one).
+		if intent.Action != pr.Action || intent.From != pr.From || intent.Method != pr.Method || pr.Reason != "" {
 			if err := j.Record(StepKey(t.Node, StepPowerIntent), pr); err != nil {
 				return fail(StepPower, err)
 			}

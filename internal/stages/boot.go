@@ -123,9 +123,10 @@ func (b Boot) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	here := agentiso.ServedHere(env.Site.ISO.ServeAddress, env.Site.ISO.BaseURL)
 	switch {
 	case b.Serve == nil:
-	case agentiso.ServedHere(env.Site.ISO.ServeAddress, env.Site.ISO.BaseURL):
+	case here:
 		if err := b.Serve(ctx, env); err != nil {
 			return nil, fmt.Errorf("boot: start the ISO server: %w", err)
 		}
@@ -171,7 +172,8 @@ func (b Boot) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 		}
 	}
 	opts := append(append(profileBootOptions(env), bmc.WithProgress(progress)), b.Options...)
-	if b.Evidence != nil {
+	if b.Evidence != nil && (here || b.Serve == nil) {
+		// The fetch log sees the reads only of the server this process runs.
 		opts = append(opts, bmc.WithBootEvidence(b.Evidence))
 	}
 	res, err := bmc.BootAll(ctx, targets, urlFor, journal, opts...)

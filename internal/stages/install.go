@@ -37,6 +37,10 @@ type Install struct {
 	NoGather bool
 	// BMCOptions tune the handover of nodes booted with a persistent override (tests).
 	BMCOptions []bmc.Option
+	// Serve, when set, makes sure the ISO server runs (nodes read their live ISO until they have
+	// written their disks): a run resumed in install serves it as the boot stage did. Not called
+	// when the ISO is served elsewhere (iso.baseURL).
+	Serve func(ctx context.Context, env *pipeline.Env) error
 }
 
 // Name implements pipeline.Stage.
@@ -121,6 +125,12 @@ func (st Install) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	}
 	for _, n := range s.Nodes {
 		o.Nodes = append(o.Nodes, n.Name)
+	}
+	if st.Serve != nil && agentiso.ServedHere(s.ISO.ServeAddress, s.ISO.BaseURL) {
+		if err := st.Serve(ctx, env); err != nil {
+			// Nodes past their disk write need no ISO; one still in its live system does.
+			ev(pipeline.Warning, "", "cannot serve the agent ISO ("+err.Error()+"): a node still running its live ISO may fail; serve it with `bootstrap serve`")
+		}
 	}
 	ho, err := newHandover(env, st.BMCOptions)
 	if err != nil {
