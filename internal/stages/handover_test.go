@@ -142,3 +142,48 @@ func TestBootStageExternalISO(t *testing.T) {
 		t.Error("no event says the ISO is served elsewhere")
 	}
 }
+
+// TestReplayBootResumesAnInterruptedReplay: `bootstrap replay boot --node X` interrupted after
+// its power action (Ctrl-C or a kill) and run again resumes that replay: no second power
+// action. A replay after a finished replay still forces the node.
+func TestReplayBootResumesAnInterruptedReplay(t *testing.T) {
+	lab := newBootLab(t, "idrac-0", "generic-1")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := &pipeline.Runner{Stages: []pipeline.Stage{fastBoot()}, Site: lab.site, WorkDir: t.TempDir(), Command: "replay"}
+	if err := r.Run(context.Background(), pipeline.RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.Sink = func(e pipeline.Event) {
+		if e.Kind == pipeline.StepDone && e.Step == bmc.StepKey("generic-1", bmc.StepPower) {
+			cancel() // killed right after the power action was journaled
+		}
+	}
+	g := lab.sims["generic-1"]
+	if n := g.Stats().PowerActions; n != 1 {
+		t.Fatalf("run: %d power actions", n)
+	}
+	if err := r.Replay(ctx, "boot", []string{"generic-1"}); err == nil {
+		t.Fatal("the interrupted replay succeeded")
+	}
+	if n := g.Stats().PowerActions; n != 2 {
+		t.Fatalf("the replay sent %d power actions, want 1", n-1)
+	}
+	r.Sink = nil
+	if err := r.Replay(context.Background(), "boot", []string{"generic-1"}); err != nil {
+		t.Fatalf("the replay run again: %v", err)
+	}
+	time.Sleep(30 * time.Millisecond)
+	if n := g.Stats().PowerActions; n != 2 {
+		t.Errorf("the resumed replay powered the node again: %d power actions, want 2", n)
+	}
+	if err := r.Replay(context.Background(), "boot", []string{"generic-1"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := g.Stats().PowerActions; n != 3 {
+		t.Errorf("a new replay after a finished one: %d power actions, want 3 (a replay forces)", n)
+	}
+	if n := lab.sims["idrac-0"].Stats().PowerActions; n != 1 {
+		t.Errorf("idrac-0 (not replayed): %d power actions", n)
+	}
+}
