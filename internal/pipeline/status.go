@@ -60,8 +60,8 @@ type StageStatus struct {
 	// that the same replay, run again after it was interrupted, resumes it (run.go).
 	replay      bool
 	replayNodes []string
-	steps    map[string]bool
-	nodes    map[string]*NodeStatus
+	steps       map[string]bool
+	nodes       map[string]*NodeStatus
 }
 
 // RunSummary describes the latest run.
