@@ -69,6 +69,8 @@ type overrideRecord struct {
 	Method string `json:"method"`
 	// Reason says why a persistent override was used instead of a one-time boot.
 	Reason string `json:"reason,omitempty"`
+	// Again says why the node was armed again in the same attempt.
+	Again string `json:"again,omitempty"`
 }
 
 // ensureBootOverride arms the boot from the virtual CD and reads it back. The standard way is a
@@ -76,7 +78,9 @@ type overrideRecord struct {
 // after being told Once (sushy-tools, some OpenBMC builds), gets a persistent Cd override instead,
 // as Ironic does: *method becomes MethodContinuous and the install stage takes the override off
 // once the node has written its disk (TakeOverrideOff).
-func (c *Client) ensureBootOverride(ctx context.Context, st *State, method *string, j Journal, cfg config) error {
+//
+// again, when set, says why a node booted in this attempt is armed again (journaled with it).
+func (c *Client) ensureBootOverride(ctx context.Context, st *State, method *string, again string, j Journal, cfg config) error {
 	if bootArmed(*st, *method) {
 		cfg.progress(Progress{Node: c.node, Step: StepBootOverride, Done: true, Skipped: true, ByRead: true})
 		return recordOnce(j, StepKey(c.node, StepBootOverride), map[string]string{"method": *method})
@@ -109,6 +113,9 @@ func (c *Client) ensureBootOverride(ctx context.Context, st *State, method *stri
 	}
 	if !bootArmed(*st, rec.Method) {
 		return fmt.Errorf("read-back: boot override is %s/%s/%s after setting Cd/%s/UEFI", st.Boot.Target, st.Boot.Enabled, st.Boot.Mode, enabledOf(rec.Method))
+	}
+	if again != "" {
+		rec.Again = again
 	}
 	*method = rec.Method
 	cfg.progress(Progress{Node: c.node, Step: StepBootOverride, Done: true, Message: rec.Reason})

@@ -179,7 +179,7 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 		if err := c.ensureMedia(ctx, &st, url, j, cfg); err != nil {
 			return fail(StepMedia, err)
 		}
-		if err := c.ensureBootOverride(ctx, &st, &res.Method, j, cfg); err != nil {
+		if err := c.ensureBootOverride(ctx, &st, &res.Method, pr.Reason, j, cfg); err != nil {
 			return fail(StepBootOverride, err)
 		}
 		step(StepPower)
