@@ -214,6 +214,10 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 			return fail(StepConfirm, err)
 		}
 		res.Evidence = "the node read its ISO after the power action"
+	} else if res.Method == MethodContinuous && pr.From != "Off" {
+		// A persistent override is never consumed and a restart leaves power On: nothing the
+		// BMC shows proves the node restarted into the ISO. Say so rather than claim it.
+		res.Evidence = "none: a persistent override and a restart leave nothing to read back, and no ISO server fetch log is available (ISO served elsewhere); watch the node's console"
 	}
 	res.Persistent = res.Method == MethodContinuous
 	res.Seconds = time.Since(start).Seconds()

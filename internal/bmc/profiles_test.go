@@ -64,6 +64,12 @@ func TestBootNodeProfiles(t *testing.T) {
 				if res.Persistent != (pc.method == bmc.MethodContinuous) {
 					t.Errorf("persistent override %t with method %s", res.Persistent, res.Method)
 				}
+				// With a persistent override from power On, nothing on the BMC shows the restart
+				// done (no fetch-log evidence here): wait for the simulator's boot.
+				deadline := time.Now().Add(3 * time.Second)
+				for sim.Stats().Boots == 0 && time.Now().Before(deadline) {
+					time.Sleep(5 * time.Millisecond)
+				}
 				time.Sleep(30 * time.Millisecond) // a wrong second boot would be counted
 				st := sim.Stats()
 				if st.PowerActions != 1 || st.BootedFrom != url || st.Boots != 1 {
