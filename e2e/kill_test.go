@@ -76,8 +76,19 @@ func killResume(t *testing.T, stage string, seed uint64) {
 	finished := len(entries(before, pipeline.EntryStageSucceeded, stage)) > 0
 	t.Logf("killed %s after %s: %d steps journaled, stage finished before the kill: %v", stage, delay, len(doneBefore), finished)
 
+	resumed := time.Now()
 	r := l.mustRun(t, 0, "run")
 	after := l.journal(t)
+	if stage == "install" {
+		// The nodes' live systems read their ISO throughout the install; the resumed process
+		// serves it although boot is skipped as done.
+		for n, s := range l.bmcs.Sims {
+			if st := s.Stats(); !st.LastLiveRead.After(resumed) {
+				t.Errorf("node %s: no successful read of its ISO during the resumed run (last %s, %d reads, %d failed)",
+					n, st.LastLiveRead.Format(time.TimeOnly), st.LiveReads, st.LiveReadErrors)
+			}
+		}
+	}
 	// Nothing journaled as done is recorded again by the resumed run, except a node powered
 	// again because it never read its ISO after the killed run's power action (the ISO server
 	// died with that run): its new power intent and power steps say so.

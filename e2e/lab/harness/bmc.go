@@ -14,15 +14,22 @@ import (
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
-// BMCs are the nodes' iDRAC9s: one Redfish simulator per node (the bmc engineer's bmctest), each
+// BMCs are the nodes' BMCs: one Redfish simulator per node (the bmc engineer's bmctest), each
 // reached at the node's lab BMC address (.100 + index) through a TCP relay, serving the lab CA's
-// certificate. Control-plane nodes run firmware 5.10 (virtual media under the Manager), GPU
-// workers 7.00 (under the System), so both layouts are exercised. Each simulator reports the
-// node's MACs and fetches inserted media from the ISO server with range requests.
+// certificate. A mixed rack: control-plane nodes are iDRAC9s on firmware 5.10 (virtual media
+// under the Manager), GPU workers iDRAC9s on 7.00 (under the System), except the last GPU worker,
+// a generic Redfish BMC shaped like sushy-tools (it keeps every boot override Continuous, so the
+// boot stage arms a persistent override and the install stage takes it off). Each simulator
+// reports the node's MACs, fetches inserted media from the ISO server with range requests, and,
+// once booted from its ISO, keeps reading it as a live system does.
 type BMCs struct {
 	// Latency is added to every Redfish call, BootDelay from power action to booted; defaults
 	// 5 ms and 1 s (a real iDRAC takes seconds; the lab keeps a run short).
 	Latency, BootDelay time.Duration
+	// LiveReads is how often a node booted from its ISO reads it again (default 1 s).
+	LiveReads time.Duration
+	// Profiles overrides a node's simulator profile by name; nil: the mixed rack above.
+	Profiles map[string]bmctest.Profile
 	// Sims maps node name to its simulator (stats, fault injection); set by Start.
 	Sims  map[string]*bmctest.BMC
 	fwds  map[string]*forwarder
@@ -54,6 +61,19 @@ func (b *BMCs) Start(ctx context.Context, l *Lab) (err error) {
 	if b.BootDelay == 0 {
 		b.BootDelay = time.Second
 	}
+	if b.LiveReads == 0 {
+		b.LiveReads = time.Second
+	}
+	profiles := b.Profiles
+	if profiles == nil {
+		profiles = map[string]bmctest.Profile{}
+		for i := len(l.Site.Nodes) - 1; i >= 0; i-- {
+			if l.Site.Nodes[i].GPU {
+				profiles[l.Site.Nodes[i].Name] = bmctest.ProfileGeneric
+				break
+			}
+		}
+	}
 	b.Sims, b.fwds = map[string]*bmctest.BMC{}, map[string]*forwarder{}
 	for i, n := range l.Site.Nodes {
 		pass, err := secretFile(filepath.Join(l.Dir, n.BMC.Password.File))
@@ -64,6 +84,10 @@ func (b *BMCs) Start(ctx context.Context, l *Lab) (err error) {
 			MACs: nodeMACs(n), Latency: b.Latency, BootDelay: b.BootDelay, Cert: &bmctest.Cert{TLS: cert, CAPEM: ca}}
 		if n.GPU {
 			o.Firmware, o.Model = "7.00.00.00", "PowerEdge XE9680"
+		}
+		o.LiveReads = b.LiveReads
+		if p := profiles[n.Name]; p != "" && p != bmctest.ProfileIDRAC9 {
+			o.Profile, o.Firmware, o.Model = p, "", ""
 		}
 		sim := bmctest.New(o)
 		b.Sims[n.Name] = sim
@@ -136,7 +160,7 @@ func (b *BMCs) Stop(ctx context.Context) error {
 func (b *BMCs) Describe() string {
 	var parts []string
 	for _, n := range b.order {
-		parts = append(parts, n+"="+b.fwds[n].Addr())
+		parts = append(parts, n+"="+b.fwds[n].Addr()+"("+string(b.Sims[n].Profile())+")")
 	}
-	return fmt.Sprintf("bmc       %d iDRAC9 Redfish simulators (TLS, lab CA): %s", len(b.order), strings.Join(parts, " "))
+	return fmt.Sprintf("bmc       %d Redfish simulators, iDRAC9 and generic (TLS, lab CA): %s", len(b.order), strings.Join(parts, " "))
 }

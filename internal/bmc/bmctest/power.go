@@ -41,6 +41,7 @@ func (b *BMC) reset(w http.ResponseWriter, r *http.Request) {
 
 func (b *BMC) startBoot() {
 	b.pending++
+	b.bootGen++ // the running system (a live ISO one included) goes away
 	time.AfterFunc(b.opts.BootDelay, b.completeBoot)
 }
 
@@ -87,6 +88,37 @@ func (b *BMC) completeBoot() {
 	b.stats.Boots++
 	b.stats.BootedFrom = from
 	b.pending--
+	b.bootGen++
+	if from != "disk" && b.opts.LiveReads > 0 {
+		go b.live(b.bootGen, from)
+	}
+}
+
+// live is the live system booted from img reading it until the server restarts, is powered off
+// or the media leaves the CD slot.
+func (b *BMC) live(gen int, img string) {
+	for {
+		time.Sleep(b.opts.LiveReads)
+		b.mu.Lock()
+		inserted := false
+		for _, m := range b.media {
+			inserted = inserted || (m.Inserted && m.Image == img && hasType(m.Types, "CD"))
+		}
+		if b.closed || b.bootGen != gen || b.power != "On" || !inserted {
+			b.mu.Unlock()
+			return
+		}
+		b.mu.Unlock()
+		err := b.fetch(img, [][2]int64{{34816, 36863}})
+		b.mu.Lock()
+		if err == nil {
+			b.stats.LiveReads++
+			b.stats.LastLiveRead = time.Now()
+		} else {
+			b.stats.LiveReadErrors++
+		}
+		b.mu.Unlock()
+	}
 }
 
 // fetch reads byte ranges of an image as the iDRAC's remote file share does.

@@ -37,6 +37,10 @@ type Options struct {
 	// BootEnabledAllowed, when non-nil, replaces the profile's
 	// BootSourceOverrideEnabled@Redfish.AllowableValues (an empty, non-nil list omits it).
 	BootEnabledAllowed []string
+	// LiveReads, when set, makes a server booted from its ISO keep reading it every LiveReads
+	// (a live system reads its root file system from the virtual CD) until it restarts, is
+	// powered off, or the media is ejected; Stats counts the reads and failures.
+	LiveReads time.Duration
 	// NoMediaPatch makes the patch-only profile's slots refuse PATCH too (Allow: GET): media
 	// in them cannot be removed over Redfish at all.
 	NoMediaPatch bool
@@ -76,6 +80,10 @@ type Stats struct {
 	Slots map[string]string
 	// Override is the boot override as the BMC reports it: Target/Enabled.
 	Override string
+	// LiveReads and LiveReadErrors count the live system's reads of its ISO (Options.LiveReads);
+	// LastLiveRead is the time of the last successful one.
+	LiveReads, LiveReadErrors int
+	LastLiveRead              time.Time
 }
 
 // BMC is one simulated iDRAC9 on a loopback TLS listener.
@@ -97,6 +105,7 @@ type BMC struct {
 	nics     []string
 	pending  int // power actions whose boot has not happened yet
 	closed   bool
+	bootGen  int // incremented by every boot: a live system's reads stop when it changes
 }
 
 type bootState struct {
@@ -223,6 +232,9 @@ func New(o Options) *BMC {
 
 // URL is the BMC's address (https://127.0.0.1:port).
 func (b *BMC) URL() string { return b.srv.URL }
+
+// Profile is the Redfish implementation the simulator reproduces.
+func (b *BMC) Profile() Profile { return b.opts.Profile }
 
 // Firmware is the iDRAC firmware version the simulator reports.
 func (b *BMC) Firmware() string { return b.opts.Firmware }

@@ -92,3 +92,44 @@ func TestSessionLimit(t *testing.T) {
 		t.Errorf("bad password: %d, want 401", r.StatusCode)
 	}
 }
+
+// TestLiveReads: a server booted from its ISO keeps reading it; reads fail while the ISO server
+// is down and stop once the media is ejected.
+func TestLiveReads(t *testing.T) {
+	iso := NewISOServer()
+	defer iso.Close()
+	img := iso.URL() + "/a.iso"
+	f, err := NewFleet(1, Options{BootDelay: time.Millisecond, LiveReads: 5 * time.Millisecond}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := f.BMCs[0]
+	c := client(t, f.CAPEM)
+	slot := b.URL() + b.mediaCol() + "/1"
+	call(t, c, "POST", slot+"/Actions/VirtualMedia.InsertMedia", map[string]any{"Image": img})
+	call(t, c, "PATCH", b.URL()+b.sys, map[string]any{"Boot": map[string]string{"BootSourceOverrideTarget": "Cd", "BootSourceOverrideEnabled": "Once"}})
+	call(t, c, "POST", b.URL()+b.sys+"/Actions/ComputerSystem.Reset", map[string]string{"ResetType": "On"})
+	wait := func(cond func(Stats) bool) Stats {
+		deadline := time.Now().Add(3 * time.Second)
+		for !cond(b.Stats()) && time.Now().Before(deadline) {
+			time.Sleep(2 * time.Millisecond)
+		}
+		return b.Stats()
+	}
+	if st := wait(func(s Stats) bool { return s.LiveReads >= 3 }); st.LiveReads < 3 || st.BootedFrom != img {
+		t.Fatalf("live reads %d, booted from %q", st.LiveReads, st.BootedFrom)
+	}
+	iso.SetDown(true)
+	if st := wait(func(s Stats) bool { return s.LiveReadErrors >= 2 }); st.LiveReadErrors < 2 {
+		t.Errorf("reads while the ISO server is down: %d errors", st.LiveReadErrors)
+	}
+	iso.SetDown(false)
+	call(t, c, "POST", slot+"/Actions/VirtualMedia.EjectMedia", map[string]any{})
+	time.Sleep(20 * time.Millisecond)
+	before := b.Stats()
+	time.Sleep(30 * time.Millisecond)
+	if after := b.Stats(); after.LiveReads+after.LiveReadErrors != before.LiveReads+before.LiveReadErrors {
+		t.Errorf("reads went on after the eject: %d → %d", before.LiveReads+before.LiveReadErrors, after.LiveReads+after.LiveReadErrors)
+	}
+}
