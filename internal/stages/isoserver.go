@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
 // ISOServer serves the agent ISO (and the per-node views) for as long as nodes may read it. The
@@ -32,6 +34,43 @@ type ISOServer struct {
 	done    chan struct{}
 	log     *os.File
 	logged  map[string]time.Time // path+node → last read written to the log
+	// bmcs maps each node to the addresses of its BMC: a BMC's virtual media read the ISO from
+	// its own address, which tells one node's reads of a shared ISO from another's.
+	bmcs map[string][]string
+}
+
+// bmcAddresses resolves every node's bmc.address host (best effort: a name that does not
+// resolve is kept as is).
+func bmcAddresses(nodes []site.Node) map[string][]string {
+	out := map[string][]string{}
+	for _, n := range nodes {
+		host := n.BMC.Address
+		if u, err := url.Parse(host); err == nil && u.Host != "" {
+			host = u.Hostname()
+		} else if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		if host == "" {
+			continue
+		}
+		if _, err := netip.ParseAddr(host); err == nil {
+			out[n.Name] = []string{host}
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		ips, _ := net.DefaultResolver.LookupHost(ctx, host)
+		cancel()
+		out[n.Name] = append(ips, host)
+	}
+	return out
+}
+
+// remoteHost is the address part of a fetch's remote "host:port".
+func remoteHost(remote string) string {
+	if h, _, err := net.SplitHostPort(remote); err == nil {
+		return h
+	}
+	return remote
 }
 
 // ReadLog is the file, in the work dir, where the ISO server appends the reads it served.
@@ -117,6 +156,7 @@ func (s *ISOServer) Ensure(ctx context.Context, env *pipeline.Env) error {
 	if err != nil {
 		return err
 	}
+	s.bmcs = bmcAddresses(env.Site.Nodes)
 	logPath := filepath.Join(env.WorkDir, ReadLog)
 	s.loadReads(logPath)
 	if s.log, err = os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
@@ -166,7 +206,10 @@ func (s *ISOServer) Ensure(ctx context.Context, env *pipeline.Env) error {
 
 // Evidence reports whether the node's ISO was read after since: a successful GET of the node's
 // URL path (its own view, or the shared ISO) that transferred bytes. With per-node views the
-// fetch names the node; with the shared ISO any reader of it counts, which is weaker evidence.
+// fetch names the node. A read of the shared ISO counts when it came from the node's BMC address
+// — as soon as any read came from a BMC address, the BMCs read from their own, and another
+// node's read must not stand for this one's; until then any reader counts (weaker evidence, for
+// BMCs behind NAT or fetching from another interface).
 func (s *ISOServer) Evidence(_ context.Context, node, rawURL string, since time.Time) error {
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -174,9 +217,29 @@ func (s *ISOServer) Evidence(_ context.Context, node, rawURL string, since time.
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	fromBMC := map[string]string{} // address → node
+	for n, as := range s.bmcs {
+		for _, a := range as {
+			fromBMC[a] = n
+		}
+	}
+	bySource := false
 	for _, f := range s.fetches {
-		if f.Path == u.Path && (f.Node == "" || f.Node == node) && f.Method == "GET" &&
-			f.Status < 300 && f.Bytes > 0 && !f.Time.Before(since) {
+		if _, ok := fromBMC[remoteHost(f.Remote)]; ok && f.Node == "" {
+			bySource = true
+			break
+		}
+	}
+	for _, f := range s.fetches {
+		if f.Path != u.Path || f.Method != "GET" || f.Status >= 300 || f.Bytes == 0 || f.Time.Before(since) {
+			continue
+		}
+		switch {
+		case f.Node != "":
+			if f.Node == node {
+				return nil
+			}
+		case !bySource || fromBMC[remoteHost(f.Remote)] == node:
 			return nil
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
@@ -104,5 +105,34 @@ func TestISOServerServesAndWitnesses(t *testing.T) {
 	}
 	if err := next.Evidence(context.Background(), "cp-0", url, time.Now()); err == nil {
 		t.Error("evidence without a read after since")
+	}
+}
+
+// TestEvidenceBySource: with a shared ISO, a read counts for a node only when it came from the
+// node's BMC address, once reads are seen coming from BMC addresses; before that, any read counts.
+func TestEvidenceBySource(t *testing.T) {
+	since := time.Now()
+	read := func(remote string) agentiso.Fetch {
+		return agentiso.Fetch{Time: since.Add(time.Second), Remote: remote, Method: "GET", Path: "/agent.x86_64.iso", Status: 206, Bytes: 2048}
+	}
+	s := &ISOServer{bmcs: bmcAddresses([]site.Node{
+		{Name: "m0", BMC: site.BMC{Address: "https://10.0.0.10"}},
+		{Name: "m1", BMC: site.BMC{Address: "10.0.0.11:8443"}},
+	})}
+	url := "http://10.0.0.5:8080/agent.x86_64.iso"
+	s.fetches = []agentiso.Fetch{read("192.0.2.7:4242")} // a reader that is no BMC
+	if err := s.Evidence(context.Background(), "m1", url, since); err != nil {
+		t.Errorf("no read from any BMC address yet: any reader counts: %v", err)
+	}
+	s.fetches = append(s.fetches, read("10.0.0.10:51234"))
+	if err := s.Evidence(context.Background(), "m0", url, since); err != nil {
+		t.Errorf("m0 read from its BMC address: %v", err)
+	}
+	if err := s.Evidence(context.Background(), "m1", url, since); err == nil {
+		t.Error("m0's read (and a stranger's) counted for m1")
+	}
+	s.fetches = append(s.fetches, read("10.0.0.11:40000"))
+	if err := s.Evidence(context.Background(), "m1", url, since); err != nil {
+		t.Errorf("m1 read from its BMC address: %v", err)
 	}
 }

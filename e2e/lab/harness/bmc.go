@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -86,6 +87,9 @@ func (b *BMCs) Start(ctx context.Context, l *Lab) (err error) {
 			o.Firmware, o.Model = "7.00.00.00", "PowerEdge XE9680"
 		}
 		o.LiveReads = b.LiveReads
+		// A BMC reads virtual media from its own address, as the ISO server's fetch log shows.
+		o.Fetch = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil,
+			DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: l.IP(byte(100 + i)).AsSlice()}}).DialContext}}
 		if p := profiles[n.Name]; p != "" && p != bmctest.ProfileIDRAC9 {
 			o.Profile, o.Firmware, o.Model = p, "", ""
 		}
