@@ -12,7 +12,7 @@ import (
 	"github.com/bootstrap-dev/bootstrap/internal/mirror"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/preflight"
-	"github.com/bootstrap-dev/bootstrap/internal/progress"
+	"github.com/bootstrap-dev/bootstrap/internal/units"
 )
 
 // MirrorPreflightChecks are the registry checks the mirror stage contributes to preflight
@@ -167,9 +167,9 @@ func archiveResult(dir string) preflight.Result {
 	}
 	if len(missing) > 0 {
 		return preflight.Warnf("Fine when those parts were loaded by an earlier run; otherwise carry them too.",
-			"%d of %d parts here (%s); not here: %s", len(present), len(idx.Parts), progress.Bytes(size), strings.Join(missing, " "))
+			"%d of %d parts here (%s); not here: %s", len(present), len(idx.Parts), units.Bytes(size), strings.Join(missing, " "))
 	}
-	return preflight.Passf("%d parts, %s", len(present), progress.Bytes(size))
+	return preflight.Passf("%d parts, %s", len(present), units.Bytes(size))
 }
 
 // mirrorSucceeded reports whether the mirror stage has a successful output.

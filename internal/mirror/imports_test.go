@@ -1,0 +1,22 @@
+package mirror
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestImportsNoPipeline keeps doc.go's promise: the mirror engine reaches no package of this module
+// but the leaf units, so never the pipeline or a renderer.
+func TestImportsNoPipeline(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	const self = "github.com/bootstrap-dev/bootstrap/internal/"
+	for _, p := range strings.Fields(string(out)) {
+		if strings.HasPrefix(p, self) && p != self+"mirror" && p != self+"units" {
+			t.Errorf("mirror imports %s; it may import only internal/units of this module", p)
+		}
+	}
+}
