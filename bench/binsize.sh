@@ -19,6 +19,7 @@ go tool nm -size "$bin" | awk -v mods="$mods" '
 		slash = 0; for (i = length(name); i > 0; i--) if (substr(name, i, 1) == "/") { slash = i; break }
 		dot = index(substr(name, slash + 1), ".")
 		pkg = dot ? substr(name, 1, slash + dot - 1) : name
+		gsub(/%2e/, ".", pkg)                        # the linker writes gopkg.in/yaml.v3 as yaml%2ev3
 		m = "std"
 		if (pkg in mod) m = mod[pkg]
 		else if (index(pkg, ".") < index(pkg "/", "/") && pkg !~ /^vendor\//) {

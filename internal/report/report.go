@@ -4,19 +4,17 @@
 package report
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/bootstrap-dev/bootstrap/internal/filehash"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 )
 
@@ -104,7 +102,7 @@ func hashFiles(dir string) ([]File, error) {
 		if err != nil {
 			return err
 		}
-		sum, err := hashFile(path)
+		sum, _, err := filehash.SHA256(path)
 		if err != nil {
 			return err
 		}
@@ -113,19 +111,6 @@ func hashFiles(dir string) ([]File, error) {
 	})
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	return files, err
-}
-
-func hashFile(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("hash %s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // JSON writes the report as indented JSON.
