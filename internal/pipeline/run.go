@@ -47,7 +47,7 @@ func (r *Runner) Run(ctx context.Context, opts RunOptions) (err error) {
 	for i := first; i <= last; i++ {
 		if err := ctx.Err(); err != nil {
 			return &StageError{Stage: r.Stages[i].Name(), Err: fmt.Errorf("%s before start: %w", interruptedPrefix, err),
-				Remedy: "run `bootstrap run` again to continue"}
+				remedy: "run `bootstrap run` again to continue"}
 		}
 		if err := s.stage(ctx, i, false, nil); err != nil {
 			return err
@@ -240,5 +240,5 @@ func (s *session) failed(ctx context.Context, name string, attempt int, fp strin
 		s.r.log().Warn("journal stage-failed", "stage", name, "err", err)
 	}
 	s.r.emit(Event{Kind: StageFailed, Stage: name, Message: text})
-	return &StageError{Stage: name, Err: cause, Remedy: remedy}
+	return &StageError{Stage: name, Err: cause, remedy: remedy}
 }

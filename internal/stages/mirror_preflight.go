@@ -85,7 +85,7 @@ func registryResult(c mirror.RegistryCheck) preflight.Result {
 	case c.Err != nil:
 		var re *mirror.RegistryError
 		if errors.As(c.Err, &re) {
-			return preflight.Failf(re.Remedy, "%v", c.Err)
+			return preflight.Failf(re.Remedy(), "%v", c.Err)
 		}
 		return preflight.Failf("Check the registry.", "%v", c.Err)
 	case c.Warning != "":
@@ -112,7 +112,7 @@ func sourcesResult(ctx context.Context, env *pipeline.Env, o mirror.Options) pre
 			fails = append(fails, c.Message)
 			var re *mirror.RegistryError
 			if remedy == "" && errors.As(c.Err, &re) {
-				remedy = re.Remedy
+				remedy = re.Remedy()
 			}
 		case c.Warning != "":
 			warns = append(warns, c.Host+": "+c.Warning)
