@@ -108,33 +108,20 @@ func (s *session) stage(ctx context.Context, i int, replay bool, nodes []string)
 	}
 
 	always := alwaysRuns(stg)
-	why := ""
-	switch {
-	case replay:
-		why = "replay requested"
-	case always:
-		why = "runs on every pass (read-only)"
-	case prev.State == StatePending:
-		why = "first run"
-	case prev.State != StateSucceeded:
-		why = fmt.Sprintf("last attempt %s", prev.State)
-	case prev.OutputFingerprint != fp:
-		why = "inputs changed since it last succeeded"
-	default:
-		if v, ok := stg.(Verifier); ok {
-			if verr := verifyWithOwnOutput(ctx, v, env, name, prev.Output); verr != nil {
-				if ctx.Err() != nil {
-					return s.failed(ctx, name, prev.Attempt, fp, verr)
-				}
-				why = "verify: " + r.scrubText(verr.Error())
-			}
+	v, verifies := stg.(Verifier)
+	var verify func() error
+	if verifies {
+		verify = func() error { return verifyWithOwnOutput(ctx, v, env, name, prev.Output) }
+	}
+	why, verr := resumeReason(prev, fp, replay, always, "", verify)
+	if verr != nil {
+		if ctx.Err() != nil {
+			return s.failed(ctx, name, prev.Attempt, fp, verr)
 		}
+		why = r.scrubText(why)
 	}
 	if why == "" {
-		reason := "finished with the same inputs"
-		if _, ok := stg.(Verifier); ok {
-			reason += "; verified"
-		}
+		reason := skipReason(verifies)
 		if _, err := s.j.Append(Entry{Kind: EntryStageSkipped, Run: s.run, Stage: name, Attempt: prev.Attempt,
 			Fingerprint: fp, Reason: reason}); err != nil {
 			return err
@@ -152,7 +139,7 @@ func (s *session) stage(ctx context.Context, i int, replay bool, nodes []string)
 	} else {
 		why += fmt.Sprintf("; resuming attempt %d with %d steps done", attempt, prev.Steps)
 	}
-	if !always && (prev.OutputFingerprint == "" || prev.OutputFingerprint != fp) {
+	if staleLater(prev, fp, always) {
 		if err := s.markLater(i, status, fmt.Sprintf("%s runs with new inputs", name)); err != nil {
 			return err
 		}
@@ -173,7 +160,7 @@ func (s *session) stage(ctx context.Context, i int, replay bool, nodes []string)
 	if err != nil {
 		return s.failed(ctx, name, attempt, fp, fmt.Errorf("output: %w", err))
 	}
-	if !always && !bytes.Equal(raw, prev.Output) && prev.OutputFingerprint != "" {
+	if !always && !bytes.Equal(raw, prev.Output) && prev.SucceededFingerprint != "" {
 		if err := s.markLater(i, s.j.fold(), fmt.Sprintf("%s output changed", name)); err != nil {
 			return err
 		}
