@@ -156,6 +156,9 @@ func (s *session) stage(ctx context.Context, i int, replay bool, nodes []string)
 	if err != nil {
 		return s.failed(ctx, name, attempt, fp, err)
 	}
+	if t, ok := stg.(OutputTyped); ok && !t.AcceptsOutput(out) {
+		return s.failed(ctx, name, attempt, fp, fmt.Errorf("output: the stage returned a %T, not the output type it declares", out))
+	}
 	raw, err := marshalData(out, r.Scrub)
 	if err != nil {
 		return s.failed(ctx, name, attempt, fp, fmt.Errorf("output: %w", err))

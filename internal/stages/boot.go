@@ -66,22 +66,8 @@ type bootNodeInput struct {
 	ISOURL   string `json:"isoURL"`
 }
 
-// isoOutput is the part of the iso stage's output the boot stage reads.
-type isoOutput struct {
-	URL   string             `json:"url"`
-	Nodes map[string]isoNode `json:"nodes"`
-}
-
-// isoNode is the part of the iso stage's per-node output (stages.NodeISO) the boot stage reads.
-type isoNode struct {
-	URL            string   `json:"url"`
-	ETag           string   `json:"etag"`
-	KernelArgs     []string `json:"kernelArgs,omitempty"`
-	IgnitionSHA256 string   `json:"ignitionSHA256,omitempty"`
-}
-
 // Name implements pipeline.Stage.
-func (Boot) Name() string { return "boot" }
+func (Boot) Name() string { return NameBoot }
 
 // Summary implements pipeline.Stage.
 func (Boot) Summary() string {
@@ -236,7 +222,7 @@ func isoURLs(env *pipeline.Env) (func(string) string, error) {
 
 // urlFor returns the URL each node's BMC is given: the node's own view, else the shared ISO,
 // else iso.baseURL/DefaultISOName.
-func (iso isoOutput) urlFor(s *site.Site) func(string) string {
+func (iso ISOOutput) urlFor(s *site.Site) func(string) string {
 	base := strings.TrimRight(s.ISO.BaseURL, "/")
 	if base == "" && s.ISO.ServeAddress != "" {
 		base = "http://" + s.ISO.ServeAddress
@@ -254,9 +240,9 @@ func (iso isoOutput) urlFor(s *site.Site) func(string) string {
 }
 
 // readISOOutput reads the iso stage's output (empty when it has none).
-func readISOOutput(env *pipeline.Env) (isoOutput, error) {
-	var iso isoOutput
-	if _, err := env.Output("iso", &iso); err != nil {
+func readISOOutput(env *pipeline.Env) (ISOOutput, error) {
+	iso, _, err := ISOOutputKey.Read(env)
+	if err != nil {
 		return iso, fmt.Errorf("read the iso stage's output: %w", err)
 	}
 	return iso, nil
@@ -292,7 +278,7 @@ func bootEmit(env *pipeline.Env, e pipeline.Event) {
 		return
 	}
 	e.Time = time.Now()
-	e.Stage = "boot"
+	e.Stage = NameBoot
 	env.Events(e)
 }
 

@@ -173,7 +173,7 @@ func archiveResult(dir string) preflight.Result {
 }
 
 // mirrorSucceeded reports whether the mirror stage has a successful output.
-func mirrorSucceeded(env *pipeline.Env) bool { return stageSucceeded(env, "mirror") }
+func mirrorSucceeded(env *pipeline.Env) bool { return stageSucceeded(env, NameMirror) }
 
 // stageSucceeded reports whether stage has a successful output.
 func stageSucceeded(env *pipeline.Env, stage string) bool { return len(stageOutput(env, stage)) > 0 }
