@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"time"
 )
 
@@ -131,10 +132,14 @@ func (s *session) stage(ctx context.Context, i int, replay bool, nodes []string)
 	}
 
 	// Resume the same attempt (keeping its journaled steps) only after an interruption or a
-	// failure with unchanged inputs; anything else starts afresh.
+	// failure with unchanged inputs; anything else starts afresh. A replay starts afresh too
+	// (that is what it is for), except the same replay interrupted (Ctrl-C, a kill): running it
+	// again resumes it, so a node it powered is not powered twice.
 	attempt := prev.Attempt
 	resumable := prev.State == StateRunning || prev.State == StateFailed || prev.State == StateInterrupted
-	if replay || !resumable || prev.Fingerprint != fp || attempt == 0 {
+	resumeReplay := replay && prev.replay && slices.Equal(prev.replayNodes, nodes) &&
+		(prev.State == StateRunning || prev.State == StateInterrupted)
+	if (replay && !resumeReplay) || !resumable || prev.Fingerprint != fp || attempt == 0 {
 		attempt++
 	} else {
 		why += fmt.Sprintf("; resuming attempt %d with %d steps done", attempt, prev.Steps)

@@ -57,8 +57,12 @@ type StageStatus struct {
 
 	runStart time.Time // start of the current execution, while running
 	lastSeen time.Time
-	steps    map[string]bool
-	nodes    map[string]*NodeStatus
+	// replay and replayNodes say the attempt was started by `replay <stage> [--node …]`, so
+	// that the same replay, run again after it was interrupted, resumes it (run.go).
+	replay      bool
+	replayNodes []string
+	steps       map[string]bool
+	nodes       map[string]*NodeStatus
 }
 
 // RunSummary describes the latest run.
@@ -138,6 +142,10 @@ func Fold(entries []Entry) Status {
 			if e.Attempt != st.Attempt || st.steps == nil {
 				st.Attempt, st.Started, st.Seconds, st.Runs, st.Steps, st.LastStep = e.Attempt, e.Time, 0, 0, 0, ""
 				st.steps, st.nodes, st.Nodes = map[string]bool{}, map[string]*NodeStatus{}, nil
+				st.replay, st.replayNodes = false, nil
+				if s.LastRun != nil && s.LastRun.Info.Mode == "replay" && s.LastRun.Info.Stage == e.Stage {
+					st.replay, st.replayNodes = true, s.LastRun.Info.Nodes
+				}
 			}
 			st.State, st.Fingerprint, st.runStart, st.Runs = StateRunning, e.Fingerprint, e.Time, st.Runs+1
 			st.Skipped, st.Reason, st.Error, st.Remedy, st.Finished = false, e.Reason, "", "", time.Time{}

@@ -23,6 +23,17 @@ type Evidence struct {
 	BMC       []NodeActions   `json:"bmc,omitempty"`
 	Applied   []AppliedObject `json:"applied,omitempty"` // every object configure and handoff applied
 	Versions  []Version       `json:"versions,omitempty"`
+	// Persistent lists the nodes whose BMC did not honour a one-time boot: they were booted with
+	// a persistent Cd override, which the install stage must take off.
+	Persistent []PersistentNode `json:"persistentOverride,omitempty"`
+}
+
+// PersistentNode is a node booted with a persistent override, and whether it was handed over.
+type PersistentNode struct {
+	Node   string `json:"node"`
+	Reason string `json:"reason,omitempty"`
+	// HandedOver is the handover's result (override read back, ISO ejected), empty while pending.
+	HandedOver string `json:"handedOver,omitempty"`
 }
 
 // Check is one preflight result (preflight.json).
@@ -153,7 +164,43 @@ func readEvidence(dir string, h pipeline.History) Evidence {
 	sort.Slice(ev.BMC, func(i, j int) bool { return ev.BMC[i].Node < ev.BMC[j].Node })
 	sort.SliceStable(ev.Applied, func(i, j int) bool { return ev.Applied[i].Time.Before(ev.Applied[j].Time) })
 	ev.Versions = versions(h, ev.BMC)
+	ev.Persistent = persistentNodes(ev.BMC)
 	return ev
+}
+
+// persistentNodes finds the boot-override steps that chose a persistent override, and the
+// install stage's handover of each node.
+func persistentNodes(nodes []NodeActions) []PersistentNode {
+	var out []PersistentNode
+	for _, n := range nodes {
+		var p *PersistentNode
+		for _, a := range n.Actions {
+			var d struct {
+				Method   string   `json:"method"`
+				Reason   string   `json:"reason"`
+				Override string   `json:"override"`
+				Ejected  []string `json:"ejected"`
+			}
+			if json.Unmarshal(a.Data, &d) != nil {
+				continue
+			}
+			switch {
+			case a.Action == bmc.StepBootOverride && d.Method == bmc.MethodContinuous:
+				p = &PersistentNode{Node: n.Node, Reason: d.Reason}
+			case a.Action == "override-off" && p != nil && p.HandedOver == "":
+				p.HandedOver = "override " + d.Override + " (ISO still inserted)"
+			case a.Action == bmc.StepHandover && p != nil:
+				p.HandedOver = "override " + d.Override
+				if len(d.Ejected) > 0 {
+					p.HandedOver += ", ISO ejected from " + strings.Join(d.Ejected, ", ")
+				}
+			}
+		}
+		if p != nil {
+			out = append(out, *p)
+		}
+	}
+	return out
 }
 
 // appliedStep is the step key under which configure and handoff journal what each apply did

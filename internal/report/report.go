@@ -187,6 +187,12 @@ func (r *Report) Markdown(w io.Writer) error {
 			}
 		}
 	}
+	if len(ev.Persistent) > 0 {
+		b.WriteString("\n## Nodes booted with a persistent boot override\n\nTheir BMC did not honour a one-time boot; the install stage takes the override off once the node has written its disk.\n\n| node | why | handed over to its disk |\n|---|---|---|\n")
+		for _, p := range ev.Persistent {
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", p.Node, cell([]byte(p.Reason)), or(p.HandedOver, "NOT YET: the node would boot the ISO again on its next reboot"))
+		}
+	}
 	if len(ev.Applied) > 0 {
 		b.WriteString("\n## Manifests applied\n\n| time | stage | attempt | run | object | action | sha256 | source |\n|---|---|---|---|---|---|---|---|\n")
 		for _, m := range ev.Applied {

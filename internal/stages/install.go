@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
+	"github.com/bootstrap-dev/bootstrap/internal/bmc"
 	"github.com/bootstrap-dev/bootstrap/internal/cluster"
 	"github.com/bootstrap-dev/bootstrap/internal/gather"
 	"github.com/bootstrap-dev/bootstrap/internal/install"
@@ -34,6 +35,12 @@ type Install struct {
 	ClusterTimeout time.Duration
 	// NoGather turns off the automatic gather on failure.
 	NoGather bool
+	// BMCOptions tune the handover of nodes booted with a persistent override (tests).
+	BMCOptions []bmc.Option
+	// Serve, when set, makes sure the ISO server runs (nodes read their live ISO until they have
+	// written their disks): a run resumed in install serves it as the boot stage did. Not called
+	// when the ISO is served elsewhere (iso.baseURL).
+	Serve func(ctx context.Context, env *pipeline.Env) error
 }
 
 // Name implements pipeline.Stage.
@@ -117,6 +124,16 @@ func (st Install) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	for _, n := range s.Nodes {
 		o.Nodes = append(o.Nodes, n.Name)
 	}
+	if st.Serve != nil && agentiso.ServedHere(s.ISO.ServeAddress, s.ISO.BaseURL) {
+		if err := st.Serve(ctx, env); err != nil {
+			// Nodes past their disk write need no ISO; one still in its live system does.
+			ev(pipeline.Warning, "", "cannot serve the agent ISO ("+err.Error()+"): a node still running its live ISO may fail; serve it with `bootstrap serve`")
+		}
+	}
+	ho, err := newHandover(env, st.BMCOptions)
+	if err != nil {
+		return nil, err
+	}
 	res, err := install.Run(ctx, o, install.Callbacks{
 		Line: func(target, l string) {
 			if env.Events != nil {
@@ -124,6 +141,9 @@ func (st Install) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 			}
 		},
 		Finding: func(f install.Finding) {
+			if f.Kind == install.HostStage {
+				ho.onStage(ctx, f.Host, f.Status)
+			}
 			kind := pipeline.Info
 			if f.Kind == install.ValidationFailing {
 				kind = pipeline.Warning
@@ -133,6 +153,9 @@ func (st Install) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 		Progress: func(m string) { ev(pipeline.Info, "", m) },
 	})
 	if err == nil {
+		if herr := ho.finish(ctx); herr != nil {
+			return nil, fmt.Errorf("install: the cluster is installed, but a node booted with a persistent override still has it (it would boot the ISO again on its next reboot); fix the BMC and run again: %w", herr)
+		}
 		return res, nil
 	}
 	msg := err.Error()
