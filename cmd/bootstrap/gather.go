@@ -27,7 +27,10 @@ func newGatherCmd() *cobra.Command {
 		Long: `gather connects to every node as core with the private key beside cluster.sshKeyFile. Host keys
 are recorded on first contact in the work dir's known_hosts and verified afterwards; a changed key
 is refused. A source that fails is listed in the tarball's index.txt and index.json, and does not
-stop the others. The install stage runs gather by itself when the install fails.`,
+stop the others. The install stage runs gather by itself when the install fails.
+
+Exit codes: 0 every source collected, 5 the tarball was written but some sources failed (see its
+index.txt), 1 no tarball.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			pf := cmd.Root().PersistentFlags()
@@ -71,9 +74,15 @@ stop the others. The install stage runs gather by itself when the install fails.
 			if output == "json" {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return enc.Encode(map[string]any{"tarball": out, "index": idx})
+				if err := enc.Encode(map[string]any{"tarball": out, "index": idx}); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: %d sources, %d failed (see index.txt inside)\n", out, len(idx.Entries), idx.Failed)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d sources, %d failed (see index.txt inside)\n", out, len(idx.Entries), idx.Failed)
+			if idx.Failed > 0 {
+				return silentError{code: exitPartial}
+			}
 			return nil
 		},
 	}

@@ -53,11 +53,15 @@ func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
 GitOps-managed OpenShift cluster on an air-gapped site. Every step is recorded in an append-only,
 hash-chained journal (.bootstrap/journal.jsonl); any run can be stopped anywhere and continued.
 
-Exit codes: 0 ok, 1 failure, 2 preflight failed, 3 invalid profile, 4 journal locked by another run.`,
+Exit codes: 0 ok, 1 failure, 2 preflight failed, 3 invalid profile, 4 journal locked by another run,
+5 gather wrote its tarball but some sources failed (listed in its index).`,
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		PersistentPreRunE: func(*cobra.Command, []string) error { return g.check() },
 	}
+	// --version prints the same line as `bootstrap version`.
+	root.Version = versionString()
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	pf := root.PersistentFlags()
@@ -67,6 +71,7 @@ Exit codes: 0 ok, 1 failure, 2 preflight failed, 3 invalid profile, 4 journal lo
 
 	root.AddCommand(newVersionCmd(g))
 	addCommands(root, g)
+	addCompletions(root, g)
 	return root
 }
 

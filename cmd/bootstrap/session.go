@@ -97,7 +97,7 @@ func (g *globals) newSession(s *site.Site, command string) (*session, error) {
 			Sink:    func(e pipeline.Event) { sink(red.Event(e)) },
 			Log:     log,
 			Command: command,
-			Version: version,
+			Version: buildInfo().Version,
 			Scrub:   red.Bytes,
 		},
 		renderer: r,

@@ -83,6 +83,9 @@ type isoNode struct {
 // Name implements pipeline.Stage.
 func (Boot) Name() string { return "boot" }
 
+// NodeScoped says replay --node may limit boot to some nodes.
+func (Boot) NodeScoped() bool { return true }
+
 // Summary implements pipeline.Stage.
 func (Boot) Summary() string {
 	return "boot every node from the agent ISO over Redfish virtual media (iDRAC9), verified by read-back"
