@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -40,7 +39,7 @@ index.txt), 1 no tarball.`,
 				}
 				return ""
 			}
-			file, dir, output := get("file"), get("dir"), get("output")
+			file, dir := get("file"), get("dir")
 			if file == "" {
 				return fmt.Errorf("no site profile: pass -f site.yaml")
 			}
@@ -57,8 +56,10 @@ index.txt), 1 no tarball.`,
 			if out == "" {
 				out = filepath.Join(dir, "gather-"+time.Now().UTC().Format("20060102T150405Z")+".tar.gz")
 			}
+			j := jsonOut(cmd)
 			progress := func(e gather.Entry) {
-				if output == "json" {
+				if j != nil {
+					j.line("source", e)
 					return
 				}
 				status := "ok"
@@ -71,12 +72,8 @@ index.txt), 1 no tarball.`,
 			if err != nil {
 				return err
 			}
-			if output == "json" {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(map[string]any{"tarball": out, "index": idx}); err != nil {
-					return err
-				}
+			if j != nil {
+				setResult(cmd, map[string]any{"tarball": out, "index": idx})
 			} else {
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: %d sources, %d failed (see index.txt inside)\n", out, len(idx.Entries), idx.Failed)
 			}

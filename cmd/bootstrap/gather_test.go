@@ -51,7 +51,9 @@ func TestGatherCommandWritesTarballAndListsFailures(t *testing.T) {
 					Failed  int
 				}
 			}
-			if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil || doc.Tarball != out || doc.Index.Failed == 0 {
+			kinds, _, data := jsonLinesOf(t, stdout.String())
+			if err := json.Unmarshal(data, &doc); err != nil || doc.Tarball != out || doc.Index.Failed == 0 ||
+				len(kinds) != len(doc.Index.Entries)+1 || kinds[0] != "source" {
 				t.Fatalf("json output %q: %v", stdout.String(), err)
 			}
 		}

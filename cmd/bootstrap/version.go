@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -98,7 +97,8 @@ func newVersionCmd(g *globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if g.json() {
-				return json.NewEncoder(g.stdout).Encode(buildInfo())
+				setResult(cmd, buildInfo())
+				return nil
 			}
 			fmt.Fprintln(g.stdout, versionString())
 			return nil
