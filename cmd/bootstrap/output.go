@@ -82,9 +82,9 @@ func (j *jsonLines) result(err error, code int) {
 	if err != nil && !silent(err) {
 		msg, remedy, _ := strings.Cut(err.Error(), "\nremedy: ")
 		r.Error, r.Remedy = msg, remedy
-		var se *pipeline.StageError
-		if errors.As(err, &se) && se.Remedy != "" {
-			r.Remedy = se.Remedy
+		var rm pipeline.Remedier
+		if errors.As(err, &rm) && rm.Remedy() != "" {
+			r.Remedy = rm.Remedy()
 		}
 	}
 	j.encode(r)
