@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
 // scripted is a stage whose inputs, output, verify result and failure a test changes between
@@ -25,6 +26,7 @@ type scripted struct {
 	steps  []string // step keys it records, in order
 	failAt string   // fail (with fail) just before this step
 	hook   func(*pipeline.Env)
+	nodes  bool // node-scoped: replay --node applies
 
 	mu       sync.Mutex
 	runs     int
@@ -34,6 +36,7 @@ type scripted struct {
 
 func (s *scripted) Name() string                                { return s.name }
 func (s *scripted) Summary() string                             { return "scripted " + s.name }
+func (s *scripted) NodeScoped() bool                            { return s.nodes }
 func (s *scripted) Inputs(*pipeline.Env) (any, error)           { return map[string]string{"in": s.input}, nil }
 func (s *scripted) Verify(context.Context, *pipeline.Env) error { return s.verify }
 func (s *scripted) Run(ctx context.Context, env *pipeline.Env) (any, error) {
@@ -81,10 +84,11 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	f := &fixture{
 		a: &scripted{name: "a", input: "1", output: "A1"},
-		b: &scripted{name: "b", input: "1", output: "B1", steps: []string{"s1", "s2", "s3"}},
+		b: &scripted{name: "b", input: "1", output: "B1", steps: []string{"s1", "s2", "s3"}, nodes: true},
 		c: &scripted{name: "c", input: "1", output: "C1"},
 	}
 	f.r = &pipeline.Runner{WorkDir: t.TempDir(), Command: "test", Stages: []pipeline.Stage{f.a, f.b, f.c},
+		Site: &site.Site{Nodes: []site.Node{{Name: "w1"}, {Name: "w2"}}},
 		Sink: func(e pipeline.Event) { f.mu.Lock(); f.events = append(f.events, e); f.mu.Unlock() }}
 	return f
 }
@@ -225,8 +229,25 @@ func TestOutputsAndReplay(t *testing.T) {
 	if st := f.status(t); st.Stage("c").State != pipeline.StateStale {
 		t.Errorf("replay with a new output left c %s, want stale", st.Stage("c").State)
 	}
-	if err := f.r.Replay(ctx, "nope", nil); err == nil || !strings.Contains(err.Error(), "a b c") {
-		t.Errorf("unknown stage: %v", err)
+	// Refused before the journal is touched: unknown stage, unknown node, --node on a whole-site stage.
+	before := len(mustRead(t, pipeline.JournalPath(f.r.WorkDir)))
+	var ue *pipeline.UsageError
+	for _, tc := range []struct {
+		stage string
+		nodes []string
+		want  string
+	}{
+		{"nope", nil, `unknown stage "nope": the stages are a, b, c`},
+		{"b", []string{"w1", "w9"}, "unknown node w9: the site's nodes are w1, w2"},
+		{"c", []string{"w1"}, "stage c acts on the whole site: --node applies to b only"},
+	} {
+		err := f.r.Replay(ctx, tc.stage, tc.nodes)
+		if !errors.As(err, &ue) || err.Error() != tc.want {
+			t.Errorf("replay %s %v: %v, want a UsageError %q", tc.stage, tc.nodes, err, tc.want)
+		}
+	}
+	if after := len(mustRead(t, pipeline.JournalPath(f.r.WorkDir))); after != before {
+		t.Errorf("refused replays journaled %d entries", after-before)
 	}
 }
 

@@ -39,6 +39,11 @@ type AlwaysRunner interface {
 	AlwaysRun() bool
 }
 
+// NodeScoped is implemented by stages that can act on some nodes only (replay --node).
+type NodeScoped interface {
+	NodeScoped() bool
+}
+
 // Planner is implemented by stages that can say what they would do without changing anything.
 type Planner interface {
 	Plan(ctx context.Context, env *Env) ([]string, error)

@@ -72,6 +72,9 @@ type bootNodeInput struct {
 // Name implements pipeline.Stage.
 func (Boot) Name() string { return NameBoot }
 
+// NodeScoped says replay --node may limit boot to some nodes.
+func (Boot) NodeScoped() bool { return true }
+
 // Summary implements pipeline.Stage.
 func (Boot) Summary() string {
 	return "boot every node from the agent ISO over Redfish virtual media (Dell iDRAC9 or generic Redfish), verified by read-back"
