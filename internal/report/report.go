@@ -25,8 +25,8 @@ type Report struct {
 	Site      string    `json:"site,omitempty"`
 	// Summary is what an auditor reads first: site, release, nodes, mirror, verdict.
 	Summary Summary `json:"summary"`
-	WorkDir   string    `json:"workDir"`
-	Chain     Chain     `json:"chain"`
+	WorkDir string  `json:"workDir"`
+	Chain   Chain   `json:"chain"`
 	// Stages is each stage as it stands now (its latest attempt).
 	Stages []pipeline.StageStatus `json:"stages"`
 	// History is every run and every attempt of every stage, failed, killed and resumed ones
