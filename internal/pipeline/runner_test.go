@@ -197,8 +197,9 @@ func TestOutputsAndReplay(t *testing.T) {
 	if err := f.r.Run(ctx, pipeline.RunOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	var out map[string]string
-	if ok, err := f.c.env.Output("b", &out); !ok || err != nil || out["out"] != "B1" {
+	const bOutput pipeline.OutputKey[map[string]string] = "b"
+	out, ok, err := bOutput.Read(f.c.env)
+	if !ok || err != nil || out["out"] != "B1" {
 		t.Fatalf("c sees b's output %v (%v, %v)", out, ok, err)
 	}
 	if _, ok := f.b.env.Outputs["c"]; ok {
@@ -214,7 +215,7 @@ func TestOutputsAndReplay(t *testing.T) {
 	if !f.b.env.Replay || !f.b.env.WantNode("w1") || f.b.env.WantNode("w2") {
 		t.Errorf("replay env: replay %v nodes %v", f.b.env.Replay, f.b.env.Nodes)
 	}
-	if ok, _ := f.b.env.Output("b", &out); !ok {
+	if _, ok, _ := bOutput.Read(f.b.env); !ok {
 		t.Error("replay does not see the stage's previous output")
 	}
 	if st := f.status(t); st.Stage("c").State != pipeline.StateSucceeded {

@@ -64,15 +64,6 @@ type Env struct {
 	Log     *slog.Logger
 }
 
-// Output decodes an earlier stage's output into v; it reports false when that stage has none.
-func (e *Env) Output(stage string, v any) (bool, error) {
-	raw, ok := e.Outputs[stage]
-	if !ok || len(raw) == 0 {
-		return false, nil
-	}
-	return true, json.Unmarshal(raw, v)
-}
-
 // WantNode reports whether a node-level stage should act on the named node.
 func (e *Env) WantNode(name string) bool {
 	if len(e.Nodes) == 0 {

@@ -183,8 +183,8 @@ func (b Boot) Verify(ctx context.Context, env *pipeline.Env) error {
 	targets, _ := bootTargets(env)
 	// Nodes booted with a persistent override are handed over to their disk by the install
 	// stage (override off, ISO ejected): that state verifies too.
-	var own BootOutput
-	if _, err := env.Output("boot", &own); err != nil {
+	own, _, err := BootOutputKey.Read(env)
+	if err != nil {
 		return err
 	}
 	persistent := map[string]bool{}
