@@ -10,9 +10,10 @@
 #
 #   $BOOTSTRAP_INSTALLERCHECK_ROOT/<sha256 of go version, go.mod, go.sum, *.go>/installercheck.test
 #
-# with a private GOMODCACHE/GOCACHE that is removed afterwards (only the binary is kept; older
-# binaries are removed). A second caller waits on a lock and then finds the binary. Progress goes
-# to stderr; the test's own output to stdout. Exit status is the test's.
+# with a private GOMODCACHE/GOCACHE that is removed afterwards (only the binary is kept, with the
+# two most recent binaries of other sources; older ones are removed). A second caller waits on a
+# lock and then finds the binary. Progress goes to stderr; the test's own output to stdout. Exit
+# status is the test's.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -54,11 +55,13 @@ build() {
   mkdir -p "$DIR"
   (cd "$SRC" && GOMODCACHE="$work/mod" GOCACHE="$work/cache" go test -c -o "$work/installercheck.test" .)
   mv "$work/installercheck.test" "$BIN"
-  # keep only the binary of the current sources
+  # keep the binary of the current sources and the two most recent others (branches in flight
+  # on the same machine: main and a change to this module), remove older ones
   local d
-  for d in "$ROOT"/*/; do
-    [ "${d%/}" = "$DIR" ] || rm -rf "${d%/}"
-  done
+  ls -1dt "$ROOT"/*/ 2>/dev/null | while read -r d; do
+    [ "${d%/}" = "$DIR" ] && continue
+    echo "$d"
+  done | tail -n +3 | while read -r d; do rm -rf "${d%/}"; done
   cleanup
   trap - EXIT
   exec 9>&-
