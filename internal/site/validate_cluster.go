@@ -200,14 +200,36 @@ func (c *checker) networks() {
 	}
 	// The assisted service rejects a host with no address in the machine network
 	// ("belongs-to-machine-cidr"), and the install stalls waiting for it.
-	if len(machine) > 0 {
-		for i, addrs := range c.nodeAddrs {
-			if len(addrs) > 0 && !slices.ContainsFunc(addrs, func(a nmAddr) bool {
-				return slices.ContainsFunc(machine, func(m netip.Prefix) bool { return m.Contains(a.addr) })
-			}) {
-				c.err(addrs[0].path, fmt.Sprintf("none of node %q's static addresses is in the machine network (%s)", c.s.Nodes[i].Name, joinPrefixes(machine)),
-					"give the node an address in cluster.networking.machineNetwork, or add its subnet there")
+	// Per address family: a dual-stack host belongs to the machine network of each family. An
+	// address outside the machine networks (a storage or backend VLAN) is fine beside one inside;
+	// a family the node gets from DHCP or autoconf only is not checked.
+	for i := range c.s.Nodes {
+		addrs := c.nodeAddrs[i]
+		for _, is4 := range []bool{true, false} {
+			var fam []netip.Prefix
+			for _, m := range machine {
+				if m.Addr().Is4() == is4 {
+					fam = append(fam, m)
+				}
 			}
+			var mine []nmAddr
+			for _, a := range addrs {
+				if a.addr.Is4() == is4 {
+					mine = append(mine, a)
+				}
+			}
+			if len(fam) == 0 || len(mine) == 0 || slices.ContainsFunc(mine, func(a nmAddr) bool {
+				return slices.ContainsFunc(fam, func(m netip.Prefix) bool { return m.Contains(a.addr) })
+			}) {
+				continue
+			}
+			what := "static addresses"
+			if len(machine) > len(fam) {
+				what = "static " + family(is4) + " addresses"
+			}
+			c.err(mine[0].path, fmt.Sprintf("none of node %q's %s is in the machine network (%s)", c.s.Nodes[i].Name, what, joinPrefixes(fam)),
+				"give the node an address in cluster.networking.machineNetwork, or add its subnet there "+
+					"(the assisted service holds back a host outside the machine network, and the install waits for it)")
 		}
 	}
 	vips := map[netip.Addr]string{}
