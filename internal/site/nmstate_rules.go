@@ -226,30 +226,45 @@ func (c *checker) routeRules(base string, cfg map[string]any, byName map[string]
 				"give an IPv4 route an IPv4 gateway and an IPv6 route an IPv6 one")
 			continue
 		}
-		ifc := byName[ifName]
-		if ifc == nil || hop.IsLinkLocalUnicast() {
-			continue
+		if hop.IsLinkLocalUnicast() || (ifName != "" && byName[ifName] == nil) {
+			continue // on-link by definition, or a NIC configured elsewhere
 		}
 		fam := "ipv6"
 		if hop.Is4() {
 			fam = "ipv4"
 		}
-		var subnets []string
-		reachable := false
-		for _, a := range ifc.addrs {
-			if a.addr.Is4() != hop.Is4() {
-				continue
+		// The interfaces the route may leave by: the one named, else any.
+		var via []*nmIface
+		if ifName != "" {
+			via = []*nmIface{byName[ifName]}
+		} else {
+			for _, ifc := range byName {
+				via = append(via, ifc)
 			}
-			pre := netip.PrefixFrom(a.addr, a.prefix).Masked()
-			subnets = append(subnets, pre.String())
-			reachable = reachable || pre.Contains(hop)
+		}
+		var subnets []string
+		reachable, dynamic := false, false
+		for _, ifc := range via {
+			dynamic = dynamic || ifc.dynamic[fam]
+			for _, a := range ifc.addrs {
+				if a.addr.Is4() != hop.Is4() {
+					continue
+				}
+				pre := netip.PrefixFrom(a.addr, a.prefix).Masked()
+				subnets = append(subnets, pre.String())
+				reachable = reachable || pre.Contains(hop)
+			}
+		}
+		sort.Strings(subnets)
+		if ifName == "" {
+			ifName = "any interface"
 		}
 		switch {
-		case reachable:
+		case reachable || dynamic: // DHCP or autoconf may bring the subnet
 		case len(subnets) > 0:
 			c.err(p+".next-hop-address", fmt.Sprintf("next hop %s is not in %s's subnet (%s): the route cannot be installed", hop, ifName, strings.Join(subnets, ", ")),
 				fmt.Sprintf("use the gateway of %s, or route via the interface whose subnet holds %s", strings.Join(subnets, ", "), hop))
-		case !ifc.dynamic[fam]:
+		case !dynamic:
 			c.err(p+".next-hop-address", fmt.Sprintf("next hop %s cannot be reached: %s has no %s address (static, DHCP or autoconf)", hop, ifName, family(hop.Is4())),
 				fmt.Sprintf("give %s an address in %s's subnet, or route via the interface that has one", ifName, hop))
 		}
