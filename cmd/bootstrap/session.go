@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -33,8 +32,10 @@ func (g *globals) loadSite() (*site.Site, error) {
 	switch {
 	case len(ps) == 0:
 	case g.json() && err != nil:
-		_ = json.NewEncoder(g.stdout).Encode(map[string]any{"file": g.file, "valid": false, "problems": ps})
-	case !g.json():
+		if j := jsonOut(g.cmd); j != nil {
+			jsonProblems(g.cmd, j, g.file, ps)
+		}
+	default: // text, or -o json with warnings only: text on stderr, the command goes on
 		_ = ps.Format(g.stderr)
 	}
 	if err != nil {
@@ -44,14 +45,19 @@ func (g *globals) loadSite() (*site.Site, error) {
 	return s, nil
 }
 
-// session is one command's runner with its renderer and log file.
+// session is one command's runner with its renderer and log file. It owns the ISO server the
+// stages share: started by whichever stage first needs it, stopped when the command ends.
 type session struct {
 	runner   *pipeline.Runner
 	renderer progress.Renderer
 	logFile  *os.File
+	iso      *stages.ISOServer
 }
 
 func (s *session) Close() {
+	if s.iso != nil {
+		s.iso.Close()
+	}
 	if s.renderer != nil {
 		_ = s.renderer.Close()
 	}
@@ -89,15 +95,17 @@ func (g *globals) newSession(s *site.Site, command string) (*session, error) {
 	red := newRedactor(s)
 	log := slog.New(slog.NewTextHandler(red.Writer(lf), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	sink := r.Handle
+	iso := &stages.ISOServer{}
 	return &session{
+		iso: iso,
 		runner: &pipeline.Runner{
-			Stages:  stages.All(),
+			Stages:  stages.WithISOServer(iso),
 			Site:    s,
 			WorkDir: dir,
 			Sink:    func(e pipeline.Event) { sink(red.Event(e)) },
 			Log:     log,
 			Command: command,
-			Version: version,
+			Version: buildInfo().Version,
 			Scrub:   red.Bytes,
 		},
 		renderer: r,
