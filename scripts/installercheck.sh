@@ -78,8 +78,8 @@ build() {
 # needs no rebuild.
 corpus=$(mktemp -d)
 trap 'rm -rf "$corpus"' EXIT
-log "rendering the installer corpus into $corpus"
-(cd "$HERE" && go test -count=1 -run '^TestInstallerCorpus$' ./internal/agentiso -installer-corpus "$corpus" >&2)
+(cd "$HERE" && phase "rendering the installer corpus into $corpus" \
+  go test -count=1 -run '^TestInstallerCorpus$' ./internal/agentiso -installer-corpus "$corpus") >&2
 log "running $BIN"
 cd "$SRC"
 BOOTSTRAP_INSTALLER_CORPUS=$corpus "$BIN" -test.count=1 "$@"
