@@ -28,7 +28,7 @@ func (c *Client) ensureMedia(ctx context.Context, st *State, url string, j Journ
 	}
 	if !slot.CanInsert() {
 		return &Error{Node: c.node, Op: StepMedia, Err: fmt.Errorf("slot %s has no InsertMedia action and does not take PATCH (Allow: %s)", slot.Path, strings.Join(slot.Allow, ", ")),
-			Remedy: "this BMC offers no way to insert virtual media over Redfish: check its virtual-media license and settings (" + controllerOf(st) + "'s web UI), or update its firmware"}
+			remedy: "this BMC offers no way to insert virtual media over Redfish: check its virtual-media license and settings (" + controllerOf(st) + "'s web UI), or update its firmware"}
 	}
 	for _, m := range st.Media {
 		if m.Inserted && (m.Path != slot.Path || m.Image != url) {
@@ -49,7 +49,7 @@ func (c *Client) ensureMedia(ctx context.Context, st *State, url string, j Journ
 	if !got.Inserted || got.Image != url {
 		return &Error{Node: c.node, Op: StepMedia,
 			Err:    fmt.Errorf("%w: slot %s shows Inserted=%t Image=%q after inserting %s (read back)", ErrMediaStuck, slot.Path, got.Inserted, got.Image, url),
-			Remedy: "the BMC accepted the insert but the slot did not take the image: check " + controllerOf(st) + "'s virtual-media settings (attach mode, license), then replay: bootstrap replay boot --node " + c.node}
+			remedy: "the BMC accepted the insert but the slot did not take the image: check " + controllerOf(st) + "'s virtual-media settings (attach mode, license), then replay: bootstrap replay boot --node " + c.node}
 	}
 	cfg.progress(Progress{Node: c.node, Step: StepMedia, Done: true})
 	return j.Record(StepKey(c.node, StepMedia), map[string]string{"image": url, "slot": slot.Path})

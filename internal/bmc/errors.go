@@ -78,17 +78,21 @@ func (e *RedfishError) Temporary() bool {
 type Error struct {
 	Node   string // node name from the site profile
 	Op     string // step: connect, inspect, eject, insert, boot-override, power, confirm
-	Remedy string // what the field engineer should do
 	Err    error
+	remedy string
 }
 
 func (e *Error) Error() string {
 	s := fmt.Sprintf("node %s: %s: %v", e.Node, e.Op, e.Err)
-	if e.Remedy != "" {
-		s += " (remedy: " + e.Remedy + ")"
+	if e.remedy != "" {
+		s += " (remedy: " + e.remedy + ")"
 	}
 	return s
 }
+
+// Remedy is what the field engineer should do (the project's remedy contract: the runner journals
+// it and `bootstrap status` shows it).
+func (e *Error) Remedy() string { return e.remedy }
 
 func (e *Error) Unwrap() error { return e.Err }
 
@@ -111,7 +115,7 @@ func temporary(err error) bool {
 
 // newError builds a node's *Error with the remedy for it, naming the node in replay hints.
 func newError(node, op string, err error) *Error {
-	return &Error{Node: node, Op: op, Err: err, Remedy: strings.ReplaceAll(remedyFor(op, err), "--node NAME", "--node "+node)}
+	return &Error{Node: node, Op: op, Err: err, remedy: strings.ReplaceAll(remedyFor(op, err), "--node NAME", "--node "+node)}
 }
 
 // remedyFor proposes a vendor-neutral remedy for an error on the given step; once the BMC is

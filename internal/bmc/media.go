@@ -73,7 +73,7 @@ func (c *Client) readSlot(ctx context.Context, st *State, path string) (Media, e
 func (c *Client) ejectChecked(ctx context.Context, st *State, m Media) error {
 	if !m.CanEject() {
 		return &Error{Node: c.node, Op: StepMedia, Err: fmt.Errorf("%w: slot %s holds %q and has neither an EjectMedia action nor PATCH", ErrMediaStuck, m.Path, m.Image),
-			Remedy: stuckRemedy(st, m, c.node)}
+			remedy: stuckRemedy(st, m, c.node)}
 	}
 	if err := st.vendor.ejectMedia(ctx, c, m); err != nil {
 		return fmt.Errorf("eject %s (%s): %w", m.Path, m.Image, err)
@@ -84,7 +84,7 @@ func (c *Client) ejectChecked(ctx context.Context, st *State, m Media) error {
 	}
 	if got.Inserted {
 		return &Error{Node: c.node, Op: StepMedia, Err: fmt.Errorf("%w: slot %s still shows Inserted=true Image=%q after eject (read back)", ErrMediaStuck, m.Path, got.Image),
-			Remedy: stuckRemedy(st, m, c.node)}
+			remedy: stuckRemedy(st, m, c.node)}
 	}
 	return nil
 }

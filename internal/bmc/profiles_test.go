@@ -107,11 +107,11 @@ func TestBootNodeMediaCannotBeRemoved(t *testing.T) {
 	}
 	_, err := bmc.BootNode(context.Background(), target, url, newMemJournal(), fast()...)
 	var be *bmc.Error
-	if !errors.As(err, &be) || be.Op != bmc.StepMedia || !strings.Contains(err.Error(), "CD1") || be.Remedy == "" {
+	if !errors.As(err, &be) || be.Op != bmc.StepMedia || !strings.Contains(err.Error(), "CD1") || be.Remedy() == "" {
 		t.Fatalf("err %v; want a media error naming slot CD1 with a remedy", err)
 	}
-	if strings.Contains(be.Remedy, "iDRAC") {
-		t.Errorf("remedy for a non-Dell BMC names the iDRAC: %s", be.Remedy)
+	if strings.Contains(be.Remedy(), "iDRAC") {
+		t.Errorf("remedy for a non-Dell BMC names the iDRAC: %s", be.Remedy())
 	}
 	if st := sim.Stats(); st.PowerActions != 0 {
 		t.Errorf("%d power actions although the media could not be set", st.PowerActions)

@@ -76,6 +76,6 @@ func reword(st *State, err *Error) {
 		return
 	}
 	if r := st.vendor.remedy(err.Op, err.Err); r != "" {
-		err.Remedy = strings.ReplaceAll(r, "--node NAME", "--node "+err.Node)
+		err.remedy = strings.ReplaceAll(r, "--node NAME", "--node "+err.Node)
 	}
 }

@@ -28,11 +28,11 @@ func VerifyBooted(ctx context.Context, t Target, url string, opts ...Option) err
 	handedOver := cfg.handedOver != nil && cfg.handedOver(t.Node) && st.Boot.Target != "Cd" && !holds(st.Media, url)
 	if !handedOver && (!ok || !slot.Inserted || slot.Image != url) {
 		return &Error{Node: t.Node, Op: StepMedia, Err: fmt.Errorf("virtual CD shows Inserted=%t Image=%q, want %q", slot.Inserted, slot.Image, url),
-			Remedy: "the media was changed since the boot: replay: bootstrap replay boot --node " + t.Node}
+			remedy: "the media was changed since the boot: replay: bootstrap replay boot --node " + t.Node}
 	}
 	if st.Power != "On" {
 		return &Error{Node: t.Node, Op: StepPower, Err: fmt.Errorf("power is %s", st.Power),
-			Remedy: "the server was powered off since the boot: replay: bootstrap replay boot --node " + t.Node}
+			remedy: "the server was powered off since the boot: replay: bootstrap replay boot --node " + t.Node}
 	}
 	return nil
 }

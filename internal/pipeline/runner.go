@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/user"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/site"
@@ -41,8 +43,11 @@ type RunOptions struct {
 type StageError struct {
 	Stage  string
 	Err    error
-	Remedy string
+	remedy string
 }
+
+// Remedy is the remedy journaled with the failure: the stage error's own (Remedier) or a generic one.
+func (e *StageError) Remedy() string { return e.remedy }
 
 // Error is "stage NAME: cause".
 func (e *StageError) Error() string { return fmt.Sprintf("stage %s: %v", e.Stage, e.Err) }
@@ -69,13 +74,20 @@ func (r *Runner) StageNames() []string {
 	return names
 }
 
+// UsageError is a request the runner refuses before it opens the journal: an unknown stage or
+// node, an empty --from/--until window. Nothing was changed.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
 func (r *Runner) index(name string) (int, error) {
 	for i, s := range r.Stages {
 		if s.Name() == name {
 			return i, nil
 		}
 	}
-	return -1, fmt.Errorf("unknown stage %q: the stages are %v", name, r.StageNames())
+	return -1, &UsageError{Err: fmt.Errorf("unknown stage %q: the stages are %s", name, strings.Join(r.StageNames(), ", "))}
 }
 
 func (r *Runner) log() *slog.Logger {
@@ -138,6 +150,7 @@ func (r *Runner) open(info RunInfo) (*session, error) {
 	}
 	host, _ := os.Hostname()
 	info.Command, info.Version, info.Host, info.PID = r.Command, r.Version, host, os.Getpid()
+	info.User = currentUser()
 	data, _ := json.Marshal(info)
 	e, err := j.Append(Entry{Kind: EntryRunStarted, Data: data})
 	if err != nil {
@@ -195,11 +208,11 @@ func (r *Runner) scrubText(s string) string {
 	return out
 }
 
-// remedyOf finds a remedy in err's chain (any error with a Remedy() string method).
-func remedyOf(err error) string {
-	var rem interface{ Remedy() string }
-	if errors.As(err, &rem) {
-		return rem.Remedy()
+// currentUser is the login name running this process, for the run's record ("uid N" when the
+// account has no name, e.g. in a container).
+func currentUser() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
 	}
-	return ""
+	return fmt.Sprintf("uid %d", os.Getuid())
 }

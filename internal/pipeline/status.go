@@ -49,10 +49,11 @@ type StageStatus struct {
 	Reason      string       `json:"reason,omitempty"`  // why it was skipped, re-run or marked stale
 	Error       string       `json:"error,omitempty"`
 	Remedy      string       `json:"remedy,omitempty"`
-	// Output and OutputFingerprint are those of the last success (kept while stale or re-running).
-	Output            json.RawMessage `json:"output,omitempty"`
-	OutputFingerprint string          `json:"outputFingerprint,omitempty"`
-	Succeeded         time.Time       `json:"succeeded,omitzero"`
+	// Output, SucceededFingerprint (the input fingerprint it ran with) and Succeeded (when) are
+	// those of the last success, kept while stale or re-running.
+	Output               json.RawMessage `json:"output,omitempty"`
+	SucceededFingerprint string          `json:"succeededFingerprint,omitempty"`
+	Succeeded            time.Time       `json:"succeeded,omitzero"`
 
 	runStart time.Time // start of the current execution, while running
 	lastSeen time.Time
@@ -154,7 +155,7 @@ func Fold(entries []Entry) Status {
 			}
 		case EntryStageSucceeded:
 			endRun(st, e.Time)
-			st.State, st.Output, st.OutputFingerprint, st.Succeeded = StateSucceeded, e.Data, e.Fingerprint, e.Time
+			st.State, st.Output, st.SucceededFingerprint, st.Succeeded = StateSucceeded, e.Data, e.Fingerprint, e.Time
 		case EntryStageFailed:
 			endRun(st, e.Time)
 			st.State, st.Error, st.Remedy = StateFailed, e.Error, e.Remedy

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bootstrap-dev/bootstrap/internal/bmc"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/stages"
 )
 
 // Evidence is what the stages left in the work dir and the journal, read for the report. Each
@@ -152,7 +153,7 @@ func readEvidence(dir string, h pipeline.History) Evidence {
 			na.Actions = append(na.Actions, Action{Seq: s.Seq, Time: s.Time, Run: s.Run, Stage: a.Stage, Attempt: a.Attempt,
 				Action: act, Data: s.Data, Note: bookkeeping[act]})
 		}
-		if a.Stage == "configure" || a.Stage == "handoff" {
+		if a.Stage == stages.NameConfigure || a.Stage == stages.NameHandoff {
 			ev.Applied = append(ev.Applied, applied(a)...)
 		}
 	}
@@ -256,35 +257,18 @@ func versions(h pipeline.History, nodes []NodeActions) []Version {
 		}
 		src := a.Stage + " attempt " + itoa(int64(a.Attempt))
 		switch a.Stage {
-		case "iso":
-			var o struct {
-				Build *struct {
-					InstallerPath    string `json:"installerPath"`
-					InstallerVersion string `json:"installerVersion"`
-					ReleaseImage     string `json:"releaseImage"`
-				} `json:"build"`
-			}
-			if json.Unmarshal(a.Output, &o) == nil && o.Build != nil {
+		case stages.NameISO:
+			if o, err := stages.ISOOutputKey.Decode(a.Output); err == nil && o.Build != nil {
 				add(Version{Component: "openshift-install", Version: o.Build.InstallerVersion, Detail: o.Build.InstallerPath, Source: src})
 				add(Version{Component: "release image", Version: o.Build.ReleaseImage, Source: src})
 			}
-		case "install":
-			var o struct {
-				Cluster struct {
-					Version   string   `json:"version"`
-					Operators int      `json:"operators"`
-					Nodes     []string `json:"nodes"`
-				} `json:"cluster"`
-			}
-			if json.Unmarshal(a.Output, &o) == nil {
+		case stages.NameInstall:
+			if o, err := stages.InstallOutputKey.Decode(a.Output); err == nil {
 				add(Version{Component: "OpenShift (ClusterVersion)", Version: o.Cluster.Version,
 					Detail: itoa(int64(o.Cluster.Operators)) + " cluster operators, nodes " + strings.Join(o.Cluster.Nodes, " "), Source: src})
 			}
-		case "handoff":
-			var o struct {
-				CSV string `json:"csv"`
-			}
-			if json.Unmarshal(a.Output, &o) == nil {
+		case stages.NameHandoff:
+			if o, err := stages.HandoffOutputKey.Decode(a.Output); err == nil {
 				add(Version{Component: "OpenShift GitOps operator", Version: o.CSV, Source: src})
 			}
 		}

@@ -69,22 +69,11 @@ type bootNodeInput struct {
 	ISOURL   string `json:"isoURL"`
 }
 
-// isoOutput is the part of the iso stage's output the boot stage reads.
-type isoOutput struct {
-	URL   string             `json:"url"`
-	Nodes map[string]isoNode `json:"nodes"`
-}
-
-// isoNode is the part of the iso stage's per-node output (stages.NodeISO) the boot stage reads.
-type isoNode struct {
-	URL            string   `json:"url"`
-	ETag           string   `json:"etag"`
-	KernelArgs     []string `json:"kernelArgs,omitempty"`
-	IgnitionSHA256 string   `json:"ignitionSHA256,omitempty"`
-}
-
 // Name implements pipeline.Stage.
-func (Boot) Name() string { return "boot" }
+func (Boot) Name() string { return NameBoot }
+
+// NodeScoped says replay --node may limit boot to some nodes.
+func (Boot) NodeScoped() bool { return true }
 
 // Summary implements pipeline.Stage.
 func (Boot) Summary() string {
@@ -194,8 +183,8 @@ func (b Boot) Verify(ctx context.Context, env *pipeline.Env) error {
 	targets, _ := bootTargets(env)
 	// Nodes booted with a persistent override are handed over to their disk by the install
 	// stage (override off, ISO ejected): that state verifies too.
-	var own BootOutput
-	if _, err := env.Output("boot", &own); err != nil {
+	own, _, err := BootOutputKey.Read(env)
+	if err != nil {
 		return err
 	}
 	persistent := map[string]bool{}
@@ -277,7 +266,7 @@ func isoURLs(env *pipeline.Env) (func(string) string, error) {
 
 // urlFor returns the URL each node's BMC is given: the node's own view, else the shared ISO,
 // else iso.baseURL/DefaultISOName.
-func (iso isoOutput) urlFor(s *site.Site) func(string) string {
+func (iso ISOOutput) urlFor(s *site.Site) func(string) string {
 	base := strings.TrimRight(s.ISO.BaseURL, "/")
 	if base == "" && s.ISO.ServeAddress != "" {
 		base = "http://" + s.ISO.ServeAddress
@@ -295,9 +284,9 @@ func (iso isoOutput) urlFor(s *site.Site) func(string) string {
 }
 
 // readISOOutput reads the iso stage's output (empty when it has none).
-func readISOOutput(env *pipeline.Env) (isoOutput, error) {
-	var iso isoOutput
-	if _, err := env.Output("iso", &iso); err != nil {
+func readISOOutput(env *pipeline.Env) (ISOOutput, error) {
+	iso, _, err := ISOOutputKey.Read(env)
+	if err != nil {
 		return iso, fmt.Errorf("read the iso stage's output: %w", err)
 	}
 	return iso, nil
@@ -333,7 +322,7 @@ func bootEmit(env *pipeline.Env, e pipeline.Event) {
 		return
 	}
 	e.Time = time.Now()
-	e.Stage = "boot"
+	e.Stage = NameBoot
 	env.Events(e)
 }
 

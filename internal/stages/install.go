@@ -44,7 +44,7 @@ type Install struct {
 }
 
 // Name implements pipeline.Stage.
-func (Install) Name() string { return "install" }
+func (Install) Name() string { return NameInstall }
 
 // Summary implements pipeline.Stage.
 func (Install) Summary() string {
@@ -68,8 +68,7 @@ func (st Install) Inputs(env *pipeline.Env) (any, error) {
 	for _, n := range s.Nodes {
 		in.Nodes = append(in.Nodes, n.Name)
 	}
-	var iso ISOOutput
-	if ok, err := env.Output("iso", &iso); ok && err == nil && iso.Build != nil {
+	if iso, ok, err := ISOOutputKey.Read(env); ok && err == nil && iso.Build != nil {
 		in.ISO = iso.Build.SHA256
 	}
 	return in, nil
@@ -89,7 +88,7 @@ func duration(field, v string) (time.Duration, error) {
 // Run implements pipeline.Stage.
 func (st Install) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	s := env.Site
-	ev := stageEvents(env, "install")
+	ev := stageEvents(env, NameInstall)
 	bt, err := duration("cluster.installer.bootstrapTimeout", s.Cluster.Installer.BootstrapTimeout)
 	if err != nil {
 		return nil, err
@@ -99,8 +98,7 @@ func (st Install) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 		return nil, err
 	}
 	bin := s.Cluster.Installer.Path
-	var iso ISOOutput
-	if ok, _ := env.Output("iso", &iso); ok && iso.Build != nil && iso.Build.InstallerPath != "" && bin == "" {
+	if iso, ok, _ := ISOOutputKey.Read(env); ok && iso.Build != nil && iso.Build.InstallerPath != "" && bin == "" {
 		bin = iso.Build.InstallerPath
 	}
 	if bin == "" {
@@ -139,7 +137,7 @@ func (st Install) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	res, err := install.Run(ctx, o, install.Callbacks{
 		Line: func(target, l string) {
 			if env.Events != nil {
-				env.Events(pipeline.Event{Time: time.Now(), Kind: pipeline.Info, Stage: "install", Step: target, Message: l})
+				env.Events(pipeline.Event{Time: time.Now(), Kind: pipeline.Info, Stage: NameInstall, Step: target, Message: l})
 			}
 		},
 		Finding: func(f install.Finding) {

@@ -140,8 +140,7 @@ func (s *ISOServer) Ensure(ctx context.Context, env *pipeline.Env) error {
 	if s.started {
 		return nil
 	}
-	var out ISOOutput
-	ok, err := env.Output("iso", &out)
+	out, ok, err := ISOOutputKey.Read(env)
 	if err != nil {
 		return fmt.Errorf("read the iso stage's output: %w", err)
 	}
@@ -192,7 +191,7 @@ func (s *ISOServer) Ensure(ctx context.Context, env *pipeline.Env) error {
 	case a := <-ready:
 		s.started, s.stop, s.done = true, stop, done
 		if env.Events != nil {
-			env.Events(pipeline.Event{Time: time.Now(), Kind: pipeline.Info, Stage: "boot",
+			env.Events(pipeline.Event{Time: time.Now(), Kind: pipeline.Info, Stage: NameBoot,
 				Message: fmt.Sprintf("serving the agent ISO on %s (%s)", a, out.URL)})
 		}
 		return nil

@@ -92,6 +92,7 @@ func (b *BMC) completeBoot() {
 	if from != "disk" && b.opts.LiveReads > 0 {
 		go b.live(b.bootGen, from)
 	}
+	b.wakeIdle()
 }
 
 // live is the live system booted from img reading it until the server restarts, is powered off
