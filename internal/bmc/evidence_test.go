@@ -57,10 +57,7 @@ func TestResumeBootsAgainWhenISONotRead(t *testing.T) {
 			if _, err := bmc.BootNode(ctx, target, isoURL, j, append(fast(), evidence)...); err == nil {
 				t.Fatal("the killed run succeeded")
 			}
-			deadline := time.Now().Add(3 * time.Second)
-			for sim.Stats().Boots == 0 && time.Now().Before(deadline) {
-				time.Sleep(5 * time.Millisecond)
-			}
+			idle(t, sim)
 			if st := sim.Stats(); st.PowerActions != 1 || st.BootedFrom != "disk" {
 				t.Fatalf("after the kill: %d power actions, booted from %q; want 1, disk", st.PowerActions, st.BootedFrom)
 			}
@@ -69,6 +66,7 @@ func TestResumeBootsAgainWhenISONotRead(t *testing.T) {
 			if err != nil {
 				t.Fatalf("resumed run: %v", err)
 			}
+			idle(t, sim) // the evidence is the boot's first read: its last may still be on the way
 			if st := sim.Stats(); st.PowerActions != 2 || st.BootedFrom != isoURL {
 				t.Errorf("resumed: %d power actions, booted from %q; want 2, the ISO", st.PowerActions, st.BootedFrom)
 			}
@@ -115,10 +113,20 @@ func TestResumeKeepsANodeThatReadItsISO(t *testing.T) {
 			if _, err := bmc.BootNode(context.Background(), target, isoURL, j.memJournal, append(fast(), evidence)...); err != nil {
 				t.Fatalf("resumed run: %v", err)
 			}
-			time.Sleep(30 * time.Millisecond)
+			idle(t, sim)
 			if st := sim.Stats(); st.PowerActions != 1 || st.BootedFrom != isoURL {
 				t.Errorf("%d power actions, booted from %q; want 1, the ISO", st.PowerActions, st.BootedFrom)
 			}
 		})
+	}
+}
+
+// idle waits until every power action the simulator accepted has reached its boot.
+func idle(t *testing.T, sim *bmctest.BMC) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := sim.Idle(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

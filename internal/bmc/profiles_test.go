@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/bmc"
 	"github.com/bootstrap-dev/bootstrap/internal/bmc/bmctest"
@@ -66,11 +65,7 @@ func TestBootNodeProfiles(t *testing.T) {
 				}
 				// With a persistent override from power On, nothing on the BMC shows the restart
 				// done (no fetch-log evidence here): wait for the simulator's boot.
-				deadline := time.Now().Add(3 * time.Second)
-				for sim.Stats().Boots == 0 && time.Now().Before(deadline) {
-					time.Sleep(5 * time.Millisecond)
-				}
-				time.Sleep(30 * time.Millisecond) // a wrong second boot would be counted
+				idle(t, sim)
 				st := sim.Stats()
 				if st.PowerActions != 1 || st.BootedFrom != url || st.Boots != 1 {
 					t.Errorf("simulator: power actions %d, boots %d, booted from %q; want 1, 1, the ISO", st.PowerActions, st.Boots, st.BootedFrom)

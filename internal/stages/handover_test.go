@@ -173,7 +173,11 @@ func TestReplayBootResumesAnInterruptedReplay(t *testing.T) {
 	if err := r.Replay(context.Background(), "boot", []string{"generic-1"}); err != nil {
 		t.Fatalf("the replay run again: %v", err)
 	}
-	time.Sleep(30 * time.Millisecond)
+	idleCtx, stop := context.WithTimeout(context.Background(), 5*time.Second)
+	defer stop()
+	if err := g.Idle(idleCtx); err != nil {
+		t.Fatal(err)
+	}
 	if n := g.Stats().PowerActions; n != 2 {
 		t.Errorf("the resumed replay powered the node again: %d power actions, want 2", n)
 	}
