@@ -192,6 +192,11 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 		if res, err = mirror.Resolve(ctx, isc, target, o); err != nil {
 			return err
 		}
+		for _, c := range res.Catalogs {
+			for _, w := range c.Warnings {
+				fmt.Fprintf(errOut, "WARNING: catalog %s: %s\n", c.Source, w)
+			}
+		}
 		if toDir != "" && mirror.HasFilteredCatalogs(res) {
 			return errors.New("disk mirroring of filtered operator catalogs is not supported yet; mirror them registry to registry, or use full: true without packages")
 		}
@@ -201,7 +206,19 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 		if err != nil {
 			return err
 		}
-		return printMirrorPlan(out, f.output, plan)
+		if err := printMirrorPlan(out, f.output, plan); err != nil {
+			return err
+		}
+		failed := 0
+		for _, im := range plan.Images {
+			if im.Error != "" {
+				failed++
+			}
+		}
+		if failed > 0 { // the byte totals leave these out: the plan is not the whole mirror
+			return fmt.Errorf("%d of %d images could not be resolved (their ERROR lines above); the totals leave them out", failed, len(plan.Images))
+		}
+		return nil
 	}
 	o.Progress = mirrorProgress(errOut, f.output == "json", mirrorIsTTY(errOut))
 	if toDir != "" {

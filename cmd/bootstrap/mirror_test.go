@@ -38,13 +38,20 @@ func TestMirrorCommand(t *testing.T) {
 	logrus.SetOutput(io.Discard)
 	src, dst, b := mirrortest.Pair(t, 3)
 	dir := t.TempDir()
-	isc := writeISC(t, dir, sampleRefs(t, b, src, 8)...)
+	refs := sampleRefs(t, b, src, 8)
+	isc := writeISC(t, dir, refs...)
 	common := []string{"-c", isc, "--src-tls-verify=false", "--ca-file", dst.CAFile, "--authfile", dst.AuthFile,
 		"--workspace", "file://" + dir, "docker://" + dst.Host + "/mirror"}
 
 	out, err := runMirrorCmd(t, append([]string{"--dry-run"}, common...)...)
 	if err != nil || !strings.Contains(out, "5 images") || !strings.Contains(out, "saved by dedup") {
 		t.Fatalf("dry run: %v\n%s", err, out)
+	}
+	// a source that does not resolve makes the dry run fail: its totals are not the whole mirror
+	bad := writeISC(t, t.TempDir(), append(refs[:1:1], src.Host+"/nowhere/missing:v1")...)
+	out, err = runMirrorCmd(t, append([]string{"--dry-run", "-c", bad}, common[2:]...)...)
+	if err == nil || !strings.Contains(err.Error(), "1 of 2 images could not be resolved") || !strings.Contains(out, "ERROR") {
+		t.Fatalf("dry run with a missing source: want exit 1 naming it, got %v\n%s", err, out)
 	}
 	out, err = runMirrorCmd(t, common...)
 	if err != nil || !strings.Contains(out, "mirrored 5 images (0 already present, 0 failed)") {
