@@ -73,7 +73,7 @@ func testFBC(pkgs ...tPkg) *declcfg.DeclarativeConfig {
 		for _, v := range sortedKeys(versions) {
 			img := "registry.example.com/ops/" + p.name + "-bundle@sha256:" + fmt.Sprintf("%064x", len(dc.Bundles)+1)
 			dc.Bundles = append(dc.Bundles, declcfg.Bundle{Schema: declcfg.SchemaBundle, Package: p.name, Name: bname(p.name, v), Image: img,
-				Properties: []property.Property{property.MustBuildPackage(p.name, v)},
+				Properties:    []property.Property{property.MustBuildPackage(p.name, v)},
 				RelatedImages: []declcfg.RelatedImage{{Name: "operator", Image: "registry.example.com/ops/" + p.name + ":v" + v}, {Image: img}}})
 		}
 		if len(p.deprecated) > 0 {
@@ -136,7 +136,7 @@ func kdesched() tPkg {
 			{v: "5.0.0"}, {v: "5.0.1", replaces: "5.0.0"}, {v: "5.0.2", replaces: "5.0.1"},
 			{v: "5.1.0", skips: []string{"5.0.0", "5.0.1", "5.0.2"}, skipRange: ">=5.0.0 <5.1.0"},
 		},
-		"4.14": chain("4.14.0-202405000000", "4.14.0-202406000000", "4.14.1"),
+		"4.14":         chain("4.14.0-202405000000", "4.14.0-202406000000", "4.14.1"),
 		"tech-preview": {{v: "5.2.0-0.1", skipRange: ">=5.0.0 <5.2.0-0.1"}},
 	}}
 }

@@ -53,4 +53,3 @@ func comparePart(x, y string) int {
 	}
 	return strings.Compare(x, y)
 }
-
