@@ -187,7 +187,7 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 	default:
 		target := mirror.Target{Host: host, Namespace: ns}
 		if toDir != "" {
-			target.Host = "archive" // placeholder: the disconnected half maps names to its registry
+			target.Host = mirror.ArchiveHost // placeholder: the disconnected half maps names to its registry
 		}
 		if res, err = mirror.Resolve(ctx, isc, target, o); err != nil {
 			return err
@@ -196,9 +196,6 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 			for _, w := range c.Warnings {
 				fmt.Fprintf(errOut, "WARNING: catalog %s: %s\n", c.Source, w)
 			}
-		}
-		if toDir != "" && mirror.HasFilteredCatalogs(res) {
-			return errors.New("disk mirroring of filtered operator catalogs is not supported yet; mirror them registry to registry, or use full: true without packages")
 		}
 	}
 	if f.dryRun {
@@ -237,6 +234,13 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 	for _, w := range cr.Warnings { // a registry that refused sparse indexes: once per registry
 		fmt.Fprintln(errOut, "WARNING:", w)
 	}
+	// Filtered catalogs are built here, on the connected side, once: pushed to the registry, or
+	// into the disk mirror's layout; a disk mirror's catalogs are pointed at what was pushed.
+	cats, catImages, err := mirror.Catalogs(ctx, res, cr.Images, o)
+	if err != nil {
+		return err
+	}
+	content := mirror.Content{Images: append(cr.Images, catImages...), Catalogs: append(cats, mirror.CarriedCatalogs(archive, cr.Images)...)}
 	var outs mirror.Outputs
 	var sigFiles []string
 	var parts []mirror.ArchivePart
@@ -244,7 +248,7 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 		outDir = toDir
 		outs.Content = "content.json"
 		if archiveBytes == 0 {
-			if err := mirror.WriteContent(filepath.Join(toDir, outs.Content), mirror.Content{Images: cr.Images}); err != nil {
+			if err := mirror.WriteContent(filepath.Join(toDir, outs.Content), content); err != nil {
 				return err
 			}
 		} else {
@@ -257,14 +261,14 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 					prev[im.Source+" "+im.Dest+" "+im.Digest] = im.Size
 				}
 			}
-			ims := append([]mirror.ImageResult(nil), cr.Images...)
+			ims := append([]mirror.ImageResult(nil), content.Images...)
 			for i := range ims {
 				if ims[i].Skipped && ims[i].Size == 0 {
 					ims[i].Size = prev[ims[i].Source+" "+ims[i].Dest+" "+ims[i].Digest]
 				}
 				ims[i].Skipped = false
 			}
-			if err := mirror.WriteContent(mirror.ArchiveContent(toDir), mirror.Content{Images: ims}); err != nil {
+			if err := mirror.WriteContent(mirror.ArchiveContent(toDir), mirror.Content{Images: ims, Catalogs: content.Catalogs}); err != nil {
 				return err
 			}
 			parts, err = mirror.WriteArchive(toDir, o.DestDir, archiveBytes, map[string]string{
@@ -277,23 +281,6 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 			outs.Content = filepath.Join("working-dir", "content.json")
 		}
 	} else {
-		cats, catImages, err := mirror.Catalogs(ctx, res, cr.Images, o)
-		if err != nil {
-			return err
-		}
-		content := mirror.Content{Images: append(cr.Images, catImages...), Catalogs: cats}
-		for _, c := range archive.Catalogs { // catalogs carried whole through a disk mirror
-			for _, im := range cr.Images {
-				if im.Source == c.Source && im.Kind == mirror.KindCatalog && im.Digest != "" {
-					c.Image = strings.SplitN(im.Dest, "@", 2)[0]
-					if i := strings.LastIndex(c.Image, ":"); i > strings.LastIndex(c.Image, "/") {
-						c.Image = c.Image[:i]
-					}
-					c.Image += "@" + im.Digest
-					content.Catalogs = append(content.Catalogs, c)
-				}
-			}
-		}
 		if err := os.MkdirAll(outDir, 0o755); err != nil {
 			return err
 		}

@@ -198,7 +198,7 @@ func pushFilteredCatalog(ctx context.Context, rc *regclient.RegClient, cat Resol
 	for _, l := range layers {
 		size += l.Size
 	}
-	return ImageResult{Image: Image{Source: cat.Source, Dest: dst.CommonName(), Kind: KindCatalog},
+	return ImageResult{Image: Image{Source: cat.Source, Dest: repoOnly(cat.Dest) + ":" + dst.Tag, Kind: KindCatalog},
 		Digest: nm.GetDescriptor().Digest.String(), Size: size}, nil
 }
 

@@ -3,17 +3,16 @@ package mirror
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/alpha/property"
+
+	"github.com/bootstrap-dev/bootstrap/internal/mirror/mirrortest"
 )
 
 // Synthetic catalogs with the shapes of real Red Hat catalogs (redhat-operator-index v4.16/v4.17):
@@ -238,7 +237,7 @@ func TestFilterRules(t *testing.T) {
 		}, ISCOperator{Packages: []ISCPackage{{Name: "a-op", Channels: []ISCPackageChannel{{Name: "stable", MinVersion: "1.10.5", MaxVersion: "1.11.2"}}}}},
 			"a-op default=stable\na-op/stable: 1.10.5 1.10.6 1.10.7 1.10.8 1.10.9 1.11.0 1.11.1 1.11.2\nbundles: 1.10.5 1.10.6 1.10.7 1.10.8 1.10.9 1.11.0 1.11.1 1.11.2", nil},
 	}
-	opm := opmPath()
+	opm := mirrortest.OPM()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dc := tt.dc()
@@ -358,75 +357,14 @@ func writeISC(t *testing.T, doc string) *ImageSetConfig {
 	return c
 }
 
-// opmPath is the real opm (OPM, or on PATH), or "".
-func opmPath() string {
-	if p := os.Getenv("OPM"); p != "" {
-		return p
-	}
-	p, _ := exec.LookPath("opm")
-	return p
-}
-
-// opmServes writes a catalog's files and proves them with the real opm: `opm validate` passes
-// and `opm serve` starts and accepts connections.
+// opmServes writes a catalog's files and proves them with the real opm.
 func opmServes(t *testing.T, opm string, files map[string][]byte) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "configs")
-	for name, data := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	opmServesDir(t, opm, dir)
-}
-
-func opmServesDir(t *testing.T, opm, dir string) {
-	t.Helper()
-	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(c, opm, "validate", dir).CombinedOutput(); err != nil {
-		t.Fatalf("opm validate: %v\n%s", err, out)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	if err := mirrortest.WriteFiles(dir, files); err != nil {
 		t.Fatal(err)
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
-	serve := exec.CommandContext(c, opm, "serve", dir, "-p", itoa(port))
-	logf := filepath.Join(filepath.Dir(dir), "serve.log")
-	lf, _ := os.Create(logf)
-	serve.Stdout, serve.Stderr = lf, lf
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- serve.Wait() }()
-	defer func() {
-		_ = serve.Process.Kill()
-		<-exited
-	}()
-	for {
-		conn, err := net.DialTimeout("tcp", "127.0.0.1:"+itoa(port), time.Second)
-		if err == nil {
-			_ = conn.Close()
-			return
-		}
-		select {
-		case err := <-exited:
-			b, _ := os.ReadFile(logf)
-			exited <- err
-			t.Fatalf("opm serve exited: %v\n%s", err, b)
-		case <-c.Done():
-			b, _ := os.ReadFile(logf)
-			t.Fatalf("opm serve did not answer:\n%s", b)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	mirrortest.Serves(t, opm, dir)
 }
 
 func sortLines(s string) string {

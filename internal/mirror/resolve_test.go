@@ -215,4 +215,11 @@ func checkFilteredCatalog(t *testing.T, e *testEnv, image string, o Options) {
 	if cmd := strings.Join(cfg.GetConfig().Config.Cmd, " "); cmd != "serve /configs" {
 		t.Errorf("filtered catalog command %q, want the cache arguments dropped", cmd)
 	}
+	if opm := mirrortest.OPM(); opm != "" {
+		dir := filepath.Join(t.TempDir(), "configs")
+		if n, err := mirrortest.TopLayerFiles(ctx(t), rc, image, "configs/", dir); err != nil || n == 0 {
+			t.Fatalf("extract the filtered configs: %d files, %v", n, err)
+		}
+		mirrortest.Serves(t, opm, dir)
+	}
 }

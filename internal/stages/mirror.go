@@ -130,6 +130,11 @@ func (m Mirror) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	for _, b := range res.Blocked {
 		emit(pipeline.Event{Kind: pipeline.Info, Message: "blocked by blockedImages: " + b})
 	}
+	for _, c := range res.Catalogs {
+		for _, w := range c.Warnings {
+			emit(pipeline.Event{Kind: pipeline.Warning, Message: "catalog " + c.Source + ": " + w})
+		}
+	}
 	o.Progress = func(p mirror.Progress) {
 		emit(pipeline.Event{Kind: pipeline.Progress, Current: p.BytesDone, Total: p.BytesTotal, Unit: "bytes",
 			Done: int64(p.ImagesDone), DoneTotal: int64(p.ImagesTotal),
@@ -164,7 +169,7 @@ func (m Mirror) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	content := mirror.Content{Images: append(cr.Images, catImages...), Catalogs: append(cats, archivedCatalogs(archived, cr.Images)...)}
+	content := mirror.Content{Images: append(cr.Images, catImages...), Catalogs: append(cats, mirror.CarriedCatalogs(archived, cr.Images)...)}
 	out := MirrorOutput{Images: len(cr.Images), Copied: cr.BlobsCopied, BytesPulled: cr.BytesPulled, Seconds: cr.Duration.Seconds(),
 		SparseRefused: cr.SparseRefused}
 	for _, im := range cr.Images {
@@ -301,20 +306,6 @@ func mirrorResolve(ctx context.Context, env *pipeline.Env, o *mirror.Options, ta
 	}
 	o.SourceDir = layout
 	return &mirror.Resolved{Images: ims}, c, nil
-}
-
-// archivedCatalogs are the catalogs a disk mirror carried whole, pointed at their mirrored digest.
-func archivedCatalogs(c mirror.Content, copied []mirror.ImageResult) []mirror.CatalogOut {
-	var out []mirror.CatalogOut
-	for _, cat := range c.Catalogs {
-		for _, im := range copied {
-			if im.Source == cat.Source && im.Kind == mirror.KindCatalog && im.Digest != "" {
-				cat.Image = repoOf(im.Dest) + "@" + im.Digest
-				out = append(out, cat)
-			}
-		}
-	}
-	return out
 }
 
 // repoOf strips the tag and digest of a reference.
