@@ -57,16 +57,6 @@ func Catalogs(ctx context.Context, res *Resolved, copied []ImageResult, o Option
 	return outs, ims, nil
 }
 
-// HasFilteredCatalogs reports whether a resolution has catalogs that must be rebuilt filtered.
-func HasFilteredCatalogs(res *Resolved) bool {
-	for _, c := range res.Catalogs {
-		if c.filtered {
-			return true
-		}
-	}
-	return false
-}
-
 // pushFilteredCatalog builds the filtered catalog: the source image's layers, plus one layer that
 // replaces the configs directory (an opaque whiteout, then the filtered documents) and empties the
 // opm cache directory. The cache is removed rather than rebuilt: a cache computed from the
