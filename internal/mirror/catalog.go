@@ -1,7 +1,6 @@
 package mirror
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -73,8 +72,8 @@ func readCatalog(ctx context.Context, rc *regclient.RegClient, r ref.Ref, image,
 	c := &declcfg.DeclarativeConfig{}
 	err = scanImageFiles(ctx, rc, r, plat, func(name string) bool {
 		return strings.HasPrefix(name, prefix) && (strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml"))
-	}, func(name string, data []byte) (bool, error) {
-		return true, parseFBC(c, name, bytes.NewReader(data), only)
+	}, func(name string, rd io.Reader) (bool, error) {
+		return true, parseFBC(c, name, rd, only)
 	})
 	if err != nil {
 		return nil, err
@@ -86,10 +85,10 @@ func readCatalog(ctx context.Context, rc *regclient.RegClient, r ref.Ref, image,
 }
 
 // parseFBC adds the documents of one catalog file (a JSON stream or YAML documents) to c, as
-// opm loads them; when only is set, documents of other packages are dropped while parsing, so
+// opm loads them, one document at a time from the stream: no document is kept raw beside its
+// parsed form, and when only is set, documents of other packages are dropped as they are read, so
 // memory follows the selection, not the catalog.
 func parseFBC(c *declcfg.DeclarativeConfig, name string, r io.Reader, only map[string]bool) error {
-	var metas []*declcfg.Meta
 	err := declcfg.WalkMetasReader(r, func(m *declcfg.Meta, err error) error {
 		if err != nil {
 			return err
@@ -101,16 +100,15 @@ func parseFBC(c *declcfg.DeclarativeConfig, name string, r io.Reader, only map[s
 		if only != nil && pkg != "" && !only[pkg] {
 			return nil
 		}
-		metas = append(metas, m)
+		part, err := declcfg.LoadSlice([]*declcfg.Meta{m})
+		if err != nil {
+			return err
+		}
+		c.Merge(part)
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	part, err := declcfg.LoadSlice(metas)
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	c.Merge(part)
 	return nil
 }
