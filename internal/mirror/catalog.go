@@ -2,13 +2,16 @@ package mirror
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
+	"github.com/operator-framework/operator-registry/alpha/property"
 
 	"github.com/regclient/regclient"
+	"github.com/regclient/regclient/types/descriptor"
 	"github.com/regclient/regclient/types/manifest"
 	"github.com/regclient/regclient/types/ref"
 )
@@ -30,21 +33,101 @@ func ReadCatalog(ctx context.Context, image, plat string, o Options, packages ..
 	if err != nil {
 		return nil, err
 	}
-	var c *declcfg.DeclarativeConfig
+	var c *catalogRead
 	o = o.withRun()
 	err = o.retry(ctx, []string{r.Registry}, func(ctx context.Context) error {
 		var err error
-		c, err = readCatalog(ctx, rc, r, image, plat, packages)
+		c, err = readCatalog(ctx, rc, r, plat, packages, false)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return c, nil
+	return c.dc, nil
 }
 
-// readCatalog is one attempt of ReadCatalog.
-func readCatalog(ctx context.Context, rc *regclient.RegClient, r ref.Ref, image, plat string, packages []string) (*declcfg.DeclarativeConfig, error) {
+// catalogRead is a catalog as read: with light set, bundles hold only their olm.package property
+// (what selection and model validation need) besides their images, and the full documents of the
+// bundles selected are read again from the layer that holds the catalog (fullBundles). A catalog's
+// bulk is in its bundles' other properties (olm.csv.metadata, olm.bundle.object): so memory
+// follows the selection, not the catalog.
+type catalogRead struct {
+	dc     *declcfg.DeclarativeConfig
+	r      ref.Ref
+	layer  descriptor.Descriptor // the layer holding the catalog
+	prefix string                // the configs directory, "configs/"
+	only   map[string]bool
+	light  bool
+}
+
+// readCatalogLight reads a catalog for selection: light bundles, see catalogRead.
+func readCatalogLight(ctx context.Context, image, plat string, o Options, packages ...string) (*catalogRead, error) {
+	rc, err := newClient(o, hostsOf([]Image{{Source: image}})...)
+	if err != nil {
+		return nil, err
+	}
+	r, err := readRef(image, o.SourceRegistry)
+	if err != nil {
+		return nil, err
+	}
+	var c *catalogRead
+	o = o.withRun()
+	err = o.retry(ctx, []string{r.Registry}, func(ctx context.Context) error {
+		var err error
+		c, err = readCatalog(ctx, rc, r, plat, packages, true)
+		return err
+	})
+	return c, err
+}
+
+// fullBundles replaces the light bundles of dc (a selection from c) with their full documents,
+// read again from the catalog's layer, one document at a time.
+func (c *catalogRead) fullBundles(ctx context.Context, o Options, dc *declcfg.DeclarativeConfig) error {
+	if !c.light {
+		return nil
+	}
+	want := make(map[string]int, len(dc.Bundles))
+	for i, b := range dc.Bundles {
+		want[b.Package+"/"+b.Name] = i
+	}
+	rc, err := newClient(o, c.r.Registry)
+	if err != nil {
+		return err
+	}
+	o = o.withRun()
+	return o.retry(ctx, []string{c.r.Registry}, func(ctx context.Context) error {
+		found := 0
+		_, err := scanLayer(ctx, rc, c.r, c.layer.Digest.String(), c.layer.Size, c.isCatalogFile, func(name string, rd io.Reader) (bool, error) {
+			return true, declcfg.WalkMetasReader(rd, func(m *declcfg.Meta, err error) error {
+				if err != nil {
+					return fmt.Errorf("%s: %w", name, err)
+				}
+				i, ok := want[m.Package+"/"+m.Name]
+				if m.Schema != declcfg.SchemaBundle || !ok {
+					return nil
+				}
+				part, err := declcfg.LoadSlice([]*declcfg.Meta{m})
+				if err != nil {
+					return fmt.Errorf("%s: %w", name, err)
+				}
+				dc.Bundles[i] = part.Bundles[0]
+				found++
+				return nil
+			})
+		})
+		if err == nil && found != len(want) {
+			err = permanent(fmt.Errorf("layer %s: %d of the %d selected bundles found on the second read", c.layer.Digest, found, len(want)))
+		}
+		return err
+	})
+}
+
+func (c *catalogRead) isCatalogFile(name string) bool {
+	return strings.HasPrefix(name, c.prefix) && (strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml"))
+}
+
+// readCatalog is one attempt of ReadCatalog or readCatalogLight.
+func readCatalog(ctx context.Context, rc *regclient.RegClient, r ref.Ref, plat string, packages []string, light bool) (*catalogRead, error) {
 	m, err := platformImage(ctx, rc, r, plat)
 	if err != nil {
 		return nil, err
@@ -61,24 +144,20 @@ func readCatalog(ctx context.Context, rc *regclient.RegClient, r ref.Ref, image,
 	if dir == "" {
 		return nil, permanent(fmt.Errorf("no %s label; is it a file-based catalog?", ConfigsLabel))
 	}
-	prefix := strings.Trim(dir, "/") + "/"
-	var only map[string]bool
+	c := &catalogRead{dc: &declcfg.DeclarativeConfig{}, r: r, prefix: strings.Trim(dir, "/") + "/", light: light}
 	if len(packages) > 0 {
-		only = map[string]bool{}
+		c.only = map[string]bool{}
 		for _, p := range packages {
-			only[p] = true
+			c.only[p] = true
 		}
 	}
-	c := &declcfg.DeclarativeConfig{}
-	err = scanImageFiles(ctx, rc, r, plat, func(name string) bool {
-		return strings.HasPrefix(name, prefix) && (strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml"))
-	}, func(name string, rd io.Reader) (bool, error) {
-		return true, parseFBC(c, name, rd, only)
-	})
+	err = scanImageFilesAt(ctx, rc, r, plat, c.isCatalogFile, func(name string, rd io.Reader) (bool, error) {
+		return true, parseFBC(c.dc, name, rd, c.only, light)
+	}, &c.layer)
 	if err != nil {
 		return nil, err
 	}
-	if len(c.Packages) == 0 {
+	if len(c.dc.Packages) == 0 {
 		return nil, permanent(fmt.Errorf("no packages under %s", dir))
 	}
 	return c, nil
@@ -88,7 +167,7 @@ func readCatalog(ctx context.Context, rc *regclient.RegClient, r ref.Ref, image,
 // opm loads them, one document at a time from the stream: no document is kept raw beside its
 // parsed form, and when only is set, documents of other packages are dropped as they are read, so
 // memory follows the selection, not the catalog.
-func parseFBC(c *declcfg.DeclarativeConfig, name string, r io.Reader, only map[string]bool) error {
+func parseFBC(c *declcfg.DeclarativeConfig, name string, r io.Reader, only map[string]bool, light bool) error {
 	err := declcfg.WalkMetasReader(r, func(m *declcfg.Meta, err error) error {
 		if err != nil {
 			return err
@@ -98,6 +177,23 @@ func parseFBC(c *declcfg.DeclarativeConfig, name string, r io.Reader, only map[s
 			pkg = m.Name
 		}
 		if only != nil && pkg != "" && !only[pkg] {
+			return nil
+		}
+		if light && m.Schema == declcfg.SchemaBundle {
+			var b declcfg.Bundle
+			if err := json.Unmarshal(m.Blob, &b); err != nil {
+				return fmt.Errorf("parse bundle: %w", err)
+			}
+			for _, p := range b.Properties {
+				if p.Type == property.TypePackage {
+					b.Properties = []property.Property{p} // a new array: the others are freed
+					break
+				}
+			}
+			if len(b.Properties) > 1 {
+				b.Properties = nil
+			}
+			c.Bundles = append(c.Bundles, b)
 			return nil
 		}
 		part, err := declcfg.LoadSlice([]*declcfg.Meta{m})

@@ -158,8 +158,9 @@ func runFilter(ctx context.Context, dc *declcfg.DeclarativeConfig, op ISCOperato
 	return out, h.msgs, nil
 }
 
-// copyDC copies the parts of a declarative config the filter changes (the slices and channel
-// entries), sharing the rest.
+// copyDC copies the parts of a declarative config the filter changes in place (packages, channels
+// and their entries, deprecations and their entries), sharing the rest: the filter builds new
+// bundle and other slices, so those are shared (a copy of 50,000 bundles would cost memory).
 func copyDC(dc *declcfg.DeclarativeConfig) *declcfg.DeclarativeConfig {
 	c := *dc
 	c.Packages = append([]declcfg.Package(nil), dc.Packages...)
@@ -168,13 +169,11 @@ func copyDC(dc *declcfg.DeclarativeConfig) *declcfg.DeclarativeConfig {
 		ch.Entries = append([]declcfg.ChannelEntry(nil), ch.Entries...)
 		c.Channels[i] = ch
 	}
-	c.Bundles = append([]declcfg.Bundle(nil), dc.Bundles...)
 	c.Deprecations = make([]declcfg.Deprecation, len(dc.Deprecations))
 	for i, d := range dc.Deprecations {
 		d.Entries = append([]declcfg.DeprecationEntry(nil), d.Entries...)
 		c.Deprecations[i] = d
 	}
-	c.Others = append([]declcfg.Meta(nil), dc.Others...)
 	return &c
 }
 

@@ -131,6 +131,12 @@ func ReadRelease(ctx context.Context, releaseImage, plat string, o Options) (*Re
 // current layer (later files of that layer are still delivered).
 func scanImageFiles(ctx context.Context, rc *regclient.RegClient, r ref.Ref, plat string,
 	want func(name string) bool, found func(name string, r io.Reader) (stop bool, err error)) error {
+	return scanImageFilesAt(ctx, rc, r, plat, want, found, nil)
+}
+
+// scanImageFilesAt is scanImageFiles that also records, in at, the layer where the scan stopped.
+func scanImageFilesAt(ctx context.Context, rc *regclient.RegClient, r ref.Ref, plat string,
+	want func(name string) bool, found func(name string, r io.Reader) (stop bool, err error), at *descriptor.Descriptor) error {
 	img, err := platformImage(ctx, rc, r, plat)
 	if err != nil {
 		return err
@@ -145,6 +151,9 @@ func scanImageFiles(ctx context.Context, rc *regclient.RegClient, r ref.Ref, pla
 			return fmt.Errorf("layer %s: %w", layers[i].Digest, err)
 		}
 		if stop {
+			if at != nil {
+				*at = layers[i]
+			}
 			return nil
 		}
 	}

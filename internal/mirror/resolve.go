@@ -147,11 +147,11 @@ func resolveCatalog(ctx context.Context, isc *ImageSetConfig, i int, plat string
 	for _, p := range op.Packages {
 		names = append(names, p.Name)
 	}
-	dc, err := ReadCatalog(ctx, op.Catalog, plat, o, names...)
+	cr, err := readCatalogLight(ctx, op.Catalog, plat, o, names...)
 	if err != nil {
 		return nil, nil, &CatalogError{Catalog: op.Catalog, At: isc.At(at + ".catalog"), Err: err}
 	}
-	f, err := FilterCatalog(ctx, dc, op, isc, at)
+	f, err := FilterCatalog(ctx, cr.dc, op, isc, at)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -159,6 +159,13 @@ func resolveCatalog(ctx context.Context, isc *ImageSetConfig, i int, plat string
 		Warnings: f.Warnings, filtered: !op.Full || len(op.Packages) > 0, platform: plat}
 	var ims []Image
 	if rcat.filtered {
+		// the selection's full bundle documents, validated again whole before anything is pushed
+		if err := cr.fullBundles(ctx, o, f.DC); err != nil {
+			return nil, nil, &CatalogError{Catalog: op.Catalog, At: isc.At(at + ".catalog"), Err: err}
+		}
+		if err := validateCatalog(op.Catalog, f.DC); err != nil {
+			return nil, nil, err
+		}
 		if rcat.fbc, err = WriteFBC(f.DC); err != nil {
 			return nil, nil, &CatalogError{Catalog: op.Catalog, At: isc.At(at), Err: err}
 		}

@@ -121,9 +121,10 @@ mirror:
 	if err != nil {
 		t.Fatal(err)
 	}
-	// release: only the payload layer; catalog: config, cache and configs layers
-	if got := e.srcCount.blobGets.Load() - before; got != 4 {
-		t.Errorf("resolution fetched %d blobs, want 4", got)
+	// release: only the payload layer; catalog: config, cache and configs layers, and the configs
+	// layer again for the full documents of the selected bundles (memory follows the selection)
+	if got := e.srcCount.blobGets.Load() - before; got != 5 {
+		t.Errorf("resolution fetched %d blobs, want 5", got)
 	}
 	kinds := map[Kind]int{}
 	for _, im := range res.Images {
