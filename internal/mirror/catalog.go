@@ -25,21 +25,7 @@ const ConfigsLabel = "operators.operatorframework.io.index.configs.v1"
 // opm base layers below are never downloaded. When packages are named, the documents of every
 // other package are dropped while parsing, so memory follows the selection, not the catalog.
 func ReadCatalog(ctx context.Context, image, plat string, o Options, packages ...string) (*declcfg.DeclarativeConfig, error) {
-	rc, err := newClient(o, hostsOf([]Image{{Source: image}})...)
-	if err != nil {
-		return nil, err
-	}
-	r, err := readRef(image, o.SourceRegistry)
-	if err != nil {
-		return nil, err
-	}
-	var c *catalogRead
-	o = o.withRun()
-	err = o.retry(ctx, []string{r.Registry}, func(ctx context.Context) error {
-		var err error
-		c, err = readCatalog(ctx, rc, r, plat, packages, false)
-		return err
-	})
+	c, err := readCatalogAs(ctx, image, plat, o, false, packages)
 	if err != nil {
 		return nil, err
 	}
@@ -62,6 +48,11 @@ type catalogRead struct {
 
 // readCatalogLight reads a catalog for selection: light bundles, see catalogRead.
 func readCatalogLight(ctx context.Context, image, plat string, o Options, packages ...string) (*catalogRead, error) {
+	return readCatalogAs(ctx, image, plat, o, true, packages)
+}
+
+// readCatalogAs reads a catalog, retrying temporary failures.
+func readCatalogAs(ctx context.Context, image, plat string, o Options, light bool, packages []string) (*catalogRead, error) {
 	rc, err := newClient(o, hostsOf([]Image{{Source: image}})...)
 	if err != nil {
 		return nil, err
@@ -74,7 +65,7 @@ func readCatalogLight(ctx context.Context, image, plat string, o Options, packag
 	o = o.withRun()
 	err = o.retry(ctx, []string{r.Registry}, func(ctx context.Context) error {
 		var err error
-		c, err = readCatalog(ctx, rc, r, plat, packages, true)
+		c, err = readCatalog(ctx, rc, r, plat, packages, light)
 		return err
 	})
 	return c, err
