@@ -82,6 +82,7 @@ mirror:
       - name: stable
   - catalog: registry.redhat.io/redhat/redhat-operator-index:v4.16
   - catalog: registry.redhat.io/redhat/redhat-operator-index:v4.16
+  - catalog: registry.redhat.io/redhat/redhat-operator-index:v4.17
 `, []string{
 			`isc.yaml:7: mirror.operators[0].targetCatalog: invalid target path component "My/Catalog:v1"`,
 			`isc.yaml:8: mirror.operators[0].targetTag: "-bad" is not a valid tag`,
@@ -89,7 +90,8 @@ mirror:
 			`isc.yaml:13: mirror.operators[0].packages[1].minVersion: minVersion "not-a-version" must respect semantic versioning notation`,
 			`isc.yaml:14: mirror.operators[0].packages[2]: catalog "registry.redhat.io/redhat/redhat-operator-index:v4.16": duplicate package entry "a" (also mirror.operators[0].packages[0])`,
 			`isc.yaml:17: mirror.operators[0].packages[2].channels[1]: operator "a": duplicate channel entry "stable"`,
-			`isc.yaml:19: mirror.operators[2]: catalog "registry.redhat.io/redhat/redhat-operator-index:v4.16": duplicate found in configuration (also mirror.operators[1])`}},
+			`isc.yaml:19: mirror.operators[2]: catalog "registry.redhat.io/redhat/redhat-operator-index:v4.16": duplicate found in configuration (also mirror.operators[1])`,
+			`isc.yaml:20: mirror.operators[3]: catalog "registry.redhat.io/redhat/redhat-operator-index:v4.17": its CatalogSource would be cs-redhat-operator-index, like the one of mirror.operators[1]: give one of them a targetCatalog`}},
 		{"a second YAML document", `apiVersion: mirror.openshift.io/v2alpha1
 kind: ImageSetConfiguration
 mirror:

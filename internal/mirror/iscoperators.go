@@ -23,7 +23,7 @@ var tagPattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
 func (c *ImageSetConfig) validateOperators() []string {
 	var errs []string
 	add := func(path, f string, a ...any) { errs = append(errs, c.At(path)+": "+fmt.Sprintf(f, a...)) }
-	catalogs := map[string]string{}
+	catalogs, sources := map[string]string{}, map[string]string{}
 	for i, op := range c.Mirror.Operators {
 		at := fmt.Sprintf("mirror.operators[%d]", i)
 		if op.Catalog == "" {
@@ -34,8 +34,16 @@ func (c *ImageSetConfig) validateOperators() []string {
 			name := CatalogDest(op, r.Registry, "")
 			if prev, ok := catalogs[name]; ok {
 				add(at, "catalog %q: duplicate found in configuration (also %s): merge the two entries, or give one a targetCatalog or targetTag", name, prev)
+			} else if prev, ok := sources[catalogName(op)]; ok {
+				// CatalogSources are named after the repository alone: two would write one file
+				add(at, "catalog %q: its CatalogSource would be %s, like the one of %s: give one of them a targetCatalog", op.Catalog, catalogName(op), prev)
 			}
-			catalogs[name] = at
+			if _, ok := catalogs[name]; !ok {
+				catalogs[name] = at
+			}
+			if _, ok := sources[catalogName(op)]; !ok {
+				sources[catalogName(op)] = at
+			}
 		}
 		if op.TargetCatalog != "" && !targetCatalogPattern.MatchString(op.TargetCatalog) {
 			add(at+".targetCatalog", "invalid target path component %q: should not contain a tag or digest; want one or more path components separated by / (lower-case letters and digits, joined by ., _, __ or -), like redhat/filtered-operator-index", op.TargetCatalog)
