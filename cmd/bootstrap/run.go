@@ -84,8 +84,8 @@ func (g *globals) withRunner(cmd *cobra.Command, command string, fn func(context
 		return nil
 	}
 	var se *pipeline.StageError
-	if errors.As(err, &se) && se.Remedy != "" && !g.json() {
-		return fmt.Errorf("%w\nremedy: %s", err, se.Remedy)
+	if errors.As(err, &se) && se.Remedy() != "" && !g.json() {
+		return fmt.Errorf("%w\nremedy: %s", err, se.Remedy())
 	}
 	return err
 }

@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/opencontainers/go-digest"
+
+	"github.com/bootstrap-dev/bootstrap/internal/filehash"
 )
 
 // Archives: a file:// run with an archive size (oc-mirror v2's archiveSize / --archive-size, in
@@ -167,7 +169,7 @@ func WriteArchive(dir, layout string, limit int64, meta map[string]string) ([]Ar
 		}
 		metas = append(metas, packFile{name: name, path: meta[name], size: fi.Size()})
 		metaSize += tarEntrySize(fi.Size())
-		if sum, _, err := fileSHA256(meta[name]); err != nil || sum != last[name] {
+		if sum, _, err := filehash.SHA256(meta[name]); err != nil || sum != last[name] {
 			same = false
 		}
 	}
@@ -242,7 +244,7 @@ func finishParts(dir string, idx *ArchiveIndex) (*ArchiveIndex, error) {
 			kept = append(kept, p)
 			continue
 		}
-		if sum, size, err := fileSHA256(partial); err == nil && size == p.Size && sum == p.SHA256 {
+		if sum, size, err := filehash.SHA256(partial); err == nil && size == p.Size && sum == p.SHA256 {
 			if err := os.Rename(partial, final); err != nil {
 				return nil, err
 			}
@@ -288,7 +290,7 @@ func writePart(dir, name string, files []packFile) (ArchivePart, error) {
 		if pf.blob != "" {
 			p.Blobs = append(p.Blobs, pf.blob)
 		} else {
-			sum, _, err := fileSHA256(pf.path)
+			sum, _, err := filehash.SHA256(pf.path)
 			if err != nil {
 				return p, err
 			}
@@ -335,20 +337,6 @@ func (c *sizeWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func fileSHA256(path string) (string, int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", 0, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return "", 0, err
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
-}
-
 // UnpackResult says what UnpackArchive did.
 type UnpackResult struct {
 	Layout    string   // the extracted layout to push from
@@ -384,7 +372,7 @@ func UnpackArchive(dir string) (*UnpackResult, error) {
 			out.Skipped = append(out.Skipped, p.Name)
 			continue
 		}
-		sum, size, err := fileSHA256(path)
+		sum, size, err := filehash.SHA256(path)
 		if err != nil {
 			return nil, err
 		}

@@ -2,16 +2,13 @@ package mirror
 
 import (
 	"archive/tar"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"path"
 	"strings"
 
-	"github.com/opencontainers/go-digest"
 	"github.com/regclient/regclient"
 	"github.com/regclient/regclient/types/descriptor"
 	"github.com/regclient/regclient/types/manifest"
@@ -22,7 +19,7 @@ import (
 // imageRefsPath is where a release payload lists its component images.
 const imageRefsPath = "release-manifests/image-references"
 
-// maxFileSize bounds files read from layers (image-references, catalog documents).
+// maxFileSize bounds files read whole from layers (image-references); catalogs are streamed.
 const maxFileSize = 64 << 20
 
 // ReleaseComponent is one image of a release payload.
@@ -186,49 +183,30 @@ func platformImage(ctx context.Context, rc *regclient.RegClient, r ref.Ref, plat
 	return m, nil
 }
 
+// scanLayer reads one layer, passing each regular file want accepts to found; stop is true when
+// found said so for a file of this layer.
 func scanLayer(ctx context.Context, rc *regclient.RegClient, r ref.Ref, dig string, size int64,
 	want func(string) bool, found func(string, io.Reader) (bool, error)) (bool, error) {
-	m, _ := ref.New(r.CommonName())
-	desc := descriptorFor(dig, size)
-	br, err := rc.BlobGet(ctx, m, desc)
-	if err != nil {
-		return false, err
-	}
-	defer br.Close()
-	var rd io.Reader = br
-	gz, err := gzip.NewReader(br)
-	if err != nil {
-		if errors.Is(err, gzip.ErrHeader) {
-			return false, permanent(fmt.Errorf("not a gzip layer: %w", err))
-		}
-		return false, err
-	}
-	defer gz.Close()
-	rd = gz
-	tr := tar.NewReader(rd)
 	stop := false
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return stop, nil
-		}
-		if err != nil {
-			return stop, err
-		}
-		name := strings.TrimPrefix(path.Clean("/"+h.Name), "/")
+	_, err := readLayer(ctx, rc, r, dig, size, func(name string, h *tar.Header, tr *tar.Reader) error {
 		if h.Typeflag != tar.TypeReg || !want(name) {
-			continue
+			return nil
 		}
 		s, err := found(name, &readErr{r: tr})
 		var re *readError
 		if errors.As(err, &re) {
-			return stop, re.err // the layer stream broke: worth a retry
+			return re.err // the layer stream broke: worth a retry
 		}
 		if err != nil {
-			return stop, permanent(err)
+			return permanent(err)
 		}
 		stop = stop || s
+		return nil
+	})
+	if errors.Is(err, errBadLayer) {
+		err = permanent(err)
 	}
+	return stop, err
 }
 
 // readErr marks errors of the layer stream itself, so that a found callback's parse error (the
@@ -255,11 +233,7 @@ func readCapped(name string, r io.Reader) ([]byte, error) {
 		return nil, err
 	}
 	if len(data) > maxFileSize {
-		return nil, fmt.Errorf("%s is more than %d bytes", name, maxFileSize)
+		return nil, permanent(fmt.Errorf("%s is more than %d bytes", name, maxFileSize))
 	}
 	return data, nil
-}
-
-func descriptorFor(dig string, size int64) descriptor.Descriptor {
-	return descriptor.Descriptor{Digest: digest.Digest(dig), Size: size}
 }
