@@ -22,6 +22,8 @@ export GONOSUMDB=${GONOSUMDB:-github.com/openshift/assisted-service,github.com/m
 export GOFLAGS=-buildvcs=false GOTOOLCHAIN=local
 
 log() { echo "installercheck: $*" >&2; }
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 key() {
   {
@@ -41,7 +43,7 @@ BIN="$DIR/installercheck.test"
 build() {
   mkdir -p "$ROOT"
   exec 9>"$ROOT/.lock"
-  if ! flock -n 9; then log "another build holds $ROOT/.lock; waiting"; flock 9; fi
+  if ! flock -n 9; then phase "another build holds $ROOT/.lock; waiting for it" flock 9; fi
   if [ -x "$BIN" ]; then exec 9>&-; return 0; fi
   local start
   work=$(mktemp -d "$ROOT/.build.XXXXXX")
@@ -51,7 +53,8 @@ build() {
   start=$(date +%s)
   log "building the test binary (cold: ~15 minutes on 2 cores, longer under load) into $DIR"
   mkdir -p "$DIR"
-  (cd "$SRC" && GOMODCACHE="$work/mod" GOCACHE="$work/cache" go test -c -o "$work/installercheck.test" .)
+  (cd "$SRC" && phase "compiling the installercheck test binary" \
+    env GOMODCACHE="$work/mod" GOCACHE="$work/cache" go test -c -o "$work/installercheck.test" .)
   mv "$work/installercheck.test" "$BIN"
   # keep only the binary of the current sources
   local d

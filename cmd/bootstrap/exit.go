@@ -9,6 +9,7 @@ const (
 	exitPreflight = 2
 	exitInvalid   = 3
 	exitLocked    = 4
+	exitPartial   = 5 // gather: the tarball was written, some sources failed (its index lists them)
 )
 
 // usageError is a mistake in the command line itself.

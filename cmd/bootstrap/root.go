@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -13,9 +15,10 @@ import (
 
 // globals are the flags every command shares.
 type globals struct {
-	file   string // -f/--file: the site profile
-	dir    string // --dir: the work dir
-	output string // --output: text or json
+	file   string         // -f/--file: the site profile
+	dir    string         // --dir: the work dir
+	output string         // --output: text or json
+	cmd    *cobra.Command // the command running (set before it runs)
 
 	stdout, stderr io.Writer
 }
@@ -45,6 +48,11 @@ func (g *globals) needFile() error {
 
 // NewRootCmd builds the command tree with fresh state (tests make one per case).
 func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	root, _ := newRoot(stdout, stderr)
+	return root
+}
+
+func newRoot(stdout, stderr io.Writer) (*cobra.Command, *globals) {
 	g := &globals{stdout: stdout, stderr: stderr}
 	root := &cobra.Command{
 		Use:   "bootstrap",
@@ -53,11 +61,21 @@ func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
 GitOps-managed OpenShift cluster on an air-gapped site. Every step is recorded in an append-only,
 hash-chained journal (.bootstrap/journal.jsonl); any run can be stopped anywhere and continued.
 
-Exit codes: 0 ok, 1 failure, 2 preflight failed, 3 invalid profile, 4 journal locked by another run.`,
-		SilenceUsage:      true,
-		SilenceErrors:     true,
-		PersistentPreRunE: func(*cobra.Command, []string) error { return g.check() },
+Exit codes: 0 ok, 1 failure, 2 preflight failed, 3 invalid profile, 4 journal locked by another run,
+5 gather wrote its tarball but some sources failed (listed in its index).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if j, ok := cmd.Context().Value(outputKey{}).(*jsonLines); ok {
+				j.command = commandName(cmd)
+			}
+			g.cmd = cmd
+			return g.check(cmd)
+		},
 	}
+	// --version prints the same line as `bootstrap version`.
+	root.Version = versionString()
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	pf := root.PersistentFlags()
@@ -67,12 +85,18 @@ Exit codes: 0 ok, 1 failure, 2 preflight failed, 3 invalid profile, 4 journal lo
 
 	root.AddCommand(newVersionCmd(g))
 	addCommands(root, g)
-	return root
+	addCompletions(root, g)
+	return root, g
 }
 
-func (g *globals) check() error {
+func (g *globals) check(cmd *cobra.Command) error {
 	switch g.output {
 	case "text", "json":
+	case "md", "markdown", "html":
+		if cmd.Name() == "report" { // report -o md|json|html
+			return nil
+		}
+		fallthrough
 	default:
 		return usageError{fmt.Errorf("--output %q: use text or json", g.output)}
 	}
@@ -81,18 +105,22 @@ func (g *globals) check() error {
 
 // Execute runs the CLI and returns the process exit code.
 func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := NewRootCmd(stdout, stderr)
+	root, _ := newRoot(stdout, stderr)
 	root.SetArgs(args)
 	root.SetIn(stdin)
-	err := root.Execute()
-	if err == nil {
-		return 0
-	}
+	jl := &jsonLines{w: stdout, command: root.Name()}
+	ran, err := root.ExecuteContextC(withJSONLines(context.Background(), jl))
+	code := exitCode(err)
 	// An invalid profile's problems were printed, each with file:line:col, by the command.
-	if !silent(err) && !site.IsInvalid(err) {
+	if err != nil && !silent(err) && !site.IsInvalid(err) {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 	}
-	return exitCode(err)
+	// mirror has its own -o; report --format json on stdout turns the contract on too.
+	if ran != nil && flagValue(ran, "output") == "json" && !versionAsked(root) {
+		jl.command = commandName(ran)
+		jl.result(err, code)
+	}
+	return code
 }
 
 // isTerminal reports whether w is a terminal (progress bars are drawn only there).
@@ -103,4 +131,19 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// versionAsked reports whether cobra answered --version (it prints the line itself).
+func versionAsked(root *cobra.Command) bool {
+	f := root.Flags().Lookup("version")
+	return f != nil && f.Changed
+}
+
+// commandName is the command path without the root's name ("validate", "mirror", "bootstrap"
+// for the root itself).
+func commandName(cmd *cobra.Command) string {
+	if !cmd.HasParent() {
+		return cmd.Name()
+	}
+	return strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -30,9 +29,8 @@ func newStatusCmd(g *globals) *cobra.Command {
 				return err
 			}
 			if g.json() {
-				enc := json.NewEncoder(g.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(st)
+				setResult(cmd, st)
+				return nil
 			}
 			printStatus(g.stdout, dir, st)
 			return nil
