@@ -97,7 +97,9 @@ func TestUnpackArchiveHostile(t *testing.T) {
 		wantErr string // "" when the unpack must succeed
 	}{
 		{name: "working-dir is a link", wantErr: "symbolic link",
-			plant: func(t *testing.T, dir, outside string) { must(t, os.Symlink(outside, filepath.Join(dir, "working-dir"))) }},
+			plant: func(t *testing.T, dir, outside string) {
+				must(t, os.Symlink(outside, filepath.Join(dir, "working-dir")))
+			}},
 		{name: "unpacked is a link", wantErr: "symbolic link",
 			plant: func(t *testing.T, dir, outside string) {
 				must(t, os.MkdirAll(filepath.Join(dir, "working-dir"), 0o755))
