@@ -22,7 +22,7 @@ func addCommands(root *cobra.Command, g *globals) {
 		newMirrorCmd(),
 		newISOCmd(g),
 		newServeCmd(g),
-		newGatherCmd(),
+		newGatherCmd(g),
 		newPlanCmd(g),
 		newRunCmd(g),
 		newReplayCmd(g),

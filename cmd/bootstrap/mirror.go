@@ -436,6 +436,9 @@ func mirrorProgress(w io.Writer, asJSON, tty bool) mirror.ProgressFunc {
 }
 
 func mirrorIsTTY(w io.Writer) bool {
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok { // the secret scrubber
+		w = u.Unwrap()
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

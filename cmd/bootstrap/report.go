@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 
@@ -50,6 +51,9 @@ verifies. Exit 1 when it does not. The HTML is one self-contained file (no scrip
 				defer f.Close()
 				w = f
 			}
+			// rendered whole, then scrubbed in one piece (templates write value by value)
+			dst, buf := w, &bytes.Buffer{}
+			w = buf
 			switch format {
 			case "md", "markdown":
 				err = rep.Markdown(w)
@@ -59,6 +63,9 @@ verifies. Exit 1 when it does not. The HTML is one self-contained file (no scrip
 				err = rep.HTML(w)
 			default:
 				return usageError{fmt.Errorf("--format %q: use md, json or html", format)}
+			}
+			if err == nil {
+				_, err = dst.Write(g.scrub.Bytes(buf.Bytes()))
 			}
 			if err != nil {
 				return err

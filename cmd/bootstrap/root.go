@@ -3,11 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/bootstrap-dev/bootstrap/internal/progress"
+	"github.com/bootstrap-dev/bootstrap/internal/redact"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -17,7 +18,10 @@ type globals struct {
 	dir    string // --dir: the work dir
 	output string // --output: text or json
 
+	// stdout and stderr pass through scrub, which learns the site's secrets when a command
+	// loads the profile.
 	stdout, stderr io.Writer
+	scrub          *redact.Scrubber
 }
 
 // workDir is --dir, or .bootstrap/ beside the site file, or ./.bootstrap.
@@ -45,7 +49,9 @@ func (g *globals) needFile() error {
 
 // NewRootCmd builds the command tree with fresh state (tests make one per case).
 func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
-	g := &globals{stdout: stdout, stderr: stderr}
+	sc := redact.New()
+	stdout, stderr = sc.Writer(stdout), sc.Writer(stderr)
+	g := &globals{stdout: stdout, stderr: stderr, scrub: sc}
 	root := &cobra.Command{
 		Use:   "bootstrap",
 		Short: "Take a site from bare metal to a GitOps-managed OpenShift cluster, resumably",
@@ -82,6 +88,7 @@ func (g *globals) check() error {
 // Execute runs the CLI and returns the process exit code.
 func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := NewRootCmd(stdout, stderr)
+	stderr = root.ErrOrStderr() // scrubbed
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	err := root.Execute()
@@ -96,11 +103,4 @@ func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // isTerminal reports whether w is a terminal (progress bars are drawn only there).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
+func isTerminal(w io.Writer) bool { return progress.IsTerminal(w) }

@@ -23,6 +23,7 @@ func (g *globals) loadSite() (*site.Site, error) {
 		return nil, err
 	}
 	s, ps, err := site.LoadValidated(g.file)
+	addSiteSecrets(g.scrub, s)
 	if err != nil {
 		if p, ok := site.AsProblems(err); ok {
 			ps = p
@@ -86,7 +87,8 @@ func (g *globals) newSession(s *site.Site, command string) (*session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("log file: %w", err)
 	}
-	red := newRedactor(s)
+	addSiteSecrets(g.scrub, s)
+	red := redactor{g.scrub}
 	log := slog.New(slog.NewTextHandler(red.Writer(lf), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	sink := r.Handle
 	return &session{
