@@ -36,6 +36,8 @@ func domainExitCode(err error) (int, bool) {
 	switch {
 	case isLocked(err):
 		return exitLocked, true
+	case isIntegrity(err):
+		return exitIntegrity, true
 	case site.IsInvalid(err):
 		return exitInvalid, true
 	}

@@ -1,6 +1,10 @@
 package main
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+)
 
 // Exit codes scripts can trust.
 const (
@@ -9,7 +13,24 @@ const (
 	exitPreflight = 2
 	exitInvalid   = 3
 	exitLocked    = 4
+	// exitIntegrity: the journal was edited, truncated (rolled back) or extended outside
+	// bootstrap; run refuses it, status and report say so.
+	exitIntegrity = 5
 )
+
+// integrityError is a journal integrity failure already shown (status, report).
+type integrityError struct{ error }
+
+func (e integrityError) Unwrap() error { return e.error }
+
+// isIntegrity reports a journal integrity failure: a broken hash chain or an end that does not
+// match its witness.
+func isIntegrity(err error) bool {
+	var ce *pipeline.ChainError
+	var te *pipeline.TailError
+	var ie integrityError
+	return errors.As(err, &ce) || errors.As(err, &te) || errors.As(err, &ie)
+}
 
 // usageError is a mistake in the command line itself.
 type usageError struct{ error }

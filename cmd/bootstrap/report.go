@@ -71,7 +71,7 @@ verifies. Exit 1 when it does not. The HTML is one self-contained file (no scrip
 				return err
 			}
 			if !rep.Chain.Verified {
-				return fmt.Errorf("journal hash chain broken: %s", rep.Chain.Error)
+				return integrityError{fmt.Errorf("journal integrity: %s", rep.Chain.Error)}
 			}
 			return nil
 		},

@@ -22,6 +22,8 @@ type globals struct {
 	// loads the profile.
 	stdout, stderr io.Writer
 	scrub          *redact.Scrubber
+
+	acceptTail bool // run/replay --accept-journal-tail
 }
 
 // workDir is --dir, or .bootstrap/ beside the site file, or ./.bootstrap.
@@ -59,7 +61,9 @@ func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
 GitOps-managed OpenShift cluster on an air-gapped site. Every step is recorded in an append-only,
 hash-chained journal (.bootstrap/journal.jsonl); any run can be stopped anywhere and continued.
 
-Exit codes: 0 ok, 1 failure, 2 preflight failed, 3 invalid profile, 4 journal locked by another run.`,
+Exit codes: 0 ok, 1 failure, 2 preflight failed, 3 invalid profile, 4 journal locked by another run,
+5 journal integrity failure (an entry edited or removed, or the journal truncated, rolled back or
+extended outside bootstrap: run refuses it, status and report show it).`,
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		PersistentPreRunE: func(*cobra.Command, []string) error { return g.check() },

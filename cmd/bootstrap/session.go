@@ -101,6 +101,8 @@ func (g *globals) newSession(s *site.Site, command string) (*session, error) {
 			Command: command,
 			Version: version,
 			Scrub:   red.Bytes,
+
+			AcceptTail: g.acceptTail,
 		},
 		renderer: r,
 		logFile:  lf,

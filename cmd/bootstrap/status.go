@@ -32,9 +32,15 @@ func newStatusCmd(g *globals) *cobra.Command {
 			if g.json() {
 				enc := json.NewEncoder(g.stdout)
 				enc.SetIndent("", "  ")
-				return enc.Encode(st)
+				if err := enc.Encode(st); err != nil {
+					return err
+				}
+			} else {
+				printStatus(g.stdout, dir, st)
 			}
-			printStatus(g.stdout, dir, st)
+			if st.Chain != "" { // shown above; the exit code tells scripts
+				return silentError{exitIntegrity}
+			}
 			return nil
 		},
 	}
@@ -72,10 +78,13 @@ func printStatus(w io.Writer, dir string, st pipeline.Status) {
 			fmt.Fprintf(w, "remedy: %s\n", s.Remedy)
 		}
 	}
-	if st.Chain != "" {
+	switch {
+	case st.Tail != "":
+		fmt.Fprintf(w, "\nJOURNAL %s: %s\n", strings.ToUpper(st.Tail), st.Chain)
+	case st.Chain != "":
 		fmt.Fprintf(w, "\nJOURNAL CHAIN BROKEN: %s\n", st.Chain)
-	} else if st.Entries > 0 {
-		fmt.Fprintf(w, "journal hash chain verified; head %s\n", st.Head)
+	case st.Entries > 0:
+		fmt.Fprintf(w, "journal hash chain verified, its end witnessed; head %s\n", st.Head)
 	}
 	for _, warn := range st.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
