@@ -161,7 +161,7 @@ func (st Handoff) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 		r := o.Repo
 		pctx, cancel := context.WithTimeout(ctx, preflight.GitTimeout)
 		proof, err := gitrepo.Prove(pctx, gitrepo.Repo{URL: r.URL, Revision: r.Revision, Path: r.Path,
-			Username: r.Username, Password: r.Password, CA: r.CA, SSHKey: r.SSHPrivateKey, KnownHosts: r.KnownHosts})
+			Username: r.Username, Password: r.Password, CA: r.CA, SSHKey: r.SSHPrivateKey, KnownHosts: r.KnownHosts, Dir: env.WorkDir})
 		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("handoff: nothing changed: %w", err)
