@@ -17,6 +17,7 @@ import (
 	"github.com/bootstrap-dev/bootstrap/internal/mirror"
 	"github.com/bootstrap-dev/bootstrap/internal/preflight"
 	"github.com/bootstrap-dev/bootstrap/internal/progress"
+	"github.com/bootstrap-dev/bootstrap/internal/units"
 )
 
 // mirrorFlags are the flags of `bootstrap mirror`, named as oc-mirror v2 names them.
@@ -314,7 +315,7 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 		}
 	}
 	fmt.Fprintf(out, "mirrored %d images (%d already present, %d failed) in %s: %s pulled, %d blobs copied, %d mounted, %d present\n",
-		len(cr.Images)-len(cr.Failed), skipped, len(cr.Failed), cr.Duration.Round(time.Millisecond), progress.Bytes(cr.BytesPulled),
+		len(cr.Images)-len(cr.Failed), skipped, len(cr.Failed), cr.Duration.Round(time.Millisecond), units.Bytes(cr.BytesPulled),
 		cr.BlobsCopied, cr.BlobsMounted, cr.BlobsPresent)
 	files := append([]string{outs.IDMS, outs.ITMS, outs.Content, outs.Mapping}, sigFiles...)
 	fmt.Fprintf(out, "outputs in %s: %s\n", outDir, strings.Join(strings.Fields(strings.Join(append(files, outs.CatalogSources...), " ")), " "))
@@ -328,7 +329,7 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 		if len(parts) == 0 {
 			fmt.Fprintf(out, "archive: nothing new, no part written (archive.json lists the earlier ones)\n")
 		} else {
-			fmt.Fprintf(out, "archive: %d new part(s), %s: %s; carry them with %s\n", len(parts), progress.Bytes(size), strings.Join(names, " "), mirror.ArchiveIndexFile)
+			fmt.Fprintf(out, "archive: %d new part(s), %s: %s; carry them with %s\n", len(parts), units.Bytes(size), strings.Join(names, " "), mirror.ArchiveIndexFile)
 		}
 	}
 	for _, fl := range cr.Failed {
@@ -389,15 +390,15 @@ func printMirrorPlan(w io.Writer, format string, p *mirror.PlanResult) error {
 		}
 		filtered := ""
 		if im.FilteredPlatforms > 0 {
-			filtered = fmt.Sprintf(", %d platform(s) filtered out: %s", im.FilteredPlatforms, progress.Bytes(im.FilteredBytes))
+			filtered = fmt.Sprintf(", %d platform(s) filtered out: %s", im.FilteredPlatforms, units.Bytes(im.FilteredBytes))
 		}
-		fmt.Fprintf(w, "%-8s %s -> %s %s (%s%s)\n", state, im.Source, im.Dest, im.Digest, progress.Bytes(im.Size), filtered)
+		fmt.Fprintf(w, "%-8s %s -> %s %s (%s%s)\n", state, im.Source, im.Dest, im.Digest, units.Bytes(im.Size), filtered)
 	}
 	fmt.Fprintf(w, "%d images, %d unique blobs, %s unique (%s with repeats, %s saved by dedup), %s present, %s to copy (also the disk a file:// run needs)\n",
-		len(p.Images), p.UniqueBlobs, progress.Bytes(p.UniqueBytes), progress.Bytes(p.TotalBytes), progress.Bytes(p.SavedBytes), progress.Bytes(p.PresentBytes), progress.Bytes(p.ToCopyBytes))
+		len(p.Images), p.UniqueBlobs, units.Bytes(p.UniqueBytes), units.Bytes(p.TotalBytes), units.Bytes(p.SavedBytes), units.Bytes(p.PresentBytes), units.Bytes(p.ToCopyBytes))
 	if p.FilteredPlatforms > 0 {
 		fmt.Fprintf(w, "%d platform image(s) of multi-arch indexes filtered out; if the registry refuses sparse indexes (distribution by default, Quay without FEATURE_SPARSE_INDEX), they are copied too: %s more\n",
-			p.FilteredPlatforms, progress.Bytes(p.SparseFallbackBytes))
+			p.FilteredPlatforms, units.Bytes(p.SparseFallbackBytes))
 	}
 	return nil
 }
@@ -425,8 +426,8 @@ func mirrorProgress(w io.Writer, asJSON, tty bool) mirror.ProgressFunc {
 		if eta == "" {
 			eta = "-"
 		}
-		line := fmt.Sprintf("%s / %s  %s/s  ETA %s  blobs %d/%d  images %d/%d  failed %d", progress.Bytes(p.BytesDone), progress.Bytes(p.BytesTotal),
-			progress.Bytes(int64(rate)), eta, p.BlobsDone, p.BlobsTotal, p.ImagesDone, p.ImagesTotal, p.Failed)
+		line := fmt.Sprintf("%s / %s  %s/s  ETA %s  blobs %d/%d  images %d/%d  failed %d", units.Bytes(p.BytesDone), units.Bytes(p.BytesTotal),
+			units.Bytes(int64(rate)), eta, p.BlobsDone, p.BlobsTotal, p.ImagesDone, p.ImagesTotal, p.Failed)
 		if tty {
 			fmt.Fprintf(w, "\r\033[K%s", line)
 			if p.ImagesDone+p.Failed >= p.ImagesTotal {

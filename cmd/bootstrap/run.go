@@ -110,8 +110,8 @@ func (g *globals) withRunner(cmd *cobra.Command, command string, fn func(context
 		return tailRemedy(err)
 	}
 	var se *pipeline.StageError
-	if errors.As(err, &se) && se.Remedy != "" && !g.json() {
-		return fmt.Errorf("%w\nremedy: %s", err, se.Remedy)
+	if errors.As(err, &se) && se.Remedy() != "" && !g.json() {
+		return fmt.Errorf("%w\nremedy: %s", err, se.Remedy())
 	}
 	return err
 }

@@ -45,14 +45,19 @@ func (g *globals) loadSite() (*site.Site, error) {
 	return s, nil
 }
 
-// session is one command's runner with its renderer and log file.
+// session is one command's runner with its renderer and log file. It owns the ISO server the
+// stages share: started by whichever stage first needs it, stopped when the command ends.
 type session struct {
 	runner   *pipeline.Runner
 	renderer progress.Renderer
 	logFile  *os.File
+	iso      *stages.ISOServer
 }
 
 func (s *session) Close() {
+	if s.iso != nil {
+		s.iso.Close()
+	}
 	if s.renderer != nil {
 		_ = s.renderer.Close()
 	}
@@ -91,9 +96,11 @@ func (g *globals) newSession(s *site.Site, command string) (*session, error) {
 	red := redactor{g.scrub}
 	log := slog.New(slog.NewTextHandler(red.Writer(lf), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	sink := r.Handle
+	iso := &stages.ISOServer{}
 	return &session{
+		iso: iso,
 		runner: &pipeline.Runner{
-			Stages:  stages.All(),
+			Stages:  stages.WithISOServer(iso),
 			Site:    s,
 			WorkDir: dir,
 			Sink:    func(e pipeline.Event) { sink(red.Event(e)) },

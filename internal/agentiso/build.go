@@ -3,8 +3,6 @@ package agentiso
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/bootstrap-dev/bootstrap/internal/filehash"
 )
 
 // InstallerDir is the directory, under the work dir, where openshift-install runs. It keeps the
@@ -182,18 +182,13 @@ func findISO(dir string) (string, error) {
 	return matches[0], nil
 }
 
+// sha256File hashes an ISO or installer binary (streamed; gigabytes).
 func sha256File(path string) (string, int64, error) {
-	f, err := os.Open(path)
+	sum, n, err := filehash.SHA256(path)
 	if err != nil {
 		return "", 0, fmt.Errorf("hash ISO: %w", err)
 	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return "", 0, fmt.Errorf("hash ISO: %w", err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
+	return sum, n, nil
 }
 
 // lastLines keeps the installer's last lines for the error message.

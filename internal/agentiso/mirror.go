@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // MirrorOutputs are the files the mirror stage leaves in the work dir, as the iso stage uses them.

@@ -11,13 +11,12 @@ import (
 	"net/url"
 	"strings"
 	"time"
-
-	"github.com/bootstrap-dev/bootstrap/internal/bmc"
 )
 
-// MaxURLLength is the longest virtual-media URL iDRAC accepts: the boot stage's limit
-// (bmc.MaxMediaURL), so a URL the server hands out is one the BMC takes.
-const MaxURLLength = bmc.MaxMediaURL
+// MaxURLLength is the longest virtual-media URL iDRAC9 accepts (it refuses a longer Image with
+// ActionParameterValueFormatError), so a URL the server hands out is one the BMC takes. The boot
+// stage's limit is bmc.MaxMediaURL; a test keeps the two equal without this package importing bmc.
+const MaxURLLength = 255
 
 // Fetch is one request served, for the log: who fetched what, which range, how many bytes.
 type Fetch struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -12,49 +13,43 @@ import (
 // and preflight use the same limit.
 const MaxMediaURL = 255
 
-// ensureMedia leaves the ISO inserted in the CD slot: stale media are ejected ("already
-// detached" tolerated), the ISO inserted through bmclib, and the slot read back.
+// ensureMedia leaves the ISO inserted in the CD slot and nothing in any other slot: stale media
+// are ejected and each ejected slot read back, the ISO inserted (the slot's action or PATCH,
+// whichever the BMC offers) and the slot read back.
 func (c *Client) ensureMedia(ctx context.Context, st *State, url string, j Journal, cfg config) error {
 	if slot, ok := st.CDSlot(); ok && slot.Inserted && slot.Image == url && onlyMedia(st.Media, slot) {
-		cfg.progress(Progress{Node: c.node, Step: StepMedia, Done: true, Skipped: true})
+		cfg.progress(Progress{Node: c.node, Step: StepMedia, Done: true, Skipped: true, ByRead: true})
 		return recordOnce(j, StepKey(c.node, StepMedia), map[string]string{"image": url, "slot": slot.Path})
 	}
 	cfg.progress(Progress{Node: c.node, Step: StepMedia})
-	if _, ok := st.CDSlot(); !ok {
+	slot, ok := st.CDSlot()
+	if !ok {
 		return errors.New("no virtual-media slot takes CD/DVD images")
 	}
+	if !slot.CanInsert() {
+		return &Error{Node: c.node, Op: StepMedia, Err: fmt.Errorf("slot %s has no InsertMedia action and does not take PATCH (Allow: %s)", slot.Path, strings.Join(slot.Allow, ", ")),
+			remedy: "this BMC offers no way to insert virtual media over Redfish: check its virtual-media license and settings (" + controllerOf(st) + "'s web UI), or update its firmware"}
+	}
 	for _, m := range st.Media {
-		// The CD slot is ejected by bmclib v2.3.5's SetVirtualMedia itself ("eject before insert"),
-		// which saves a round of reads; other slots holding stale media are ejected here.
-		if m.Inserted && !m.TakesCD() {
-			if err := c.eject(ctx, m); err != nil {
-				return fmt.Errorf("eject %s (%s): %w", m.ID, m.Image, err)
+		if m.Inserted && (m.Path != slot.Path || m.Image != url) {
+			if err := c.ejectChecked(ctx, st, m); err != nil {
+				return err
 			}
 		}
 	}
-	err := retry(ctx, c.cfg, func() error {
-		_, err := c.bc.SetVirtualMedia(ctx, "CD", url)
-		err = fromBMCLib("insert media", err)
-		var re *RedfishError
-		if errors.As(err, &re) && re.Has(MsgMediaInUse) {
-			// VRM0021 (iDRAC9 3.x–7.x): the slot is still attached from an earlier session even
-			// though it read back as ejected. Eject again and let retry insert once more.
-			_, _ = c.bc.SetVirtualMedia(ctx, "CD", "")
-			return &RedfishError{Method: re.Method, Path: re.Path, Status: 503, MessageIDs: re.MessageIDs, Message: re.Message}
+	if slot, _ = st.CDSlot(); !slot.Inserted {
+		if err := st.vendor.insertMedia(ctx, c, slot, url); err != nil {
+			return fmt.Errorf("insert %s into slot %s: %w", url, slot.Path, err)
 		}
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("insert %s: %w", url, err)
 	}
-	media, err := c.readMedia(ctx, st.mediaPath)
+	got, err := c.readSlot(ctx, st, slot.Path)
 	if err != nil {
 		return err
 	}
-	st.Media = media
-	slot, _ := st.CDSlot()
-	if !slot.Inserted || slot.Image != url {
-		return fmt.Errorf("read-back: slot %s shows Inserted=%t Image=%q after insert", slot.ID, slot.Inserted, slot.Image)
+	if !got.Inserted || got.Image != url {
+		return &Error{Node: c.node, Op: StepMedia,
+			Err:    fmt.Errorf("%w: slot %s shows Inserted=%t Image=%q after inserting %s (read back)", ErrMediaStuck, slot.Path, got.Inserted, got.Image, url),
+			remedy: "the BMC accepted the insert but the slot did not take the image: check " + controllerOf(st) + "'s virtual-media settings (attach mode, license), then replay: bootstrap replay boot --node " + c.node}
 	}
 	cfg.progress(Progress{Node: c.node, Step: StepMedia, Done: true})
 	return j.Record(StepKey(c.node, StepMedia), map[string]string{"image": url, "slot": slot.Path})
@@ -69,57 +64,79 @@ func onlyMedia(all []Media, keep Media) bool {
 	return true
 }
 
-// eject removes media from one slot through bmclib; "already detached" counts as success.
-func (c *Client) eject(ctx context.Context, m Media) error {
-	kind := "USBStick"
-	if m.TakesCD() {
-		kind = "CD"
-	}
-	err := retry(ctx, c.cfg, func() error {
-		_, err := c.bc.SetVirtualMedia(ctx, kind, "")
-		return fromBMCLib("eject media", err)
-	})
-	var re *RedfishError
-	if errors.As(err, &re) && re.Has(MsgMediaInUse) {
-		return nil // VRM0021 on eject: "Virtual Media is detached" — already the state we want
-	}
-	return err
+// overrideRecord is the journaled boot-override step.
+type overrideRecord struct {
+	Method string `json:"method"`
+	// Reason says why a persistent override was used instead of a one-time boot.
+	Reason string `json:"reason,omitempty"`
+	// Again says why the node was armed again in the same attempt.
+	Again string `json:"again,omitempty"`
 }
 
-// ensureBootOverride arms a one-time UEFI boot from the virtual CD and reads it back.
-func (c *Client) ensureBootOverride(ctx context.Context, st *State, method string, j Journal, cfg config) error {
-	if bootArmed(*st, method) {
-		cfg.progress(Progress{Node: c.node, Step: StepBootOverride, Done: true, Skipped: true})
-		return recordOnce(j, StepKey(c.node, StepBootOverride), map[string]string{"method": method})
+// ensureBootOverride arms the boot from the virtual CD and reads it back. The standard way is a
+// one-time UEFI override (Cd/Once); a BMC that does not offer Once, or that reads back Continuous
+// after being told Once (sushy-tools, some OpenBMC builds), gets a persistent Cd override instead,
+// as Ironic does: *method becomes MethodContinuous and the install stage takes the override off
+// once the node has written its disk (TakeOverrideOff).
+//
+// again, when set, says why a node booted in this attempt is armed again (journaled with it).
+func (c *Client) ensureBootOverride(ctx context.Context, st *State, method *string, again string, j Journal, cfg config) error {
+	if bootArmed(*st, *method) {
+		cfg.progress(Progress{Node: c.node, Step: StepBootOverride, Done: true, Skipped: true, ByRead: true})
+		return recordOnce(j, StepKey(c.node, StepBootOverride), map[string]string{"method": *method})
 	}
 	cfg.progress(Progress{Node: c.node, Step: StepBootOverride})
+	rec := overrideRecord{Method: *method}
 	var err error
-	if method == MethodSCP {
-		err = c.scpBootOnce(ctx, st.managerPath)
-	} else {
+	switch *method {
+	case MethodStandard, MethodContinuous:
+		if !st.Boot.OnceOffered() {
+			rec.Method = MethodContinuous
+			rec.Reason = "the BMC does not offer Once (BootSourceOverrideEnabled allows " + strings.Join(st.Boot.EnabledAllowed, ", ") + ")"
+		}
 		err = retry(ctx, c.cfg, func() error {
-			_, err := c.bc.SetBootDevice(ctx, "cdrom", false, true)
+			_, err := c.bc.SetBootDevice(ctx, "cdrom", rec.Method == MethodContinuous, true)
 			return fromBMCLib("set boot override", err)
 		})
+	default:
+		err = st.vendor.armOEM(ctx, c, st, *method)
 	}
 	if err != nil {
 		return err
 	}
-	if err := c.readBoot(ctx, st, method); err != nil {
+	if err := c.readBoot(ctx, st, rec.Method); err != nil {
 		return err
 	}
-	if !bootArmed(*st, method) {
-		return fmt.Errorf("read-back: boot override is %s/%s/%s after setting Cd/Once/UEFI", st.Boot.Target, st.Boot.Enabled, st.Boot.Mode)
+	if rec.Method == MethodStandard && st.Boot.Target == "Cd" && st.Boot.Enabled == "Continuous" {
+		rec.Method = MethodContinuous
+		rec.Reason = "the BMC reads back Continuous after being told Once"
 	}
-	cfg.progress(Progress{Node: c.node, Step: StepBootOverride, Done: true})
-	return j.Record(StepKey(c.node, StepBootOverride), map[string]string{"method": method})
+	if !bootArmed(*st, rec.Method) {
+		return fmt.Errorf("read-back: boot override is %s/%s/%s after setting Cd/%s/UEFI", st.Boot.Target, st.Boot.Enabled, st.Boot.Mode, enabledOf(rec.Method))
+	}
+	if again != "" {
+		rec.Again = again
+	}
+	*method = rec.Method
+	cfg.progress(Progress{Node: c.node, Step: StepBootOverride, Done: true, Message: rec.Reason})
+	return j.Record(StepKey(c.node, StepBootOverride), rec)
+}
+
+func enabledOf(method string) string {
+	if method == MethodContinuous {
+		return "Continuous"
+	}
+	return "Once"
 }
 
 func bootArmed(st State, method string) bool {
-	if method == MethodSCP {
+	switch method {
+	case MethodSCP:
 		return st.DellBootOnce != nil && st.DellBootOnce.Armed()
+	case MethodContinuous:
+		return st.Boot.Target == "Cd" && st.Boot.Enabled == "Continuous" && (st.Boot.Mode == "" || st.Boot.Mode == "UEFI")
 	}
-	return st.Boot.Target == "Cd" && st.Boot.Enabled == "Once" && st.Boot.Mode == "UEFI"
+	return st.Boot.Target == "Cd" && st.Boot.Enabled == "Once" && (st.Boot.Mode == "" || st.Boot.Mode == "UEFI")
 }
 
 // readBoot refreshes power and boot override (and the Dell attributes for the SCP method).
@@ -129,13 +146,9 @@ func (c *Client) readBoot(ctx context.Context, st *State, method string) error {
 		return err
 	}
 	st.Power = sys.PowerState
-	st.Boot = BootOverride{Target: sys.Boot.Target, Enabled: sys.Boot.Enabled, Mode: sys.Boot.Mode, Allowed: sys.Boot.Allowed}
+	st.Boot = sys.override()
 	if method == MethodSCP {
-		b, err := c.dellBootOnce(ctx, st.managerPath)
-		if err != nil {
-			return err
-		}
-		st.DellBootOnce = &b
+		return st.vendor.readOEM(ctx, c, st)
 	}
 	return nil
 }
@@ -170,16 +183,19 @@ func (p permanent) Temporary() bool { return false }
 // watchPowerTookEffect decides, by read-back for up to the resume grace, whether a power action
 // whose intent was journaled reached the BMC: power moved from Off, or the one-time boot that
 // was armed (its step journaled before the intent) has been consumed by a boot.
-func (c *Client) watchPowerTookEffect(ctx context.Context, st State, pr powerRecord, method string, armedBefore bool) (bool, error) {
+func (c *Client) watchPowerTookEffect(ctx context.Context, st State, pr powerRecord, method, url string, armedBefore bool) (bool, error) {
 	deadline := time.Now().Add(c.cfg.resumeGrace)
 	for {
 		if pr.From == "Off" && st.Power != "Off" {
 			return true, nil
 		}
-		if armedBefore && !bootArmed(st, method) {
+		if armedBefore && method != MethodContinuous && !bootArmed(st, method) {
 			return true, nil // the one-time boot was consumed by a boot
 		}
-		if !armedBefore || time.Now().After(deadline) {
+		if c.cfg.evidence != nil && c.cfg.evidence(ctx, c.node, url, pr.At) == nil {
+			return true, nil // the node read its ISO after the intent: the action reached it
+		}
+		if (!armedBefore && c.cfg.evidence == nil) || time.Now().After(deadline) {
 			return false, nil
 		}
 		select {
@@ -194,13 +210,14 @@ func (c *Client) watchPowerTookEffect(ctx context.Context, st State, pr powerRec
 }
 
 // waitBooted polls until the system is On and the one-time boot consumed, then checks the ISO
-// is still inserted.
+// is still inserted. A persistent override is never consumed: the BMC shows only the power, and
+// the boot evidence (WithBootEvidence), when given, is the witness.
 func (c *Client) waitBooted(ctx context.Context, st *State, url, method string) error {
 	if err := c.readBoot(ctx, st, method); err != nil {
 		return err
 	}
 	deadline := time.Now().Add(c.cfg.confirmTimeout)
-	for st.Power != "On" || bootArmed(*st, method) {
+	for st.Power != "On" || (method != MethodContinuous && bootArmed(*st, method)) {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("after %s: power %s, boot override %s/%s still pending", c.cfg.confirmTimeout, st.Power, st.Boot.Target, st.Boot.Enabled)
 		}
@@ -222,6 +239,32 @@ func (c *Client) waitBooted(ctx context.Context, st *State, url, method string) 
 		return fmt.Errorf("the node booted but the virtual CD shows Inserted=%t Image=%q", slot.Inserted, slot.Image)
 	}
 	return nil
+}
+
+// readISOSince decides, for a node whose power action an earlier process sent, whether the node
+// read its ISO after it. It waits (up to the resume grace) while the BMC shows the boot still
+// pending — the node is in POST and will read the ISO now that it is served again — and for a
+// read once the boot is consumed; it reports false when the boot came and went without one.
+func (c *Client) readISOSince(ctx context.Context, st *State, url, method string, since time.Time) (bool, error) {
+	deadline := time.Now().Add(c.cfg.resumeGrace)
+	for {
+		if c.cfg.evidence(ctx, c.node, url, since) == nil {
+			return true, nil
+		}
+		if err := c.readBoot(ctx, st, method); err != nil {
+			return false, err
+		}
+		pending := st.Power != "On" || (method != MethodContinuous && bootArmed(*st, method))
+		if time.Now().After(deadline) {
+			// Still pending after the grace: leave it to the confirm step's longer wait.
+			return pending, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(c.cfg.poll):
+		}
+	}
 }
 
 // ErrNoISORead is the confirmation failure when the BMC shows the boot done but the node never

@@ -13,7 +13,8 @@ type Result struct {
 	Failed []string     `json:"failed,omitempty"`
 }
 
-// BootAll boots every target at once, at most WithConcurrency at a time (default 8). One node's
+// BootAll boots every target at once, at most WithConcurrency at a time (default: all of them,
+// MaxConcurrency at most). One node's
 // failure never stops the others; the returned error joins every node's *Error.
 func BootAll(ctx context.Context, targets []Target, urlFor func(node string) string, j Journal, opts ...Option) (Result, error) {
 	cfg, err := newConfig(opts)
@@ -41,8 +42,12 @@ func BootAll(ctx context.Context, targets []Target, urlFor func(node string) str
 	return res, errors.Join(errs...)
 }
 
-// forEach calls f(0..n-1) on at most workers goroutines, handing out indexes in order.
+// forEach calls f(0..n-1) on at most workers goroutines (0: n, MaxConcurrency at most),
+// handing out indexes in order.
 func forEach(n, workers int, f func(i int)) {
+	if workers <= 0 {
+		workers = min(n, MaxConcurrency)
+	}
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < min(workers, n); w++ {

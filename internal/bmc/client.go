@@ -39,6 +39,7 @@ type Client struct {
 
 type serviceRoot struct {
 	RedfishVersion string  `json:"RedfishVersion"`
+	SessionService odataID `json:"SessionService"`
 	Systems        odataID `json:"Systems"`
 	Managers       odataID `json:"Managers"`
 }
@@ -135,6 +136,15 @@ func (c *Client) openBMCLib(ctx context.Context, t Target) error {
 			return nil, err
 		}
 		return bc, nil
+	}
+	if c.root.SessionService.ID == "" {
+		// No SessionService (sushy-tools, some embedded BMCs): basic auth is the only way.
+		bc, err := open(true)
+		if err != nil {
+			return fmt.Errorf("open Redfish connection (basic auth): %w", err)
+		}
+		c.bc, c.basicAuth = bc, true
+		return nil
 	}
 	bc, err := open(false)
 	if err != nil {

@@ -2,6 +2,7 @@ package bmc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -116,4 +117,111 @@ func (c *Client) pendingJobs(ctx context.Context, managerPath string) ([]string,
 		}
 	}
 	return out, nil
+}
+
+// dell is the Dell iDRAC9 implementation: media through bmclib (the iDRAC's InsertMedia with
+// its VRM0021 quirks), boot-once through ImportSystemConfiguration on firmware before 4.40, the
+// Lifecycle Controller job queue in preflight, and remedies that name iDRAC menus and racadm.
+type dell struct{}
+
+func (dell) name() string       { return "Dell iDRAC9" }
+func (dell) controller() string { return "the iDRAC" }
+
+func (dell) readOEM(ctx context.Context, c *Client, st *State) error {
+	if st.managerPath == "" || !NeedsSCPBootOnce(st.Firmware) {
+		return nil
+	}
+	b, err := c.dellBootOnce(ctx, st.managerPath)
+	if err != nil {
+		return err
+	}
+	st.DellBootOnce = &b
+	return nil
+}
+
+func (dell) bootMethod(st State) string {
+	if NeedsSCPBootOnce(st.Firmware) {
+		return MethodSCP
+	}
+	return MethodStandard
+}
+
+func (dell) armOEM(ctx context.Context, c *Client, st *State, method string) error {
+	if method != MethodSCP {
+		return errNoOEM
+	}
+	return c.scpBootOnce(ctx, st.managerPath)
+}
+
+// insertMedia inserts through bmclib, which ejects the CD slot first ("eject before insert").
+func (dell) insertMedia(ctx context.Context, c *Client, slot Media, url string) error {
+	return retry(ctx, c.cfg, func() error {
+		_, err := c.bc.SetVirtualMedia(ctx, "CD", url)
+		err = fromBMCLib("insert media", err)
+		var re *RedfishError
+		if errors.As(err, &re) && re.Has(MsgMediaInUse) {
+			// VRM0021 (iDRAC9 3.x–7.x): the slot is still attached from an earlier session even
+			// though it read back as ejected. Eject again and let retry insert once more.
+			_, _ = c.bc.SetVirtualMedia(ctx, "CD", "")
+			return &RedfishError{Method: re.Method, Path: re.Path, Status: 503, MessageIDs: re.MessageIDs, Message: re.Message}
+		}
+		return err
+	})
+}
+
+// ejectMedia ejects the slot by its own action (bmclib ejects only the first slot of a media
+// type); VRM0021 on eject means "Virtual Media is detached", the state we want.
+func (dell) ejectMedia(ctx context.Context, c *Client, slot Media) error {
+	err := c.rawEject(ctx, slot)
+	var re *RedfishError
+	if errors.As(err, &re) && re.Has(MsgMediaInUse) {
+		return nil
+	}
+	return err
+}
+
+func (dell) preflight(ctx context.Context, c *Client, st State) []Finding {
+	var fs []Finding
+	desc := fmt.Sprintf("%s %s, iDRAC firmware %s, power %s", st.Vendor, st.Model, st.Firmware, st.Power)
+	if CompareVersions(st.Firmware, FirmwareFloor) < 0 {
+		fs = append(fs, Finding{Node: c.node, Check: CheckFirmware, Status: Warn,
+			Message: desc + ": below the iDRAC9 floor " + FirmwareFloor + " (one-time boot goes through ImportSystemConfiguration)",
+			Remedy:  "update iDRAC9 firmware to " + FirmwareFloor + " or later"})
+	} else {
+		fs = append(fs, Finding{Node: c.node, Check: CheckFirmware, Status: Pass, Message: desc})
+	}
+	if st.managerPath != "" {
+		fs = append(fs, c.jobQueueFinding(ctx, st.managerPath))
+	}
+	return fs
+}
+
+// remedy words failures with iDRAC menus, racadm and Dell message IDs.
+func (dell) remedy(op string, err error) string {
+	var re *RedfishError
+	switch {
+	case errors.Is(err, ErrAuth):
+		return "check bmc.username and the password secret for this node; log in to the iDRAC web UI with them to confirm"
+	case errors.Is(err, ErrTLS):
+		return "set bmc.caFile to the CA that signed the iDRAC certificate (or, on an isolated lab only, bmc.insecure: true)"
+	case errors.Is(err, ErrUnreachable):
+		return "check bmc.address and that the jump host can reach the iDRAC on HTTPS (cabling, VLAN, firewall)"
+	case errors.Is(err, ErrSessionLimit):
+		return "close idle iDRAC sessions (web UI: iDRAC Settings > Users > Sessions, or racadm closessn) and retry"
+	case errors.As(err, &re) && re.Has(MsgMediaUnreachable):
+		return "the iDRAC cannot fetch the ISO (RAC0904): check iso.baseURL is reachable from the BMC network and the ISO is being served"
+	case errors.As(err, &re) && re.Has(MsgMediaInUse):
+		return "disconnect the virtual media held by another session (iDRAC virtual console or RFS) and replay: bootstrap replay boot --node NAME"
+	case errors.As(err, &re) && re.Has(MsgInternal):
+		return "the iDRAC Lifecycle Controller is busy (SYS446): wait a few minutes, clear the job queue if it is stuck, then replay the node"
+	case errors.Is(err, ErrNoISORead):
+		return "watch the node's console: check UEFI boot mode and that the Virtual Optical Drive is a boot option (iDRAC9 before 4.40 ignores the standard one-time boot), then replay: bootstrap replay boot --node NAME"
+	case errors.Is(err, ErrMediaStuck):
+		return ""
+	}
+	switch op {
+	case StepPower, StepConfirm:
+		return "check the server in the iDRAC virtual console, then replay: bootstrap replay boot --node NAME"
+	}
+	return "check the iDRAC (web UI, Lifecycle log) and replay: bootstrap replay boot --node NAME"
 }

@@ -1,12 +1,28 @@
 // Package bmc drives servers' baseboard management controllers over Redfish: it reads what a BMC
 // reports (model, firmware, power, virtual media, boot override, NIC MACs), checks it read-only
-// before anything changes (Preflight), and boots a node from a virtual-media ISO step by step,
-// verifying each step by reading it back (BootNode, BootAll).
+// before anything changes (Preflight), boots a node from a virtual-media ISO step by step,
+// verifying each step by reading it back (BootNode, BootAll), and hands a node over to its disk
+// once it is installed (TakeOverrideOff).
 //
-// Writes go through github.com/bmc-toolbox/bmclib/v2 (v2.3.5, its gofish Redfish provider). Dell
-// iDRAC9 behaviours bmclib lacks (ImportSystemConfiguration boot-once on firmware before 4.40, the
-// Lifecycle Controller job queue, Dell message IDs such as VRM0021, SYS446, RAC0218, RAC0904) are
-// raw Redfish calls in dell.go, each commented with the firmware it concerns.
+// What differs between BMCs sits behind one small interface, vendor (vendor.go), chosen once per
+// connection after discovery: dell (dell.go: Dell iDRAC9, both media layouts, the
+// ImportSystemConfiguration boot-once before firmware 4.40, the Lifecycle Controller job queue,
+// Dell message IDs and iDRAC wording) and generic (any standard Redfish service, e.g. sushy-tools,
+// DMTF's mockups, OpenBMC). Both share the flow: a one-time Cd override where the BMC honours it,
+// else a persistent one that the install stage takes off, as Ironic does.
+//
+// Which client does what, and why:
+//   - github.com/bmc-toolbox/bmclib/v2 (v2.3.5, its gofish Redfish provider) opens the session
+//     (falling back to basic auth on a full session table or a BMC without a SessionService),
+//     sets the boot override (SetBootDevice: it retries with fewer fields for BMCs that refuse
+//     some), sends power actions (SetPowerState) and inserts media on iDRAC9 (SetVirtualMedia,
+//     whose eject-before-insert suits the iDRAC). It is the well-trodden path for these writes.
+//   - The small Redfish client (redfish.go, basic auth, no session) does every read, every
+//     read-back, and the writes bmclib cannot do precisely: ejecting one named slot (bmclib ejects
+//     only the first slot of a media type and reports success when a slot has no EjectMedia
+//     action), inserting by PATCH of Image/Inserted where a slot has no actions, taking the
+//     override off after install, and Dell's OEM actions. Preflight uses only this client, with
+//     GETs only, so it takes no session and changes nothing.
 //
 // The package never prints, never reads flags and never imports the pipeline: callers pass a
 // context, typed options, a Journal for finished steps and a progress callback.

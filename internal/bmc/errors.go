@@ -78,22 +78,28 @@ func (e *RedfishError) Temporary() bool {
 type Error struct {
 	Node   string // node name from the site profile
 	Op     string // step: connect, inspect, eject, insert, boot-override, power, confirm
-	Remedy string // what the field engineer should do
 	Err    error
+	remedy string
 }
 
 func (e *Error) Error() string {
 	s := fmt.Sprintf("node %s: %s: %v", e.Node, e.Op, e.Err)
-	if e.Remedy != "" {
-		s += " (remedy: " + e.Remedy + ")"
+	if e.remedy != "" {
+		s += " (remedy: " + e.remedy + ")"
 	}
 	return s
 }
+
+// Remedy is what the field engineer should do (the project's remedy contract: the runner journals
+// it and `bootstrap status` shows it).
+func (e *Error) Remedy() string { return e.remedy }
 
 func (e *Error) Unwrap() error { return e.Err }
 
 // Temporary reports whether the underlying failure is transient.
 func (e *Error) Temporary() bool { return temporary(e.Err) }
+
+func asRedfish(err error, re **RedfishError) bool { return errors.As(err, re) }
 
 func temporary(err error) bool {
 	var re *RedfishError
@@ -109,34 +115,34 @@ func temporary(err error) bool {
 
 // newError builds a node's *Error with the remedy for it, naming the node in replay hints.
 func newError(node, op string, err error) *Error {
-	return &Error{Node: node, Op: op, Err: err, Remedy: strings.ReplaceAll(remedyFor(op, err), "--node NAME", "--node "+node)}
+	return &Error{Node: node, Op: op, Err: err, remedy: strings.ReplaceAll(remedyFor(op, err), "--node NAME", "--node "+node)}
 }
 
-// remedyFor proposes a remedy for an error on the given step.
+// remedyFor proposes a vendor-neutral remedy for an error on the given step; once the BMC is
+// known, its vendor may reword it (see vendor.remedy).
 func remedyFor(op string, err error) string {
 	var re *RedfishError
 	switch {
 	case errors.Is(err, ErrAuth):
-		return "check bmc.username and the password secret for this node; log in to the iDRAC web UI with them to confirm"
+		return "check bmc.username and the password secret for this node; log in to the BMC's web UI with them to confirm"
 	case errors.Is(err, ErrTLS):
-		return "set bmc.caFile to the CA that signed the iDRAC certificate (or, on an isolated lab only, bmc.insecure: true)"
+		return "set bmc.caFile to the CA that signed the BMC's certificate (or, on an isolated lab only, bmc.insecure: true)"
 	case errors.Is(err, ErrUnreachable):
-		return "check bmc.address and that the jump host can reach the iDRAC on HTTPS (cabling, VLAN, firewall)"
+		return "check bmc.address and that the jump host can reach the BMC on HTTPS (cabling, VLAN, firewall)"
 	case errors.Is(err, ErrSessionLimit):
-		return "close idle iDRAC sessions (web UI: iDRAC Settings > Users > Sessions, or racadm closessn) and retry"
+		return "close idle Redfish sessions on the BMC (its web UI's session list) and retry"
 	case errors.As(err, &re) && re.Has(MsgMediaUnreachable):
-		return "the iDRAC cannot fetch the ISO: check iso.baseURL is reachable from the BMC network and `bootstrap serve` is running"
+		return "the BMC cannot fetch the ISO: check iso.baseURL is reachable from the BMC network and the ISO is being served"
 	case errors.As(err, &re) && re.Has(MsgMediaInUse):
-		return "disconnect the virtual media held by another session (virtual console or RFS) and replay: bootstrap replay boot --node NAME"
+		return "disconnect the virtual media held by another session (virtual console) and replay: bootstrap replay boot --node NAME"
 	case errors.As(err, &re) && re.Has(MsgInternal):
-		return "the iDRAC Lifecycle Controller is busy: wait a few minutes, clear the job queue if it is stuck, then replay the node"
-	}
-	if errors.Is(err, ErrNoISORead) {
-		return "watch the node's console: check UEFI boot mode and that the Virtual Optical Drive is a boot option (iDRAC9 before 4.40 ignores the standard one-time boot), then replay: bootstrap replay boot --node NAME"
+		return "the BMC is busy: wait a few minutes, then replay the node: bootstrap replay boot --node NAME"
+	case errors.Is(err, ErrNoISORead):
+		return "watch the node's console: check UEFI boot mode and that the virtual CD/DVD is a boot option, then replay: bootstrap replay boot --node NAME"
 	}
 	switch op {
-	case "power", "confirm", StepConfirm:
-		return "check the server in the iDRAC console, then replay: bootstrap replay boot --node NAME"
+	case StepPower, StepConfirm:
+		return "check the server in the BMC's virtual console, then replay: bootstrap replay boot --node NAME"
 	}
-	return "check the iDRAC (web UI, event log) and replay: bootstrap replay boot --node NAME"
+	return "check the BMC (web UI, event log) and replay: bootstrap replay boot --node NAME"
 }

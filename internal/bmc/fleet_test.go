@@ -133,10 +133,16 @@ func startFleet(t testing.TB, n int, o bmctest.Options) ([]*bmctest.BMC, []bmc.T
 	for i := range sims {
 		oi := o
 		oi.MACs = []string{fmt.Sprintf("b0:7b:25:00:%02x:%02x", i/256, i%256)}
-		if i%3 == 1 {
+		// A mixed rack: every fourth node a generic Redfish BMC (persistent override, basic
+		// auth; powered off, as odd nodes are), every fourth a PATCH-only one, the rest iDRAC9s.
+		switch {
+		case i%4 == 1:
+			oi.Profile = bmctest.ProfileGeneric
+		case i%4 == 3:
+			oi.Profile = bmctest.ProfilePatchOnly
+		case i%3 == 1:
 			oi.Firmware = "5.10.50.00" // media under the Manager
-		}
-		if i%7 == 3 {
+		case i%7 == 6:
 			oi.Firmware = "4.10.10.10" // ImportSystemConfiguration boot-once
 		}
 		if i%2 == 0 {

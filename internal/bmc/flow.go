@@ -16,6 +16,9 @@ const (
 	StepPowerIntent  = "power-intent"
 	StepPower        = "power"
 	StepConfirm      = "booted"
+	// StepHandover is the install stage's: the boot override taken off (and the ISO ejected)
+	// once a node that needed a persistent override has written its disk.
+	StepHandover = "handover"
 )
 
 // Journal records finished steps so a resumed run skips them; pipeline.Steps satisfies it.
@@ -32,19 +35,26 @@ func StepKey(node, step string) string { return "node:" + node + "/" + step }
 
 // Boot-override methods.
 const (
-	MethodStandard = "redfish"       // Boot.BootSourceOverrideTarget=Cd, Enabled=Once, Mode=UEFI
-	MethodSCP      = "dell-scp-boot" // iDRAC ImportSystemConfiguration ServerBoot.1#BootOnce
+	MethodStandard = "redfish" // Boot.BootSourceOverrideTarget=Cd, Enabled=Once, Mode=UEFI
+	// MethodContinuous is Cd/Continuous, for BMCs that do not honour Once: the override stays
+	// until the install stage takes it off (TakeOverrideOff) once the node has written its disk.
+	MethodContinuous = "redfish-continuous"
+	MethodSCP        = "dell-scp-boot" // iDRAC ImportSystemConfiguration ServerBoot.1#BootOnce
 )
 
 // NodeResult is what happened to one node; it holds no secret and goes to the journal.
 type NodeResult struct {
-	Node        string    `json:"node"`
-	Vendor      string    `json:"vendor,omitempty"`
-	Model       string    `json:"model,omitempty"`
-	Firmware    string    `json:"firmware,omitempty"`
-	Layout      Layout    `json:"layout,omitempty"`
-	Image       string    `json:"image"`
-	Method      string    `json:"method,omitempty"`
+	Node     string `json:"node"`
+	Kind     string `json:"kind,omitempty"` // the implementation chosen: Dell iDRAC9, generic Redfish
+	Vendor   string `json:"vendor,omitempty"`
+	Model    string `json:"model,omitempty"`
+	Firmware string `json:"firmware,omitempty"`
+	Layout   Layout `json:"layout,omitempty"`
+	Image    string `json:"image"`
+	Method   string `json:"method,omitempty"`
+	// Persistent is set when the BMC did not honour a one-time boot: the Cd override stays on
+	// until the install stage takes it off (the report lists these nodes).
+	Persistent  bool      `json:"persistentOverride,omitempty"`
 	PowerAction string    `json:"powerAction,omitempty"` // On or ForceRestart; empty when an earlier run did it
 	BasicAuth   bool      `json:"basicAuth,omitempty"`
 	Insecure    bool      `json:"insecure,omitempty"`
@@ -61,6 +71,9 @@ type powerRecord struct {
 	From   string    `json:"from"`
 	Method string    `json:"method"`
 	ByRead bool      `json:"byReadBack,omitempty"`
+	// Reason says why a node already powered in this attempt is powered again: it did not read
+	// its ISO after the earlier power action (the ISO server died with a killed run).
+	Reason string `json:"reason,omitempty"`
 }
 
 // BootNode boots one node from the ISO at url: connect, inspect, eject stale media, insert the
@@ -85,11 +98,14 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 		cfg.progress(Progress{Node: t.Node, Step: StepConfirm, Done: true, Skipped: true})
 		return done, nil
 	}
+	var st State
 	fail := func(op string, err error) (NodeResult, error) {
 		var be *Error
 		if !errors.As(err, &be) {
-			err = newError(t.Node, op, err)
+			be = newError(t.Node, op, err)
+			err = be
 		}
+		reword(&st, be)
 		res.Error = err.Error()
 		res.Seconds = time.Since(start).Seconds()
 		return res, err
@@ -112,14 +128,15 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 	finished(StepConnect, false)
 
 	step(StepInspect)
-	st, err := c.inspect(ctx, false)
+	st, err = c.inspect(ctx, false)
 	if err != nil {
 		return fail(StepInspect, err)
 	}
-	res.Vendor, res.Model, res.Firmware, res.Layout = st.Vendor, st.Model, st.Firmware, st.Layout
-	res.Method = MethodStandard
-	if st.IsDell() && NeedsSCPBootOnce(st.Firmware) {
-		res.Method = MethodSCP
+	res.Kind, res.Vendor, res.Model, res.Firmware, res.Layout = st.Kind, st.Vendor, st.Model, st.Firmware, st.Layout
+	res.Method = st.vendor.bootMethod(st)
+	var arming overrideRecord
+	if j.Done(StepKey(t.Node, StepBootOverride), &arming) && arming.Method == MethodContinuous {
+		res.Method = MethodContinuous // an earlier attempt found Once not honoured
 	}
 	finished(StepInspect, false)
 
@@ -129,7 +146,7 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 		// A crash fell between sending the power action and journaling it: read back before acting.
 		res.Resumed = true
 		armed := j.Done(StepKey(t.Node, StepBootOverride), nil)
-		took, err := c.watchPowerTookEffect(ctx, st, pr, res.Method, armed)
+		took, err := c.watchPowerTookEffect(ctx, st, pr, res.Method, url, armed)
 		if err != nil {
 			return fail(StepPower, err)
 		}
@@ -141,6 +158,20 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 			powered = true
 		}
 	}
+	if powered && cfg.evidence != nil {
+		// A run killed between the power action and the node reading its ISO took the ISO
+		// server with it: the node then started from its disk, and the BMC's read-back (power
+		// on, one-time boot consumed, media inserted) cannot tell. The fetch log can.
+		read, err := c.readISOSince(ctx, &st, url, res.Method, pr.At)
+		if err != nil {
+			return fail(StepConfirm, err)
+		}
+		if !read {
+			powered = false
+			pr.Reason = fmt.Sprintf("the node did not read its ISO after the power action at %s (the ISO server was down: the run that sent it was killed)", pr.At.Format(time.RFC3339))
+			cfg.progress(Progress{Node: t.Node, Step: StepPower, Message: "booting again: " + pr.Reason})
+		}
+	}
 	if powered {
 		res.Resumed = true
 		finished(StepPower, true)
@@ -148,17 +179,18 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 		if err := c.ensureMedia(ctx, &st, url, j, cfg); err != nil {
 			return fail(StepMedia, err)
 		}
-		if err := c.ensureBootOverride(ctx, &st, res.Method, j, cfg); err != nil {
+		if err := c.ensureBootOverride(ctx, &st, &res.Method, pr.Reason, j, cfg); err != nil {
 			return fail(StepBootOverride, err)
 		}
 		step(StepPower)
 		intent := pr // the journaled intent whose action read back as never sent, if any
-		pr = powerRecord{Action: "ForceRestart", From: st.Power, Method: res.Method, At: time.Now().UTC()}
+		pr = powerRecord{Action: "ForceRestart", From: st.Power, Method: res.Method, At: time.Now().UTC(), Reason: intent.Reason}
 		if st.Power == "Off" {
 			pr.Action = "On"
 		}
-		// A journaled intent for the same action stands: the step is journaled once per attempt.
-		if intent.Action != pr.Action || intent.From != pr.From || intent.Method != pr.Method {
+		// A journaled intent for the same action stands: the step is journaled once per attempt
+		// (a node powered again because it did not read its ISO journals a new one).
+		if intent.Action != pr.Action || intent.From != pr.From || intent.Method != pr.Method || pr.Reason != "" {
 			if err := j.Record(StepKey(t.Node, StepPowerIntent), pr); err != nil {
 				return fail(StepPower, err)
 			}
@@ -182,7 +214,12 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 			return fail(StepConfirm, err)
 		}
 		res.Evidence = "the node read its ISO after the power action"
+	} else if res.Method == MethodContinuous && pr.From != "Off" {
+		// A persistent override is never consumed and a restart leaves power On: nothing the
+		// BMC shows proves the node restarted into the ISO. Say so rather than claim it.
+		res.Evidence = "none: a persistent override and a restart leave nothing to read back, and no ISO server fetch log is available (ISO served elsewhere); watch the node's console"
 	}
+	res.Persistent = res.Method == MethodContinuous
 	res.Seconds = time.Since(start).Seconds()
 	res.Finished = time.Now().UTC()
 	if err := j.Record(StepKey(t.Node, StepConfirm), res); err != nil {

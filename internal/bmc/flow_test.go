@@ -178,8 +178,8 @@ func TestBootNodePermanentFailures(t *testing.T) {
 			if !errors.As(err, &be) {
 				t.Fatalf("want *bmc.Error, got %v", err)
 			}
-			if be.Node != "rack1-node7" || be.Op != tc.wantOp || !strings.Contains(be.Remedy, tc.wantRemedy) {
-				t.Errorf("error node=%s op=%s remedy=%q; want op %s, remedy mentioning %q", be.Node, be.Op, be.Remedy, tc.wantOp, tc.wantRemedy)
+			if be.Node != "rack1-node7" || be.Op != tc.wantOp || !strings.Contains(be.Remedy(), tc.wantRemedy) {
+				t.Errorf("error node=%s op=%s remedy=%q; want op %s, remedy mentioning %q", be.Node, be.Op, be.Remedy(), tc.wantOp, tc.wantRemedy)
 			}
 			if tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
 				t.Errorf("want errors.Is %v: %v", tc.wantErr, err)
@@ -285,7 +285,7 @@ func TestBootEvidence(t *testing.T) {
 	}
 	_, err = bmc.BootNode(context.Background(), liar, iso.URL()+"/liar2.iso", newMemJournal(), short...)
 	var be *bmc.Error
-	if !errors.As(err, &be) || !errors.Is(err, bmc.ErrNoISORead) || be.Node != "liar" || !strings.Contains(be.Remedy, "--node liar") {
+	if !errors.As(err, &be) || !errors.Is(err, bmc.ErrNoISORead) || be.Node != "liar" || !strings.Contains(be.Remedy(), "--node liar") {
 		t.Fatalf("want ErrNoISORead for node liar with a replay remedy, got %v", err)
 	}
 }

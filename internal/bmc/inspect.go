@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,12 +15,13 @@ import (
 // Layout says where a BMC keeps its virtual media.
 type Layout string
 
-// Virtual-media layouts of iDRAC9.
+// Virtual-media layouts: both are valid Redfish; iDRAC9 moved from one to the other.
 const (
-	// LayoutManager: /redfish/v1/Managers/iDRAC.Embedded.1/VirtualMedia/{RemovableDisk,CD},
-	// iDRAC9 firmware before 6.00.
+	// LayoutManager: media under the Manager, e.g. iDRAC9 before 6.00
+	// (/redfish/v1/Managers/iDRAC.Embedded.1/VirtualMedia/{RemovableDisk,CD}) or sushy-tools.
 	LayoutManager Layout = "manager"
-	// LayoutSystem: /redfish/v1/Systems/System.Embedded.1/VirtualMedia/{1,2}, firmware 6.00.02 on.
+	// LayoutSystem: media under the System, e.g. iDRAC9 6.00.02 on
+	// (/redfish/v1/Systems/System.Embedded.1/VirtualMedia/{1,2}) or DMTF's public-rackmount1.
 	LayoutSystem Layout = "system"
 )
 
@@ -30,7 +32,28 @@ type Media struct {
 	MediaTypes []string `json:"mediaTypes"`
 	Inserted   bool     `json:"inserted"`
 	Image      string   `json:"image,omitempty"`
+	// InsertTarget and EjectTarget are the slot's VirtualMedia.InsertMedia/EjectMedia action
+	// targets; empty when the slot has no such action (DMTF's mockups: PATCH only).
+	InsertTarget string `json:"insertTarget,omitempty"`
+	EjectTarget  string `json:"ejectTarget,omitempty"`
+	// Allow is the slot's Allow header (the HTTP methods it takes), when the BMC sends one.
+	Allow []string `json:"allow,omitempty"`
 }
+
+// Patchable reports whether the slot takes a PATCH of Image/Inserted: its Allow header lists
+// PATCH, or it sends no Allow header and has no actions (the only way left; a read-back decides).
+func (m Media) Patchable() bool {
+	if len(m.Allow) == 0 {
+		return m.InsertTarget == "" && m.EjectTarget == ""
+	}
+	return slices.Contains(m.Allow, "PATCH")
+}
+
+// CanInsert reports whether media can be put in the slot: an InsertMedia action or PATCH.
+func (m Media) CanInsert() bool { return m.InsertTarget != "" || m.Patchable() }
+
+// CanEject reports whether media can be taken out of the slot: an EjectMedia action or PATCH.
+func (m Media) CanEject() bool { return m.EjectTarget != "" || m.Patchable() }
 
 // TakesCD reports whether the slot accepts CD or DVD images.
 func (m Media) TakesCD() bool {
@@ -43,6 +66,14 @@ type BootOverride struct {
 	Enabled string   `json:"enabled"` // Once, Continuous, Disabled
 	Mode    string   `json:"mode"`    // UEFI, Legacy
 	Allowed []string `json:"allowed,omitempty"`
+	// EnabledAllowed is BootSourceOverrideEnabled@Redfish.AllowableValues (often not listed).
+	EnabledAllowed []string `json:"enabledAllowed,omitempty"`
+}
+
+// OnceOffered reports whether the BMC may honour a one-time override: it lists Once among the
+// allowed values, or lists none (then only a read-back tells).
+func (b BootOverride) OnceOffered() bool {
+	return len(b.EnabledAllowed) == 0 || slices.Contains(b.EnabledAllowed, "Once")
 }
 
 // NIC is a network interface the BMC reports for its system.
@@ -53,16 +84,20 @@ type NIC struct {
 
 // State is what a BMC reports, read-only.
 type State struct {
-	RedfishVersion string       `json:"redfishVersion"`
-	Vendor         string       `json:"vendor"`
-	Model          string       `json:"model"`
-	Firmware       string       `json:"firmware"` // BMC (iDRAC) firmware
-	BIOSVersion    string       `json:"biosVersion,omitempty"`
-	Power          string       `json:"power"`
-	Layout         Layout       `json:"layout"`
-	Media          []Media      `json:"media"`
-	Boot           BootOverride `json:"boot"`
-	NICs           []NIC        `json:"nics"`
+	RedfishVersion string `json:"redfishVersion"`
+	// Kind is the implementation the flow chose for this BMC after discovery ("Dell iDRAC9",
+	// "generic Redfish"); see vendor.
+	Kind        string       `json:"kind"`
+	Sessions    bool         `json:"sessions"` // the service root links a SessionService
+	Vendor      string       `json:"vendor"`
+	Model       string       `json:"model"`
+	Firmware    string       `json:"firmware"` // BMC (iDRAC) firmware
+	BIOSVersion string       `json:"biosVersion,omitempty"`
+	Power       string       `json:"power"`
+	Layout      Layout       `json:"layout"`
+	Media       []Media      `json:"media"`
+	Boot        BootOverride `json:"boot"`
+	NICs        []NIC        `json:"nics"`
 	// DellBootOnce is the iDRAC ServerBoot.1 attributes (read on firmware that needs the
 	// ImportSystemConfiguration boot-once).
 	DellBootOnce *DellBootOnce `json:"dellBootOnce,omitempty"`
@@ -70,6 +105,7 @@ type State struct {
 	systemPath  string
 	managerPath string
 	mediaPath   string
+	vendor      vendor
 }
 
 // CDSlot returns the first slot that takes CD/DVD images.
@@ -95,6 +131,7 @@ type system struct {
 		Enabled string   `json:"BootSourceOverrideEnabled"`
 		Mode    string   `json:"BootSourceOverrideMode"`
 		Allowed []string `json:"BootSourceOverrideTarget@Redfish.AllowableValues"`
+		EnAllow []string `json:"BootSourceOverrideEnabled@Redfish.AllowableValues"`
 	} `json:"Boot"`
 	EthernetInterfaces odataID `json:"EthernetInterfaces"`
 	VirtualMedia       odataID `json:"VirtualMedia"`
@@ -110,6 +147,14 @@ type virtualMedia struct {
 	MediaTypes []string `json:"MediaTypes"`
 	Inserted   bool     `json:"Inserted"`
 	Image      string   `json:"Image"`
+	Actions    struct {
+		Insert struct {
+			Target string `json:"target"`
+		} `json:"#VirtualMedia.InsertMedia"`
+		Eject struct {
+			Target string `json:"target"`
+		} `json:"#VirtualMedia.EjectMedia"`
+	} `json:"Actions"`
 }
 
 // Inspect reads model, firmware, power, boot override, virtual media and NICs. It changes nothing.
@@ -135,7 +180,8 @@ func (c *Client) inspect(ctx context.Context, nics bool) (State, error) {
 		return st, err
 	}
 	st.Vendor, st.Model, st.BIOSVersion, st.Power = sys.Manufacturer, sys.Model, sys.BiosVersion, sys.PowerState
-	st.Boot = BootOverride{Target: sys.Boot.Target, Enabled: sys.Boot.Enabled, Mode: sys.Boot.Mode, Allowed: sys.Boot.Allowed}
+	st.Boot = sys.override()
+	st.Sessions = c.root.SessionService.ID != ""
 	if err := get(c.root.Managers.ID, &managers); err == nil && len(managers.Members) > 0 {
 		st.managerPath = managers.Members[0].ID
 		var m manager
@@ -177,14 +223,16 @@ func (c *Client) inspect(ctx context.Context, nics bool) (State, error) {
 			st.NICs = append(st.NICs, NIC{ID: e.ID, MAC: NormalizeMAC(e.MAC)})
 		}
 	}
-	if st.IsDell() && st.managerPath != "" && NeedsSCPBootOnce(st.Firmware) {
-		b, err := c.dellBootOnce(ctx, st.managerPath)
-		if err != nil {
-			return st, err
-		}
-		st.DellBootOnce = &b
+	st.vendor = vendorFor(st)
+	st.Kind = st.vendor.name()
+	if err := st.vendor.readOEM(ctx, c, &st); err != nil {
+		return st, err
 	}
 	return st, nil
+}
+
+func (s system) override() BootOverride {
+	return BootOverride{Target: s.Boot.Target, Enabled: s.Boot.Enabled, Mode: s.Boot.Mode, Allowed: s.Boot.Allowed, EnabledAllowed: s.Boot.EnAllow}
 }
 
 func (c *Client) readMedia(ctx context.Context, path string) ([]Media, error) {
@@ -195,10 +243,18 @@ func (c *Client) readMedia(ctx context.Context, path string) ([]Media, error) {
 	out := make([]Media, 0, len(col.Members))
 	for _, m := range col.Members {
 		var vm virtualMedia
-		if err := retry(ctx, c.cfg, func() error { return c.raw.get(ctx, m.ID, &vm) }); err != nil {
+		var hdr http.Header
+		if err := retry(ctx, c.cfg, func() error { return c.raw.do(ctx, http.MethodGet, m.ID, nil, &vm, &hdr) }); err != nil {
 			return nil, err
 		}
-		out = append(out, Media{ID: vm.ID, Path: m.ID, MediaTypes: vm.MediaTypes, Inserted: vm.Inserted, Image: vm.Image})
+		md := Media{ID: vm.ID, Path: m.ID, MediaTypes: vm.MediaTypes, Inserted: vm.Inserted, Image: vm.Image,
+			InsertTarget: vm.Actions.Insert.Target, EjectTarget: vm.Actions.Eject.Target}
+		for _, a := range strings.Split(hdr.Get("Allow"), ",") {
+			if a = strings.ToUpper(strings.TrimSpace(a)); a != "" {
+				md.Allow = append(md.Allow, a)
+			}
+		}
+		out = append(out, md)
 	}
 	return out, nil
 }

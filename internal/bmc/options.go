@@ -15,8 +15,9 @@ type config struct {
 	backoff        time.Duration
 	poll           time.Duration
 	confirmTimeout time.Duration
-	concurrency    int
+	concurrency    int // 0: every node, MaxConcurrency at most
 	resumeGrace    time.Duration
+	handedOver     func(node string) bool
 	evidence       func(ctx context.Context, node, url string, since time.Time) error
 	progress       func(Progress)
 }
@@ -28,7 +29,7 @@ func newConfig(opts []Option) (config, error) {
 		backoff:        2 * time.Second,
 		poll:           2 * time.Second,
 		confirmTimeout: 10 * time.Minute,
-		concurrency:    8,
+		concurrency:    0,               // every node (MaxConcurrency at most)
 		resumeGrace:    3 * time.Minute, // an iDRAC9 warm reset reaches the boot menu within ~2 min
 		progress:       func(Progress) {},
 	}
@@ -86,11 +87,18 @@ func WithConfirmTimeout(d time.Duration) Option {
 	}
 }
 
-// WithConcurrency bounds how many nodes BootAll and PreflightAll work on at once (default 8).
+// MaxConcurrency caps how many nodes are worked on at once by default. Boot work is waiting on
+// BMCs, so every node at once is what makes a rack boot in the time of one node; the cap bounds
+// what the jump host holds open (each node in flight keeps two or three connections: Redfish
+// calls and its BMC reading the ISO), well under the usual 1024 open files.
+const MaxConcurrency = 256
+
+// WithConcurrency bounds how many nodes BootAll, VerifyAll and PreflightAll work on at once
+// (default: every node, MaxConcurrency at most).
 func WithConcurrency(n int) Option {
 	return func(c *config) error {
-		if n < 1 {
-			return fmt.Errorf("bmc: concurrency must be >= 1, got %d", n)
+		if n < 1 || n > MaxConcurrency {
+			return fmt.Errorf("bmc: concurrency must be 1 to %d, got %d", MaxConcurrency, n)
 		}
 		c.concurrency = n
 		return nil
@@ -121,6 +129,15 @@ func WithBootEvidence(evidence func(ctx context.Context, node, url string, since
 	}
 }
 
+// WithHandedOver tells VerifyBooted which nodes may have been handed over to their disk by
+// TakeOverrideOff (the install stage does it for nodes booted with a persistent override).
+func WithHandedOver(accept func(node string) bool) Option {
+	return func(c *config) error {
+		c.handedOver = accept
+		return nil
+	}
+}
+
 // WithProgress receives per-node progress. It must be cheap and safe from many goroutines.
 func WithProgress(f func(Progress)) Option {
 	return func(c *config) error {
@@ -136,6 +153,7 @@ type Progress struct {
 	Node    string
 	Step    string // a Step constant
 	Done    bool   // the step finished (false: started)
-	Skipped bool   // already done in an earlier run, verified by read-back
+	Skipped bool   // already done in an earlier run
+	ByRead  bool   // with Skipped: the BMC was read and shows the step done (else: journaled only)
 	Message string
 }

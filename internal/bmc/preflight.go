@@ -27,6 +27,7 @@ const (
 	CheckFirmware   = "bmc-firmware"
 	CheckMedia      = "bmc-virtual-media"
 	CheckBootTarget = "bmc-boot-target"
+	CheckBootOnce   = "bmc-boot-once"
 	CheckStaleMedia = "bmc-stale-media"
 	CheckISOURL     = "bmc-iso-url"
 	CheckMAC        = "bmc-mac"
@@ -37,7 +38,7 @@ const (
 // PreflightCheckNames lists every check Preflight can report, in the order it reports them.
 func PreflightCheckNames() []string {
 	return []string{CheckISOURL, CheckReachable, CheckTLS, CheckAuth, CheckRedfish, CheckFirmware,
-		CheckMedia, CheckBootTarget, CheckStaleMedia, CheckMAC, CheckSessions, CheckJobQueue}
+		CheckMedia, CheckBootTarget, CheckBootOnce, CheckStaleMedia, CheckMAC, CheckSessions, CheckJobQueue}
 }
 
 // Finding is one preflight result for one node.
@@ -122,7 +123,7 @@ func preflight(ctx context.Context, n PreflightNode, cfg config) []Finding {
 	add(CheckReachable, Pass, "Redfish service at "+n.Target.Address, "")
 	if n.Target.Insecure {
 		add(CheckTLS, Warn, "TLS verification is off for this BMC (bmc.insecure: true); the report will say so",
-			"set bmc.caFile to the CA that signed the iDRAC certificate and remove bmc.insecure")
+			"set bmc.caFile to the CA that signed the BMC's certificate and remove bmc.insecure")
 	} else {
 		add(CheckTLS, Pass, "certificate verified", "")
 	}
@@ -133,54 +134,126 @@ func preflight(ctx context.Context, n PreflightNode, cfg config) []Finding {
 		add(CheckFirmware, Fail, "cannot read the system: "+err.Error(), remedyFor(StepInspect, err))
 		return fs
 	}
+	bmcName := controllerOf(&st)
 	if CompareVersions(st.RedfishVersion, minRedfish) < 0 {
-		add(CheckRedfish, Warn, "Redfish "+st.RedfishVersion+" is older than "+minRedfish, "update the iDRAC firmware")
+		add(CheckRedfish, Warn, "Redfish "+st.RedfishVersion+" is older than "+minRedfish, "update "+bmcName+"'s firmware")
 	} else {
 		add(CheckRedfish, Pass, "Redfish "+st.RedfishVersion, "")
 	}
-	desc := fmt.Sprintf("%s %s, BMC firmware %s, power %s", st.Vendor, st.Model, st.Firmware, st.Power)
-	switch {
-	case !st.IsDell():
-		add(CheckFirmware, Warn, desc+": not a Dell iDRAC; the standard Redfish flow will be used untested",
-			"check bmc.address points at the right server; boot one node first and watch its console")
-	case CompareVersions(st.Firmware, FirmwareFloor) < 0:
-		add(CheckFirmware, Warn, desc+": below the iDRAC9 floor "+FirmwareFloor+" (one-time boot goes through ImportSystemConfiguration)",
-			"update iDRAC9 firmware to "+FirmwareFloor+" or later")
-	default:
-		add(CheckFirmware, Pass, desc, "")
+	vf := st.vendor.preflight(ctx, c, st)
+	if !slices.ContainsFunc(vf, func(f Finding) bool { return f.Check == CheckFirmware }) {
+		add(CheckFirmware, Pass, fmt.Sprintf("%s %s (%s), BMC firmware %s, power %s: the standard Redfish flow is used",
+			st.Vendor, st.Model, st.Kind, st.Firmware, st.Power), "")
 	}
-	if slot, ok := st.CDSlot(); ok {
-		add(CheckMedia, Pass, fmt.Sprintf("virtual CD slot %s (%s layout)", slot.Path, st.Layout), "")
-	} else {
-		add(CheckMedia, Fail, "no virtual-media slot accepts CD/DVD images", "enable Virtual Media in the iDRAC (Configuration > Virtual Media, Attach Mode: Auto-Attach or Attached) and check the license")
-	}
+	fs = append(fs, pick(vf, CheckFirmware)...)
+	fs = append(fs, mediaFindings(node, st, n.Expect.ISOURL)...)
 	switch {
 	case len(st.Boot.Allowed) == 0:
 		add(CheckBootTarget, Warn, "the BMC does not list its allowed boot targets",
-			"check in the iDRAC (Configuration > BIOS Settings > Boot Settings) that the boot mode is UEFI")
+			"check in "+bmcName+"'s BIOS boot settings that the boot mode is UEFI")
 	case slices.Contains(st.Boot.Allowed, "Cd"):
 		add(CheckBootTarget, Pass, "Cd is an allowed boot override target", "")
 	default:
 		add(CheckBootTarget, Fail, "Cd is not among the allowed boot targets "+strings.Join(st.Boot.Allowed, ", "), "check the BIOS boot mode (UEFI) and that virtual media is attached")
 	}
-	var stale []string
-	for _, m := range st.Media {
-		if m.Inserted && m.Image != n.Expect.ISOURL {
-			stale = append(stale, m.ID+"="+m.Image)
+	fs = append(fs, bootOnceFinding(node, st))
+	fs = append(fs, macFinding(node, st, n.Expect))
+	fs = append(fs, c.sessionFinding(ctx, st))
+	for _, f := range vf {
+		if f.Check != CheckFirmware {
+			fs = append(fs, f)
 		}
 	}
-	if len(stale) > 0 {
-		add(CheckStaleMedia, Warn, "media attached: "+strings.Join(stale, ", ")+"; the boot stage ejects it on any node it boots (nodes kept from an earlier attempt are not touched)",
+	return fs
+}
+
+func pick(fs []Finding, check string) []Finding {
+	var out []Finding
+	for _, f := range fs {
+		if f.Check == check {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// mediaFindings checks the CD slot can take media (an InsertMedia action, or PATCH) and that
+// every slot holding stale media can be emptied (an EjectMedia action, or PATCH), naming the slot.
+func mediaFindings(node string, st State, iso string) []Finding {
+	var fs []Finding
+	add := func(check string, s Status, msg, remedy string) {
+		fs = append(fs, Finding{Node: node, Check: check, Status: s, Message: msg, Remedy: remedy})
+	}
+	bmcName := controllerOf(&st)
+	slot, ok := st.CDSlot()
+	switch {
+	case !ok:
+		remedy := "enable virtual media in " + bmcName + "'s settings and check its license"
+		if st.IsDell() {
+			remedy = "enable Virtual Media in the iDRAC (Configuration > Virtual Media, Attach Mode: Auto-Attach or Attached) and check the license"
+		}
+		add(CheckMedia, Fail, "no virtual-media slot accepts CD/DVD images", remedy)
+	case slot.InsertTarget != "":
+		add(CheckMedia, Pass, fmt.Sprintf("virtual CD slot %s (%s layout) takes media through its InsertMedia action", slot.Path, st.Layout), "")
+	case slot.Patchable() && len(slot.Allow) > 0:
+		add(CheckMedia, Pass, fmt.Sprintf("virtual CD slot %s (%s layout) has no InsertMedia action; it takes a PATCH of Image/Inserted (Allow: %s)", slot.Path, st.Layout, strings.Join(slot.Allow, ", ")), "")
+	case slot.Patchable():
+		add(CheckMedia, Warn, fmt.Sprintf("virtual CD slot %s (%s layout) has no InsertMedia action and does not say whether it takes PATCH; the boot stage will PATCH Image/Inserted and read it back", slot.Path, st.Layout),
+			"boot one node first (bootstrap replay boot --node "+node+") and watch the slot")
+	default:
+		add(CheckMedia, Fail, fmt.Sprintf("virtual CD slot %s has no InsertMedia action and does not take PATCH (Allow: %s): no media can be inserted over Redfish", slot.Path, strings.Join(slot.Allow, ", ")),
+			"check "+bmcName+"'s virtual-media license and settings, or update its firmware")
+	}
+	var stale, stuck []string
+	for _, m := range st.Media {
+		if !m.Inserted || m.Image == iso {
+			continue
+		}
+		if m.CanEject() {
+			stale = append(stale, m.ID+"="+m.Image)
+		} else {
+			stuck = append(stuck, m.Path+"="+m.Image)
+		}
+	}
+	switch {
+	case len(stuck) > 0:
+		add(CheckStaleMedia, Fail, "media attached that cannot be removed over Redfish (no EjectMedia action, no PATCH): "+strings.Join(stuck, ", "),
+			"disconnect it by hand in "+bmcName+"'s web UI or virtual console before the boot stage")
+	case len(stale) > 0:
+		add(CheckStaleMedia, Warn, "media attached: "+strings.Join(stale, ", ")+"; the boot stage ejects it and reads each slot back on any node it boots (nodes kept from an earlier attempt are not touched)",
 			"nothing to do unless someone is using it: close their virtual console session first")
-	} else {
+	default:
 		add(CheckStaleMedia, Pass, "no stale media attached", "")
 	}
-	fs = append(fs, macFinding(node, st, n.Expect))
-	fs = append(fs, c.sessionFinding(ctx))
-	if st.IsDell() && st.managerPath != "" {
-		fs = append(fs, c.jobQueueFinding(ctx, st.managerPath))
-	}
 	return fs
+}
+
+// bootOnceFinding reports what the BMC offers for a one-time boot (read-only: what it lists in
+// BootSourceOverrideEnabled@Redfish.AllowableValues and what it reads back now).
+func bootOnceFinding(node string, st State) Finding {
+	f := Finding{Node: node, Check: CheckBootOnce, Status: Pass}
+	now := fmt.Sprintf("override now %s/%s", orDash(st.Boot.Target), orDash(st.Boot.Enabled))
+	switch {
+	case st.vendor.bootMethod(st) != MethodStandard:
+		f.Message = fmt.Sprintf("one-time boot through %s's OEM method (%s); %s", controllerOf(&st), st.vendor.bootMethod(st), now)
+	case !st.Boot.OnceOffered():
+		f.Status = Warn
+		f.Message = fmt.Sprintf("the BMC does not offer a one-time boot (BootSourceOverrideEnabled allows %s; %s): the boot stage sets a persistent Cd override and the install stage takes it off once the node has written its disk",
+			strings.Join(st.Boot.EnabledAllowed, ", "), now)
+		f.Remedy = "nothing to do; keep bootstrap running through install (a resumed run finishes the cleanup) so the node does not boot the ISO again"
+	case len(st.Boot.EnabledAllowed) == 0:
+		f.Message = "the BMC does not list BootSourceOverrideEnabled values; the boot stage asks for Once and reads it back (a BMC that answers Continuous gets a persistent override the install stage takes off); " + now
+	default:
+		f.Message = "one-time boot offered (BootSourceOverrideEnabled allows " + strings.Join(st.Boot.EnabledAllowed, ", ") + "); " + now
+	}
+	return f
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // macFinding is the MAC truth check: every MAC the profile gives this node must be among the
@@ -227,20 +300,28 @@ func macFinding(node string, st State, e Expect) Finding {
 	return f
 }
 
-// sessionFinding warns when the iDRAC session table (8 on iDRAC9) is nearly full.
-func (c *Client) sessionFinding(ctx context.Context) Finding {
+// sessionFinding warns when the session table (8 on iDRAC9) is nearly full; a BMC without a
+// SessionService is driven with basic auth.
+func (c *Client) sessionFinding(ctx context.Context, st State) Finding {
 	f := Finding{Node: c.node, Check: CheckSessions, Status: Pass}
+	if !st.Sessions {
+		f.Message = "the BMC has no SessionService: the boot stage uses basic auth"
+		return f
+	}
 	var col collection
 	if err := c.raw.get(ctx, "/redfish/v1/SessionService/Sessions", &col); err != nil {
 		f.Status, f.Message = Warn, "cannot list sessions: "+rootCause(err)
-		f.Remedy = "check the account has the Login privilege on the iDRAC"
+		f.Remedy = "check the account has the Login privilege on " + controllerOf(&st)
 		return f
 	}
 	f.Message = fmt.Sprintf("%d Redfish session(s) open", len(col.Members))
 	if len(col.Members) >= 7 {
 		f.Status = Warn
-		f.Message += "; the iDRAC9 limit is 8 (the boot stage falls back to basic auth)"
+		f.Message += "; iDRAC9 allows 8 (the boot stage falls back to basic auth)"
 		f.Remedy = remedyFor("", ErrSessionLimit)
+		if r := st.vendor.remedy("", ErrSessionLimit); r != "" {
+			f.Remedy = r
+		}
 	}
 	return f
 }

@@ -7,7 +7,8 @@ import (
 )
 
 // VerifyBooted checks, read-only, that a node still shows what a finished boot left: the ISO
-// inserted in the virtual CD and the system powered on. The pipeline's Verify uses it before
+// inserted in the virtual CD and the system powered on — or, for a node WithHandedOver accepts,
+// what TakeOverrideOff leaves: no Cd override, the ISO ejected, powered on. The pipeline's Verify uses it before
 // skipping a finished boot stage.
 func VerifyBooted(ctx context.Context, t Target, url string, opts ...Option) error {
 	cfg, err := newConfig(opts)
@@ -24,15 +25,25 @@ func VerifyBooted(ctx context.Context, t Target, url string, opts ...Option) err
 		return newError(t.Node, StepInspect, err)
 	}
 	slot, ok := st.CDSlot()
-	if !ok || !slot.Inserted || slot.Image != url {
+	handedOver := cfg.handedOver != nil && cfg.handedOver(t.Node) && st.Boot.Target != "Cd" && !holds(st.Media, url)
+	if !handedOver && (!ok || !slot.Inserted || slot.Image != url) {
 		return &Error{Node: t.Node, Op: StepMedia, Err: fmt.Errorf("virtual CD shows Inserted=%t Image=%q, want %q", slot.Inserted, slot.Image, url),
-			Remedy: "the media was changed since the boot: replay: bootstrap replay boot --node " + t.Node}
+			remedy: "the media was changed since the boot: replay: bootstrap replay boot --node " + t.Node}
 	}
 	if st.Power != "On" {
 		return &Error{Node: t.Node, Op: StepPower, Err: fmt.Errorf("power is %s", st.Power),
-			Remedy: "the server was powered off since the boot: replay: bootstrap replay boot --node " + t.Node}
+			remedy: "the server was powered off since the boot: replay: bootstrap replay boot --node " + t.Node}
 	}
 	return nil
+}
+
+func holds(media []Media, url string) bool {
+	for _, m := range media {
+		if m.Inserted && m.Image == url {
+			return true
+		}
+	}
+	return false
 }
 
 // VerifyAll runs VerifyBooted on every target, WithConcurrency at a time, and joins the errors.

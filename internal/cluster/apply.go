@@ -85,7 +85,7 @@ func (c *Client) Apply(ctx context.Context, objs []*unstructured.Unstructured, s
 
 func (c *Client) applyOne(ctx context.Context, u *unstructured.Unstructured) (Applied, error) {
 	ref := RefOf(u)
-	ri, err := c.resource(ref.APIVersion, ref.Kind, ref.Namespace)
+	ri, err := c.resource(ctx, ref.APIVersion, ref.Kind, ref.Namespace)
 	if err != nil {
 		return Applied{}, fmt.Errorf("apply %s: %w", ref, err)
 	}

@@ -10,13 +10,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -26,8 +25,7 @@ const FieldManager = "bootstrap"
 // Client talks to one cluster through the dynamic client. It is safe for concurrent use.
 type Client struct {
 	dyn    dynamic.Interface
-	mapper *restmapper.DeferredDiscoveryRESTMapper
-	cached discovery.CachedDiscoveryInterface
+	mapper *mapper
 	// interval is how often waits poll.
 	interval time.Duration
 	// changed is told each object applied and each patch, as it is made.
@@ -64,16 +62,22 @@ func New(cfg *rest.Config, opts ...Option) (*Client, error) {
 	if cfg.QPS == 0 {
 		cfg.QPS, cfg.Burst = 20, 40
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
+	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster client: %w", err)
 	}
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	dyn, err := dynamic.NewForConfigAndClient(cfg, hc)
+	if err != nil {
+		return nil, fmt.Errorf("cluster client: %w", err)
+	}
+	// Discovery documents are read as JSON into metav1 types: an empty scheme is enough.
+	dcfg := rest.CopyConfig(cfg)
+	dcfg.NegotiatedSerializer = serializer.NewCodecFactory(runtime.NewScheme()).WithoutConversion()
+	rc, err := rest.UnversionedRESTClientForConfigAndClient(dcfg, hc)
 	if err != nil {
 		return nil, fmt.Errorf("cluster discovery client: %w", err)
 	}
-	cached := memory.NewMemCacheClient(dc)
-	c := &Client{dyn: dyn, cached: cached, mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached), interval: 2 * time.Second}
+	c := &Client{dyn: dyn, mapper: newMapper(rc), interval: 2 * time.Second}
 	for _, o := range opts {
 		if err := o(c); err != nil {
 			return nil, err
@@ -112,35 +116,39 @@ func RefOf(u *unstructured.Unstructured) Ref {
 	return Ref{APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
 }
 
-// resource maps a group/version/kind to its resource, refreshing discovery once on a miss (a CRD
-// installed a moment ago is not in the cache yet).
-func (c *Client) resource(apiVersion, kind, namespace string) (dynamic.ResourceInterface, error) {
+// lookup maps apiVersion/kind to its resource through the server's discovery (refreshed once on a
+// miss: a CRD installed a moment ago is not in the cache yet).
+func (c *Client) lookup(ctx context.Context, apiVersion, kind string) (mapping, error) {
 	gv, err := schema.ParseGroupVersion(apiVersion)
 	if err != nil {
-		return nil, fmt.Errorf("apiVersion %q: %w", apiVersion, err)
+		return mapping{}, fmt.Errorf("apiVersion %q: %w", apiVersion, err)
 	}
-	gvk := gv.WithKind(kind)
-	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if meta.IsNoMatchError(err) {
-		c.mapper.Reset()
-		m, err = c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	}
+	m, err := c.mapper.mapping(ctx, gv.WithKind(kind))
 	if err != nil {
-		return nil, fmt.Errorf("%s %s is not served by this cluster: %w", apiVersion, kind, err)
+		return mapping{}, fmt.Errorf("%s %s is not served by this cluster: %w", apiVersion, kind, err)
 	}
-	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+	return m, nil
+}
+
+// resource is the dynamic client of apiVersion/kind in namespace (which a namespaced kind needs).
+func (c *Client) resource(ctx context.Context, apiVersion, kind, namespace string) (dynamic.ResourceInterface, error) {
+	m, err := c.lookup(ctx, apiVersion, kind)
+	if err != nil {
+		return nil, err
+	}
+	if m.namespaced {
 		if namespace == "" {
 			return nil, fmt.Errorf("%s %s is namespaced: set metadata.namespace", apiVersion, kind)
 		}
-		return c.dyn.Resource(m.Resource).Namespace(namespace), nil
+		return c.dyn.Resource(m.resource).Namespace(namespace), nil
 	}
-	return c.dyn.Resource(m.Resource), nil
+	return c.dyn.Resource(m.resource), nil
 }
 
 // Served says whether the cluster serves apiVersion/kind now (discovery is refreshed once on a
 // miss, so a CRD an operator installed a moment ago is seen).
 func (c *Client) Served(apiVersion, kind string) (bool, error) {
-	_, err := c.resource(apiVersion, kind, "probe")
+	_, err := c.lookup(context.Background(), apiVersion, kind)
 	switch {
 	case err == nil:
 		return true, nil
@@ -152,7 +160,7 @@ func (c *Client) Served(apiVersion, kind string) (bool, error) {
 
 // Get reads one object.
 func (c *Client) Get(ctx context.Context, r Ref) (*unstructured.Unstructured, error) {
-	ri, err := c.resource(r.APIVersion, r.Kind, r.Namespace)
+	ri, err := c.resource(ctx, r.APIVersion, r.Kind, r.Namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -162,21 +170,13 @@ func (c *Client) Get(ctx context.Context, r Ref) (*unstructured.Unstructured, er
 // List reads every object of a kind (in namespace, or cluster-wide when empty), optionally filtered
 // by a label selector.
 func (c *Client) List(ctx context.Context, apiVersion, kind, namespace, selector string) ([]unstructured.Unstructured, error) {
-	gv, err := schema.ParseGroupVersion(apiVersion)
+	m, err := c.lookup(ctx, apiVersion, kind)
 	if err != nil {
-		return nil, fmt.Errorf("apiVersion %q: %w", apiVersion, err)
+		return nil, err
 	}
-	m, err := c.mapper.RESTMapping(gv.WithKind(kind).GroupKind(), gv.Version)
-	if meta.IsNoMatchError(err) {
-		c.mapper.Reset()
-		m, err = c.mapper.RESTMapping(gv.WithKind(kind).GroupKind(), gv.Version)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s %s is not served by this cluster: %w", apiVersion, kind, err)
-	}
-	var ri dynamic.ResourceInterface = c.dyn.Resource(m.Resource)
-	if namespace != "" && m.Scope.Name() == meta.RESTScopeNameNamespace {
-		ri = c.dyn.Resource(m.Resource).Namespace(namespace)
+	var ri dynamic.ResourceInterface = c.dyn.Resource(m.resource)
+	if namespace != "" && m.namespaced {
+		ri = c.dyn.Resource(m.resource).Namespace(namespace)
 	}
 	l, err := ri.List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
@@ -188,7 +188,7 @@ func (c *Client) List(ctx context.Context, apiVersion, kind, namespace, selector
 // Patch sends a merge patch (used for the few writes that are not ours to own, like approving an
 // InstallPlan).
 func (c *Client) Patch(ctx context.Context, r Ref, mergePatch []byte) (*unstructured.Unstructured, error) {
-	ri, err := c.resource(r.APIVersion, r.Kind, r.Namespace)
+	ri, err := c.resource(ctx, r.APIVersion, r.Kind, r.Namespace)
 	if err != nil {
 		return nil, err
 	}

@@ -52,7 +52,10 @@ const (
 	ValidationFailing  FindingKind = "validation-failing"
 	ValidationResolved FindingKind = "validation-resolved"
 	HostStatus         FindingKind = "host-status"
-	ClusterStatus      FindingKind = "cluster-status"
+	// HostStage is a host's install progress stage changing (progress.current_stage: "Writing
+	// image to disk", "Rebooting", "Configuring", "Joined", "Done"); Status holds the stage.
+	HostStage     FindingKind = "host-stage"
+	ClusterStatus FindingKind = "cluster-status"
 )
 
 // Finding is one change seen on the rendezvous host's API.
@@ -75,6 +78,8 @@ func (f Finding) String() string {
 		return fmt.Sprintf("%s: validation %s %s: %s", who, f.Validation, f.Status, f.Message)
 	case ValidationResolved:
 		return fmt.Sprintf("%s: validation %s passes now: %s", who, f.Validation, f.Message)
+	case HostStage:
+		return fmt.Sprintf("%s: stage %s", who, f.Status)
 	default:
 		return fmt.Sprintf("%s: %s: %s", who, f.Status, f.Message)
 	}
@@ -94,6 +99,7 @@ type Follower struct {
 
 	validations map[string]Validation // key host/id
 	status      map[string]string     // key host ("" for cluster)
+	stage       map[string]string     // key host
 }
 
 // Clusters reads the registered clusters with their hosts.
@@ -135,7 +141,7 @@ func (f *Follower) Poll(ctx context.Context) ([]Finding, error) {
 		return nil, err
 	}
 	if f.validations == nil {
-		f.validations, f.status = map[string]Validation{}, map[string]string{}
+		f.validations, f.status, f.stage = map[string]Validation{}, map[string]string{}, map[string]string{}
 	}
 	var out []Finding
 	for _, c := range clusters {
@@ -144,6 +150,10 @@ func (f *Follower) Poll(ctx context.Context) ([]Finding, error) {
 		sort.Slice(hosts, func(a, b int) bool { return hostName(hosts[a]) < hostName(hosts[b]) })
 		for _, h := range hosts {
 			out = append(out, f.diff(hostName(h), h.Status, h.StatusInfo, h.ValidationsInfo)...)
+			if s := h.Progress.CurrentStage; s != "" && f.stage[hostName(h)] != s {
+				f.stage[hostName(h)] = s
+				out = append(out, Finding{Kind: HostStage, Host: hostName(h), Status: s})
+			}
 		}
 	}
 	return out, nil

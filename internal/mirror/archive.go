@@ -17,6 +17,7 @@ import (
 
 	"github.com/opencontainers/go-digest"
 
+	"github.com/bootstrap-dev/bootstrap/internal/filehash"
 	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 )
 
@@ -205,7 +206,7 @@ func WriteArchive(dir, layout string, limit int64, meta map[string]string) ([]Ar
 		}
 		metas = append(metas, packFile{name: name, path: meta[name], size: fi.Size()})
 		metaSize += tarEntrySize(fi.Size())
-		if sum, _, err := fileSHA256(meta[name]); err != nil || sum != last[name] {
+		if sum, _, err := filehash.SHA256(meta[name]); err != nil || sum != last[name] {
 			same = false
 		}
 	}
@@ -329,7 +330,7 @@ func writePart(root *fsroot.Root, name string, files []packFile) (ArchivePart, e
 		if pf.blob != "" {
 			p.Blobs = append(p.Blobs, pf.blob)
 		} else {
-			sum, _, err := fileSHA256(pf.path)
+			sum, _, err := filehash.SHA256(pf.path)
 			if err != nil {
 				return p, err
 			}
@@ -376,31 +377,13 @@ func (c *sizeWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func fileSHA256(path string) (string, int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", 0, err
-	}
-	defer f.Close()
-	return readerSHA256(f)
-}
-
 func rootSHA256(root *fsroot.Root, rel string) (string, int64, error) {
 	f, err := root.Open(rel)
 	if err != nil {
 		return "", 0, err
 	}
 	defer f.Close()
-	return readerSHA256(f)
-}
-
-func readerSHA256(f io.Reader) (string, int64, error) {
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return "", 0, err
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
+	return filehash.Reader(f)
 }
 
 // UnpackResult says what UnpackArchive did.
@@ -481,7 +464,7 @@ func unpackPart(root, dest *fsroot.Root, p ArchivePart) (bool, error) {
 	if m, err := dest.ReadFile(mark, 128); err == nil && string(m) == p.SHA256 {
 		return false, nil
 	}
-	sum, size, err := readerSHA256(f)
+	sum, size, err := filehash.Reader(f)
 	if err != nil {
 		return false, err
 	}

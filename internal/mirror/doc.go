@@ -28,6 +28,7 @@
 // Test content (synthetic release payloads, file-based catalogs, multi-arch indexes, shared
 // layers, signatures), an in-process registry and a fault injector live in package mirrortest.
 //
-// It never prints, never reads flags and never imports the pipeline: callers pass a context,
-// typed options and a progress callback, and receive typed results.
+// It never prints, never reads flags and imports no package of this module but the leaves units
+// (byte formatting) and filehash, so never the pipeline: callers pass a context, typed options and a
+// progress callback, and receive typed results.
 package mirror

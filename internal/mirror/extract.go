@@ -2,9 +2,6 @@ package mirror
 
 import (
 	"archive/tar"
-	"bufio"
-	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -12,7 +9,6 @@ import (
 	"path"
 	"strings"
 
-	"github.com/klauspost/compress/zstd"
 	"github.com/regclient/regclient"
 	"github.com/regclient/regclient/types/manifest"
 	"github.com/regclient/regclient/types/platform"
@@ -137,48 +133,24 @@ func extractFromLayer(ctx context.Context, rc *regclient.RegClient, r ref.Ref, d
 // the link target when name is a hard link.
 func scanLayerFor(ctx context.Context, rc *regclient.RegClient, r ref.Ref, dig string, size int64, name, target string,
 	w io.Writer, res *layerResult) (string, error) {
-	repo, _ := ref.New(r.CommonName())
-	br, err := rc.BlobGet(ctx, repo, descriptorFor(dig, size))
-	if err != nil {
-		return "", err
-	}
-	defer br.Close()
-	cr := &countingReader{r: br}
-	tr, closeFn, err := tarReader(cr)
-	if err != nil {
-		return "", err
-	}
-	defer closeFn()
 	dir, base := path.Split(name)
 	whiteout := dir + ".wh." + base
 	link := ""
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return "", fmt.Errorf("read tar: %w", err)
-		}
-		entry := strings.TrimPrefix(path.Clean("/"+h.Name), "/")
+	read, err := readLayer(ctx, rc, r, dig, size, func(entry string, h *tar.Header, tr *tar.Reader) error {
 		switch {
 		case entry == target && target != name:
 			if h.Typeflag != tar.TypeReg {
-				return "", fmt.Errorf("%s is a hard link to %s, which is not a regular file", name, target)
+				return fmt.Errorf("%s is a hard link to %s, which is not a regular file", name, target)
 			}
-			if err := copyEntry(w, tr, h, res); err != nil {
-				return "", err
-			}
+			return copyEntry(w, tr, h, res)
 		case entry == name && target == name:
 			switch h.Typeflag {
 			case tar.TypeReg:
-				if err := copyEntry(w, tr, h, res); err != nil {
-					return "", err
-				}
+				return copyEntry(w, tr, h, res)
 			case tar.TypeLink:
 				link = strings.TrimPrefix(path.Clean("/"+h.Linkname), "/")
 			case tar.TypeSymlink:
-				return "", fmt.Errorf("%s is a symbolic link to %s; extract the file it points to", name, h.Linkname)
+				return fmt.Errorf("%s is a symbolic link to %s; extract the file it points to", name, h.Linkname)
 			default:
 				res.deleted = fmt.Sprintf("a %q entry (not a regular file)", string(h.Typeflag))
 			}
@@ -189,12 +161,12 @@ func scanLayerFor(ctx context.Context, rc *regclient.RegClient, r ref.Ref, dig s
 		case strings.HasPrefix(name, entry+"/") && h.Typeflag != tar.TypeDir:
 			res.deleted = entry + " (a directory above it, replaced by a non-directory)"
 		}
+		return nil
+	})
+	if err != nil {
+		return "", err
 	}
-	// Read the compressed stream to its end so the blob reader verifies the layer's digest.
-	if _, err := io.Copy(io.Discard, cr); err != nil {
-		return "", fmt.Errorf("verify layer: %w", err)
-	}
-	res.read += cr.n
+	res.read += read
 	if res.found {
 		res.deleted = "" // an opaque directory hides lower layers only, not the file beside it
 	}
@@ -225,39 +197,4 @@ func copyEntry(w io.Writer, tr *tar.Reader, h *tar.Header, res *layerResult) err
 	}
 	res.found, res.size, res.mode = true, n, h.Mode
 	return nil
-}
-
-// tarReader sniffs the layer's compression (gzip, zstd or none) from its first bytes: media
-// types vary between Docker and OCI manifests and some registries, the magic numbers do not.
-func tarReader(r io.Reader) (*tar.Reader, func(), error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	magic, _ := br.Peek(4)
-	switch {
-	case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
-		gz, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, nil, fmt.Errorf("gzip layer: %w", err)
-		}
-		gz.Multistream(true)
-		return tar.NewReader(gz), func() { gz.Close() }, nil
-	case bytes.Equal(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
-		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
-		if err != nil {
-			return nil, nil, fmt.Errorf("zstd layer: %w", err)
-		}
-		return tar.NewReader(zr), zr.Close, nil
-	default:
-		return tar.NewReader(br), func() {}, nil
-	}
-}
-
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }

@@ -25,18 +25,21 @@ type RegistryError struct {
 	Op   string // "reach", "tls", "auth", "push"
 	Err  error
 	// Chain describes the certificates the registry presented, when TLS verification failed.
-	Chain []string
-	// Remedy says what to fix.
-	Remedy string
+	Chain  []string
+	remedy string
 }
+
+// Remedy says what to fix (the project's remedy contract: the runner journals it and `bootstrap
+// status` shows it).
+func (e *RegistryError) Remedy() string { return e.remedy }
 
 func (e *RegistryError) Error() string {
 	s := fmt.Sprintf("registry %s: %s: %v", e.Host, e.Op, e.Err)
 	if len(e.Chain) > 0 {
 		s += "; presented chain: " + strings.Join(e.Chain, " <- ")
 	}
-	if e.Remedy != "" {
-		s += "; " + e.Remedy
+	if e.remedy != "" {
+		s += "; " + e.remedy
 	}
 	return s
 }
@@ -48,7 +51,7 @@ func (e *RegistryError) Unwrap() error { return e.Err }
 func checkDest(ctx context.Context, rc *regclient.RegClient, o Options) error {
 	r, err := ref.NewHost(o.Dest.Host)
 	if err != nil {
-		return &RegistryError{Host: o.Dest.Host, Op: "reach", Err: err, Remedy: "give the registry as host[:port]"}
+		return &RegistryError{Host: o.Dest.Host, Op: "reach", Err: err, remedy: "give the registry as host[:port]"}
 	}
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -135,7 +138,7 @@ func CheckDestination(ctx context.Context, o Options, namespace string, push boo
 	}
 	rc, err := newClient(o)
 	if err != nil {
-		return failAt(&RegistryError{Host: h, Op: StepReach, Err: err, Remedy: "fix the registry's CA or auth file"})
+		return failAt(&RegistryError{Host: h, Op: StepReach, Err: err, remedy: "fix the registry's CA or auth file"})
 	}
 	if err := checkDest(ctx, rc, o); err != nil {
 		return failAt(err)
@@ -147,7 +150,7 @@ func CheckDestination(ctx context.Context, o Options, namespace string, push boo
 		}
 		r, err := ref.New(h + "/" + repo)
 		if err != nil {
-			return failAt(&RegistryError{Host: h, Op: StepPush, Err: err, Remedy: "check registry.namespace"})
+			return failAt(&RegistryError{Host: h, Op: StepPush, Err: err, remedy: "check registry.namespace"})
 		}
 		data := []byte("bootstrap preflight scratch blob\n")
 		d := descriptor.Descriptor{MediaType: "application/octet-stream", Digest: digest.FromBytes(data), Size: int64(len(data))}
@@ -239,7 +242,7 @@ func CheckSources(ctx context.Context, o Options, images []string) []RegistryChe
 			e.Host = r.Registry
 			re := classify(e, StepRead, err).(*RegistryError)
 			if errors.Is(err, errs.ErrNotFound) {
-				re.Remedy = "the registry answers but has no " + names[i] + "; check the ImageSetConfiguration and mirror.source.registry"
+				re.remedy = "the registry answers but has no " + names[i] + "; check the ImageSetConfiguration and mirror.source.registry"
 			}
 			c.Err, c.Message = re, re.Error()
 		} else {
@@ -261,30 +264,30 @@ func classify(e Endpoint, op string, err error) error {
 	switch {
 	case errors.As(err, &ua) || errors.As(err, &hn) || strings.Contains(err.Error(), "x509:") || strings.Contains(err.Error(), "certificate"):
 		if op == StepRead {
-			re.Remedy = "give the source registry's CA bundle (mirror.source.caFile / --src-ca-file)"
+			re.remedy = "give the source registry's CA bundle (mirror.source.caFile / --src-ca-file)"
 			re.Chain = presentedChain(e.Host)
 			break
 		}
 		re.Op = "tls"
 		re.Chain = presentedChain(e.Host)
-		re.Remedy = "give the registry's CA bundle (registry.caFile / --ca-file); skipping verification (insecure / --dest-tls-verify=false) is a last resort"
+		re.remedy = "give the registry's CA bundle (registry.caFile / --ca-file); skipping verification (insecure / --dest-tls-verify=false) is a last resort"
 	case strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
 		re.Op = "tls"
-		re.Remedy = "the registry speaks plain HTTP; serve it with TLS, or set insecure (--dest-tls-verify=false / --src-tls-verify=false) knowing that nothing is protected"
+		re.remedy = "the registry speaks plain HTTP; serve it with TLS, or set insecure (--dest-tls-verify=false / --src-tls-verify=false) knowing that nothing is protected"
 	case errors.Is(err, errs.ErrHTTPUnauthorized) || strings.Contains(err.Error(), "401") || strings.Contains(err.Error(), "unauthorized"):
 		re.Op = "auth"
-		re.Remedy = "check the auth file (registry.authFile / --authfile) has an entry for " + e.Host + " with push rights"
+		re.remedy = "check the auth file (registry.authFile / --authfile) has an entry for " + e.Host + " with push rights"
 	case strings.Contains(err.Error(), "403") || strings.Contains(err.Error(), "denied"):
-		re.Remedy = "the credentials are accepted but may not push here; grant write on the namespace"
+		re.remedy = "the credentials are accepted but may not push here; grant write on the namespace"
 	default:
-		re.Remedy = "check the registry runs and the host:port is right"
+		re.remedy = "check the registry runs and the host:port is right"
 	}
 	if op == StepRead {
 		switch re.Op {
 		case "auth":
-			re.Remedy = "check the source auth file (mirror.source.authFile / --authfile) has read credentials for " + e.Host
+			re.remedy = "check the source auth file (mirror.source.authFile / --authfile) has read credentials for " + e.Host
 		case "tls":
-			re.Remedy = strings.Replace(re.Remedy, "--dest-tls-verify=false / ", "", 1)
+			re.remedy = strings.Replace(re.remedy, "--dest-tls-verify=false / ", "", 1)
 		}
 		re.Op = StepRead
 	}

@@ -33,7 +33,7 @@ func TestPreflight(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			err := Preflight(ctx(t), tt.o, "mirror")
 			var re *RegistryError
-			if !errors.As(err, &re) || re.Op != tt.op || re.Remedy == "" {
+			if !errors.As(err, &re) || re.Op != tt.op || re.Remedy() == "" {
 				t.Fatalf("want RegistryError op %s with a remedy, got %v", tt.op, err)
 			}
 			if tt.op == "tls" && len(re.Chain) == 0 {
@@ -66,7 +66,7 @@ func TestCheckDestinationAndSources(t *testing.T) {
 		t.Errorf("untrusted CA: want reach passed, tls failed, auth and push not checked: %+v", cs)
 	}
 	var re *RegistryError
-	if !errors.As(cs[1].Err, &re) || len(re.Chain) == 0 || re.Remedy == "" {
+	if !errors.As(cs[1].Err, &re) || len(re.Chain) == 0 || re.Remedy() == "" {
 		t.Errorf("tls failure without chain or remedy: %v", cs[1].Err)
 	}
 	noPush := CheckDestination(ctx(t), good, "mirror", false)

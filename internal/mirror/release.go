@@ -2,18 +2,14 @@ package mirror
 
 import (
 	"archive/tar"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"path"
 	"strings"
 
-	"github.com/opencontainers/go-digest"
 	"github.com/regclient/regclient"
-	"github.com/regclient/regclient/types/descriptor"
 	"github.com/regclient/regclient/types/manifest"
 	"github.com/regclient/regclient/types/platform"
 	"github.com/regclient/regclient/types/ref"
@@ -173,54 +169,31 @@ func platformImage(ctx context.Context, rc *regclient.RegClient, r ref.Ref, plat
 	return m, nil
 }
 
+// scanLayer reads one layer, passing each regular file want accepts to found; stop is true when
+// found said so for a file of this layer.
 func scanLayer(ctx context.Context, rc *regclient.RegClient, r ref.Ref, dig string, size int64,
 	want func(string) bool, found func(string, []byte) (bool, error)) (bool, error) {
-	m, _ := ref.New(r.CommonName())
-	desc := descriptorFor(dig, size)
-	br, err := rc.BlobGet(ctx, m, desc)
-	if err != nil {
-		return false, err
-	}
-	defer br.Close()
-	var rd io.Reader = br
-	gz, err := gzip.NewReader(br)
-	if err != nil {
-		if errors.Is(err, gzip.ErrHeader) {
-			return false, permanent(fmt.Errorf("not a gzip layer: %w", err))
-		}
-		return false, err
-	}
-	defer gz.Close()
-	rd = gz
-	tr := tar.NewReader(rd)
 	stop := false
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return stop, nil
-		}
-		if err != nil {
-			return stop, err
-		}
-		name := strings.TrimPrefix(path.Clean("/"+h.Name), "/")
+	_, err := readLayer(ctx, rc, r, dig, size, func(name string, h *tar.Header, tr *tar.Reader) error {
 		if h.Typeflag != tar.TypeReg || !want(name) {
-			continue
+			return nil
 		}
 		if h.Size > maxFileSize {
-			return stop, permanent(fmt.Errorf("%s is %d bytes, more than %d", name, h.Size, maxFileSize))
+			return permanent(fmt.Errorf("%s is %d bytes, more than %d", name, h.Size, maxFileSize))
 		}
 		data, err := io.ReadAll(tr)
 		if err != nil {
-			return stop, err
+			return err
 		}
 		s, err := found(name, data)
 		if err != nil {
-			return stop, permanent(err)
+			return permanent(err)
 		}
 		stop = stop || s
+		return nil
+	})
+	if errors.Is(err, errBadLayer) {
+		err = permanent(err)
 	}
-}
-
-func descriptorFor(dig string, size int64) descriptor.Descriptor {
-	return descriptor.Descriptor{Digest: digest.Digest(dig), Size: size}
+	return stop, err
 }

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/bootstrap-dev/bootstrap/internal/progress"
+	"github.com/bootstrap-dev/bootstrap/internal/units"
 )
 
 // Sparse indexes. With a platform filter, an index is pushed with its original bytes (pull specs,
@@ -225,7 +225,7 @@ func sparseWarnings(res *Result, platforms []string) []string {
 			"instead of only %s (%d more platform images, %s more, counted per image). To copy only the wanted platforms, enable sparse "+
 			"manifests on the registry (Quay: FEATURE_SPARSE_INDEX; distribution 3: validation.manifests.indexes.platforms: list; distribution 2.x, e.g. Debian's docker-registry, cannot); "+
 			"to copy every platform without the refused push, set mirror.platforms: [all] (bootstrap mirror: no --platform)",
-			h, a.images, strings.Join(platforms, ", "), a.platforms, progress.Bytes(a.bytes)))
+			h, a.images, strings.Join(platforms, ", "), a.platforms, units.Bytes(a.bytes)))
 	}
 	return out
 }

@@ -28,7 +28,7 @@
 // stage records each item's inputs in its step data and decides.
 //
 // For stage authors: key node-level steps with NodeStep(node, action) so status groups them by
-// node; return errors that have a `Remedy() string` method (anywhere in the wrap chain) to have
+// node; return errors that implement Remedier (`Remedy() string`, anywhere in the wrap chain) to have
 // the remedy journaled and shown by status; Record from as many goroutines as you like (each
 // Record returns after its line is fsynced); keep step data and outputs to references, digests,
 // hashes and counts (an entry is at most MaxEntryBytes).

@@ -44,31 +44,23 @@ func (r *Runner) Plan(ctx context.Context) ([]StagePlan, error) {
 			p.Fingerprint, err = Fingerprint(inputs)
 		}
 		always := alwaysRuns(stg)
-		switch {
-		case err != nil:
+		v, verifies := stg.(Verifier)
+		var verify func() error
+		if verifies {
+			verify = func() error { return verifyWithOwnOutput(ctx, v, env, name, prev.Output) }
+		}
+		if err != nil {
 			p.Error = r.scrubText(err.Error())
 			p.Reason = "inputs cannot be computed yet"
-		case always:
-			p.Reason = "runs on every pass (read-only)"
-		case prev.State == StatePending:
-			p.Reason = "never run"
-		case prev.State != StateSucceeded:
-			p.Reason = fmt.Sprintf("last attempt %s", prev.State)
-		case prev.OutputFingerprint != p.Fingerprint:
-			p.Reason = "inputs changed since it last succeeded"
-		case upstream != "":
-			p.Reason = upstream
-		default:
-			p.Action, p.Reason = PlanSkip, "finished with the same inputs"
-			if v, ok := stg.(Verifier); ok {
-				if verr := verifyWithOwnOutput(ctx, v, env, name, prev.Output); verr != nil {
-					p.Action, p.Reason = PlanRun, "verify: "+r.scrubText(verr.Error())
-				} else {
-					p.Reason += "; verified"
-				}
+		} else if why, verr := resumeReason(prev, p.Fingerprint, false, always, upstream, verify); why != "" {
+			p.Reason = why
+			if verr != nil {
+				p.Reason = r.scrubText(why)
 			}
+		} else {
+			p.Action, p.Reason = PlanSkip, skipReason(verifies)
 		}
-		if p.Action == PlanRun && !always && upstream == "" && (prev.OutputFingerprint == "" || prev.OutputFingerprint != p.Fingerprint) {
+		if p.Action == PlanRun && upstream == "" && staleLater(prev, p.Fingerprint, always) {
 			upstream = fmt.Sprintf("stale: %s runs with new inputs", name)
 		}
 		if pl, ok := stg.(Planner); ok && p.Action == PlanRun && err == nil {

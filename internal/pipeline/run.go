@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"time"
 )
 
@@ -47,7 +48,7 @@ func (r *Runner) Run(ctx context.Context, opts RunOptions) (err error) {
 	for i := first; i <= last; i++ {
 		if err := ctx.Err(); err != nil {
 			return &StageError{Stage: r.Stages[i].Name(), Err: fmt.Errorf("%s before start: %w", interruptedPrefix, err),
-				Remedy: "run `bootstrap run` again to continue"}
+				remedy: "run `bootstrap run` again to continue"}
 		}
 		if err := s.stage(ctx, i, false, nil); err != nil {
 			return err
@@ -108,33 +109,20 @@ func (s *session) stage(ctx context.Context, i int, replay bool, nodes []string)
 	}
 
 	always := alwaysRuns(stg)
-	why := ""
-	switch {
-	case replay:
-		why = "replay requested"
-	case always:
-		why = "runs on every pass (read-only)"
-	case prev.State == StatePending:
-		why = "first run"
-	case prev.State != StateSucceeded:
-		why = fmt.Sprintf("last attempt %s", prev.State)
-	case prev.OutputFingerprint != fp:
-		why = "inputs changed since it last succeeded"
-	default:
-		if v, ok := stg.(Verifier); ok {
-			if verr := verifyWithOwnOutput(ctx, v, env, name, prev.Output); verr != nil {
-				if ctx.Err() != nil {
-					return s.failed(ctx, name, prev.Attempt, fp, verr)
-				}
-				why = "verify: " + r.scrubText(verr.Error())
-			}
+	v, verifies := stg.(Verifier)
+	var verify func() error
+	if verifies {
+		verify = func() error { return verifyWithOwnOutput(ctx, v, env, name, prev.Output) }
+	}
+	why, verr := resumeReason(prev, fp, replay, always, "", verify)
+	if verr != nil {
+		if ctx.Err() != nil {
+			return s.failed(ctx, name, prev.Attempt, fp, verr)
 		}
+		why = r.scrubText(why)
 	}
 	if why == "" {
-		reason := "finished with the same inputs"
-		if _, ok := stg.(Verifier); ok {
-			reason += "; verified"
-		}
+		reason := skipReason(verifies)
 		if _, err := s.j.Append(Entry{Kind: EntryStageSkipped, Run: s.run, Stage: name, Attempt: prev.Attempt,
 			Fingerprint: fp, Reason: reason}); err != nil {
 			return err
@@ -144,15 +132,19 @@ func (s *session) stage(ctx context.Context, i int, replay bool, nodes []string)
 	}
 
 	// Resume the same attempt (keeping its journaled steps) only after an interruption or a
-	// failure with unchanged inputs; anything else starts afresh.
+	// failure with unchanged inputs; anything else starts afresh. A replay starts afresh too
+	// (that is what it is for), except the same replay interrupted (Ctrl-C, a kill): running it
+	// again resumes it, so a node it powered is not powered twice.
 	attempt := prev.Attempt
 	resumable := prev.State == StateRunning || prev.State == StateFailed || prev.State == StateInterrupted
-	if replay || !resumable || prev.Fingerprint != fp || attempt == 0 {
+	resumeReplay := replay && prev.replay && slices.Equal(prev.replayNodes, nodes) &&
+		(prev.State == StateRunning || prev.State == StateInterrupted)
+	if (replay && !resumeReplay) || !resumable || prev.Fingerprint != fp || attempt == 0 {
 		attempt++
 	} else {
 		why += fmt.Sprintf("; resuming attempt %d with %d steps done", attempt, prev.Steps)
 	}
-	if !always && (prev.OutputFingerprint == "" || prev.OutputFingerprint != fp) {
+	if staleLater(prev, fp, always) {
 		if err := s.markLater(i, status, fmt.Sprintf("%s runs with new inputs", name)); err != nil {
 			return err
 		}
@@ -169,11 +161,14 @@ func (s *session) stage(ctx context.Context, i int, replay bool, nodes []string)
 	if err != nil {
 		return s.failed(ctx, name, attempt, fp, err)
 	}
+	if t, ok := stg.(OutputTyped); ok && !t.AcceptsOutput(out) {
+		return s.failed(ctx, name, attempt, fp, fmt.Errorf("output: the stage returned a %T, not the output type it declares", out))
+	}
 	raw, err := marshalData(out, r.Scrub)
 	if err != nil {
 		return s.failed(ctx, name, attempt, fp, fmt.Errorf("output: %w", err))
 	}
-	if !always && !bytes.Equal(raw, prev.Output) && prev.OutputFingerprint != "" {
+	if !always && !bytes.Equal(raw, prev.Output) && prev.SucceededFingerprint != "" {
 		if err := s.markLater(i, s.j.fold(), fmt.Sprintf("%s output changed", name)); err != nil {
 			return err
 		}
@@ -240,5 +235,5 @@ func (s *session) failed(ctx context.Context, name string, attempt int, fp strin
 		s.r.log().Warn("journal stage-failed", "stage", name, "err", err)
 	}
 	s.r.emit(Event{Kind: StageFailed, Stage: name, Message: text})
-	return &StageError{Stage: name, Err: cause, Remedy: remedy}
+	return &StageError{Stage: name, Err: cause, remedy: remedy}
 }

@@ -45,8 +45,11 @@ type RunOptions struct {
 type StageError struct {
 	Stage  string
 	Err    error
-	Remedy string
+	remedy string
 }
+
+// Remedy is the remedy journaled with the failure: the stage error's own (Remedier) or a generic one.
+func (e *StageError) Remedy() string { return e.remedy }
 
 // Error is "stage NAME: cause".
 func (e *StageError) Error() string { return fmt.Sprintf("stage %s: %v", e.Stage, e.Err) }
@@ -197,13 +200,4 @@ func (r *Runner) scrubText(s string) string {
 		return "(error text withheld: scrub failed)"
 	}
 	return out
-}
-
-// remedyOf finds a remedy in err's chain (any error with a Remedy() string method).
-func remedyOf(err error) string {
-	var rem interface{ Remedy() string }
-	if errors.As(err, &rem) {
-		return rem.Remedy()
-	}
-	return ""
 }

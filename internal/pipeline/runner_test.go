@@ -315,7 +315,7 @@ func TestPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range plans {
-		if p.Action != pipeline.PlanRun || p.Reason != "never run" {
+		if p.Action != pipeline.PlanRun || p.Reason != "first run" {
 			t.Errorf("fresh plan %s: %s (%s)", p.Stage, p.Action, p.Reason)
 		}
 	}

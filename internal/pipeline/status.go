@@ -49,15 +49,20 @@ type StageStatus struct {
 	Reason      string       `json:"reason,omitempty"`  // why it was skipped, re-run or marked stale
 	Error       string       `json:"error,omitempty"`
 	Remedy      string       `json:"remedy,omitempty"`
-	// Output and OutputFingerprint are those of the last success (kept while stale or re-running).
-	Output            json.RawMessage `json:"output,omitempty"`
-	OutputFingerprint string          `json:"outputFingerprint,omitempty"`
-	Succeeded         time.Time       `json:"succeeded,omitzero"`
+	// Output, SucceededFingerprint (the input fingerprint it ran with) and Succeeded (when) are
+	// those of the last success, kept while stale or re-running.
+	Output               json.RawMessage `json:"output,omitempty"`
+	SucceededFingerprint string          `json:"succeededFingerprint,omitempty"`
+	Succeeded            time.Time       `json:"succeeded,omitzero"`
 
 	runStart time.Time // start of the current execution, while running
 	lastSeen time.Time
-	steps    map[string]bool
-	nodes    map[string]*NodeStatus
+	// replay and replayNodes say the attempt was started by `replay <stage> [--node …]`, so
+	// that the same replay, run again after it was interrupted, resumes it (run.go).
+	replay      bool
+	replayNodes []string
+	steps       map[string]bool
+	nodes       map[string]*NodeStatus
 }
 
 // RunSummary describes the latest run.
@@ -141,6 +146,10 @@ func Fold(entries []Entry) Status {
 			if e.Attempt != st.Attempt || st.steps == nil {
 				st.Attempt, st.Started, st.Seconds, st.Runs, st.Steps, st.LastStep = e.Attempt, e.Time, 0, 0, 0, ""
 				st.steps, st.nodes, st.Nodes = map[string]bool{}, map[string]*NodeStatus{}, nil
+				st.replay, st.replayNodes = false, nil
+				if s.LastRun != nil && s.LastRun.Info.Mode == "replay" && s.LastRun.Info.Stage == e.Stage {
+					st.replay, st.replayNodes = true, s.LastRun.Info.Nodes
+				}
 			}
 			st.State, st.Fingerprint, st.runStart, st.Runs = StateRunning, e.Fingerprint, e.Time, st.Runs+1
 			st.Skipped, st.Reason, st.Error, st.Remedy, st.Finished = false, e.Reason, "", "", time.Time{}
@@ -150,7 +159,7 @@ func Fold(entries []Entry) Status {
 			}
 		case EntryStageSucceeded:
 			endRun(st, e.Time)
-			st.State, st.Output, st.OutputFingerprint, st.Succeeded = StateSucceeded, e.Data, e.Fingerprint, e.Time
+			st.State, st.Output, st.SucceededFingerprint, st.Succeeded = StateSucceeded, e.Data, e.Fingerprint, e.Time
 		case EntryStageFailed:
 			endRun(st, e.Time)
 			st.State, st.Error, st.Remedy = StateFailed, e.Error, e.Remedy

@@ -10,8 +10,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/bootstrap-dev/bootstrap/internal/progress"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
+	"github.com/bootstrap-dev/bootstrap/internal/units"
 )
 
 func diskChecks(_ *site.Site, o Options) []Check {
@@ -41,10 +41,10 @@ func checkDisk(dir string, need int64) Result {
 	}
 	free := int64(st.Bavail) * int64(st.Bsize)
 	if free < need {
-		return Failf(fmt.Sprintf("Free %s on the file system of %s, or point --dir at a larger one.", progress.Bytes(need-free), at),
-			"%s free at %s, %s needed", progress.Bytes(free), at, progress.Bytes(need))
+		return Failf(fmt.Sprintf("Free %s on the file system of %s, or point --dir at a larger one.", units.Bytes(need-free), at),
+			"%s free at %s, %s needed", units.Bytes(free), at, units.Bytes(need))
 	}
-	return Passf("%s free at %s, %s needed", progress.Bytes(free), at, progress.Bytes(need))
+	return Passf("%s free at %s, %s needed", units.Bytes(free), at, units.Bytes(need))
 }
 
 func existingParent(dir string) (string, error) {

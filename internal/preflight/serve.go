@@ -9,13 +9,17 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
 // serveChecks checks that the jump host can listen where the boot stage will serve the agent
 // ISO to the BMCs. Listening and closing at once changes nothing.
-func serveChecks(s *site.Site, _ Options) []Check {
+func serveChecks(s *site.Site, o Options) []Check {
 	addr := s.ISO.ServeAddress
+	if !agentiso.ServedHere(addr, s.ISO.BaseURL) {
+		return externalISOChecks(s, o)
+	}
 	if addr == "" {
 		return nil
 	}
@@ -50,6 +54,31 @@ func checkListen(ctx context.Context, addr string, tls bool) Result {
 		return Failf("Run bootstrap as root, or serve on a port of 1024 or more.", "not allowed to listen on %s", addr)
 	}
 	return Failf("Fix iso.serveAddress (host:port).", "cannot listen on %s: %v", addr, err)
+}
+
+// externalISOChecks fetch, from the jump host, each distinct URL the BMCs will be given when the
+// ISO is served by another web server (iso.baseURL): a ranged GET of the ISO 9660 descriptor, as
+// the BMCs' virtual media will read it. Nobody else will serve it, so a miss is a failure.
+func externalISOChecks(s *site.Site, o Options) []Check {
+	urls := []string{bmcISOURL(s)}
+	seen := map[string]bool{urls[0]: true}
+	for _, n := range s.Nodes {
+		if u := o.ISOURLs[n.Name]; u != "" && !seen[u] {
+			seen[u] = true
+			urls = append(urls, u)
+		}
+	}
+	var out []Check
+	for _, u := range urls {
+		out = append(out, Func("iso url "+u, CategoryJumpHost, func(ctx context.Context) Result {
+			if err := agentiso.ProbeISO(ctx, u, 5*time.Second); err != nil {
+				return Failf("Put the agent ISO (bootstrap run --until iso builds it) on the web server behind iso.baseURL, with range requests enabled, reachable from the jump host and the BMC network.",
+					"the ISO served elsewhere at %s cannot be read: %v", u, err)
+			}
+			return Passf("%s answers a ranged GET with an ISO 9660 image (served elsewhere: no local server needed)", u)
+		}))
+	}
+	return out
 }
 
 // servesISO asks whatever holds addr for the agent ISO (HEAD, no body read) and reports whether

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/units"
 )
 
 // PlainOptions tune the plain renderer; zero values take the defaults.
@@ -161,7 +162,7 @@ func (r *PlainRenderer) showProgress(stage string, st *plainStage, now time.Time
 			if dt := now.Sub(st.shownAt).Seconds(); dt > 0 {
 				rate := float64(e.Current-st.shownCurr) / dt
 				if e.Unit == "bytes" {
-					text += fmt.Sprintf(", %s/s", Bytes(int64(rate)))
+					text += fmt.Sprintf(", %s/s", units.Bytes(int64(rate)))
 				} else {
 					text += fmt.Sprintf(", %.1f %s/s", rate, e.Unit)
 				}

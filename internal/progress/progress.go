@@ -9,6 +9,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/units"
 )
 
 // Format selects a renderer.
@@ -69,21 +70,7 @@ func amount(n int64, unit string) string {
 	if unit != "bytes" {
 		return fmt.Sprintf("%d", n)
 	}
-	return Bytes(n)
-}
-
-// Bytes formats a byte count with binary units ("1.5 GiB"), as every human-facing output here does.
-func Bytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+	return units.Bytes(n)
 }
 
 // TimeLeft is how long the rest of total takes at rate (units a second), to the second; "" when

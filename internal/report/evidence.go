@@ -11,6 +11,7 @@ import (
 
 	"github.com/bootstrap-dev/bootstrap/internal/bmc"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/stages"
 )
 
 // Evidence is what the stages left in the work dir and the journal, read for the report. Each
@@ -22,6 +23,17 @@ type Evidence struct {
 	BMC       []NodeActions   `json:"bmc,omitempty"`
 	Applied   []AppliedObject `json:"applied,omitempty"` // every object configure and handoff applied
 	Versions  []Version       `json:"versions,omitempty"`
+	// Persistent lists the nodes whose BMC did not honour a one-time boot: they were booted with
+	// a persistent Cd override, which the install stage must take off.
+	Persistent []PersistentNode `json:"persistentOverride,omitempty"`
+}
+
+// PersistentNode is a node booted with a persistent override, and whether it was handed over.
+type PersistentNode struct {
+	Node   string `json:"node"`
+	Reason string `json:"reason,omitempty"`
+	// HandedOver is the handover's result (override read back, ISO ejected), empty while pending.
+	HandedOver string `json:"handedOver,omitempty"`
 }
 
 // Check is one preflight result (preflight.json).
@@ -141,7 +153,7 @@ func readEvidence(dir string, h pipeline.History) Evidence {
 			na.Actions = append(na.Actions, Action{Seq: s.Seq, Time: s.Time, Run: s.Run, Stage: a.Stage, Attempt: a.Attempt,
 				Action: act, Data: s.Data, Note: bookkeeping[act]})
 		}
-		if a.Stage == "configure" || a.Stage == "handoff" {
+		if a.Stage == stages.NameConfigure || a.Stage == stages.NameHandoff {
 			ev.Applied = append(ev.Applied, applied(a)...)
 		}
 	}
@@ -152,7 +164,43 @@ func readEvidence(dir string, h pipeline.History) Evidence {
 	sort.Slice(ev.BMC, func(i, j int) bool { return ev.BMC[i].Node < ev.BMC[j].Node })
 	sort.SliceStable(ev.Applied, func(i, j int) bool { return ev.Applied[i].Time.Before(ev.Applied[j].Time) })
 	ev.Versions = versions(h, ev.BMC)
+	ev.Persistent = persistentNodes(ev.BMC)
 	return ev
+}
+
+// persistentNodes finds the boot-override steps that chose a persistent override, and the
+// install stage's handover of each node.
+func persistentNodes(nodes []NodeActions) []PersistentNode {
+	var out []PersistentNode
+	for _, n := range nodes {
+		var p *PersistentNode
+		for _, a := range n.Actions {
+			var d struct {
+				Method   string   `json:"method"`
+				Reason   string   `json:"reason"`
+				Override string   `json:"override"`
+				Ejected  []string `json:"ejected"`
+			}
+			if json.Unmarshal(a.Data, &d) != nil {
+				continue
+			}
+			switch {
+			case a.Action == bmc.StepBootOverride && d.Method == bmc.MethodContinuous:
+				p = &PersistentNode{Node: n.Node, Reason: d.Reason}
+			case a.Action == "override-off" && p != nil && p.HandedOver == "":
+				p.HandedOver = "override " + d.Override + " (ISO still inserted)"
+			case a.Action == bmc.StepHandover && p != nil:
+				p.HandedOver = "override " + d.Override
+				if len(d.Ejected) > 0 {
+					p.HandedOver += ", ISO ejected from " + strings.Join(d.Ejected, ", ")
+				}
+			}
+		}
+		if p != nil {
+			out = append(out, *p)
+		}
+	}
+	return out
 }
 
 // appliedStep is the step key under which configure and handoff journal what each apply did
@@ -209,35 +257,18 @@ func versions(h pipeline.History, nodes []NodeActions) []Version {
 		}
 		src := a.Stage + " attempt " + itoa(int64(a.Attempt))
 		switch a.Stage {
-		case "iso":
-			var o struct {
-				Build *struct {
-					InstallerPath    string `json:"installerPath"`
-					InstallerVersion string `json:"installerVersion"`
-					ReleaseImage     string `json:"releaseImage"`
-				} `json:"build"`
-			}
-			if json.Unmarshal(a.Output, &o) == nil && o.Build != nil {
+		case stages.NameISO:
+			if o, err := stages.ISOOutputKey.Decode(a.Output); err == nil && o.Build != nil {
 				add(Version{Component: "openshift-install", Version: o.Build.InstallerVersion, Detail: o.Build.InstallerPath, Source: src})
 				add(Version{Component: "release image", Version: o.Build.ReleaseImage, Source: src})
 			}
-		case "install":
-			var o struct {
-				Cluster struct {
-					Version   string   `json:"version"`
-					Operators int      `json:"operators"`
-					Nodes     []string `json:"nodes"`
-				} `json:"cluster"`
-			}
-			if json.Unmarshal(a.Output, &o) == nil {
+		case stages.NameInstall:
+			if o, err := stages.InstallOutputKey.Decode(a.Output); err == nil {
 				add(Version{Component: "OpenShift (ClusterVersion)", Version: o.Cluster.Version,
 					Detail: itoa(int64(o.Cluster.Operators)) + " cluster operators, nodes " + strings.Join(o.Cluster.Nodes, " "), Source: src})
 			}
-		case "handoff":
-			var o struct {
-				CSV string `json:"csv"`
-			}
-			if json.Unmarshal(a.Output, &o) == nil {
+		case stages.NameHandoff:
+			if o, err := stages.HandoffOutputKey.Decode(a.Output); err == nil {
 				add(Version{Component: "OpenShift GitOps operator", Version: o.CSV, Source: src})
 			}
 		}

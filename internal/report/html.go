@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
-	"github.com/bootstrap-dev/bootstrap/internal/progress"
+	"github.com/bootstrap-dev/bootstrap/internal/units"
 )
 
 //go:embed report.html.tmpl
@@ -21,7 +21,7 @@ var htmlTemplate string
 func (r *Report) HTML(w io.Writer) error {
 	t, err := template.New("report").Funcs(template.FuncMap{
 		"ts":    ts,
-		"bytes": progress.Bytes,
+		"bytes": units.Bytes,
 		"json":  func(raw json.RawMessage) string { return cell(raw) },
 		"full":  func(raw json.RawMessage) string { return string(raw) },
 		"tsms": func(t time.Time) string {

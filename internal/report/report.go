@@ -4,19 +4,17 @@
 package report
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/bootstrap-dev/bootstrap/internal/filehash"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 )
 
@@ -104,7 +102,7 @@ func hashFiles(dir string) ([]File, error) {
 		if err != nil {
 			return err
 		}
-		sum, err := hashFile(path)
+		sum, _, err := filehash.SHA256(path)
 		if err != nil {
 			return err
 		}
@@ -113,19 +111,6 @@ func hashFiles(dir string) ([]File, error) {
 	})
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	return files, err
-}
-
-func hashFile(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("hash %s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // JSON writes the report as indented JSON.
@@ -200,6 +185,12 @@ func (r *Report) Markdown(w io.Writer) error {
 				}
 				fmt.Fprintf(&b, "| %d | %s | %s | %d | %d | %s | %s |\n", a.Seq, ts(a.Time), a.Stage, a.Attempt, a.Run, a.Action, res)
 			}
+		}
+	}
+	if len(ev.Persistent) > 0 {
+		b.WriteString("\n## Nodes booted with a persistent boot override\n\nTheir BMC did not honour a one-time boot; the install stage takes the override off once the node has written its disk.\n\n| node | why | handed over to its disk |\n|---|---|---|\n")
+		for _, p := range ev.Persistent {
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", p.Node, cell([]byte(p.Reason)), or(p.HandedOver, "NOT YET: the node would boot the ISO again on its next reboot"))
 		}
 	}
 	if len(ev.Applied) > 0 {

@@ -27,11 +27,12 @@ const (
 	DefaultBootstrapTimeout = "90m"
 	DefaultInstallTimeout   = "180m"
 	DefaultMirrorParallel   = 12 // = mirror.DefaultParallel; see Mirror.Parallel
-	// DefaultBootParallel nodes are booted at once; DefaultBootConfirmTimeout bounds the wait for
+	// DefaultBootParallel 0 boots every node at once (bmc.MaxConcurrency at most, see
+	// Boot.Parallel); DefaultBootConfirmTimeout bounds the wait for
 	// power On with the one-time boot consumed; DefaultBootResumeGrace is how long a resumed run
 	// watches a node whose power action may have been sent (an iDRAC9 warm reset reaches the boot
 	// menu within about 2 minutes).
-	DefaultBootParallel       = 8
+	DefaultBootParallel       = 0
 	DefaultBootConfirmTimeout = "10m"
 	DefaultBootResumeGrace    = "3m"
 	PlatformBaremetal         = "baremetal"

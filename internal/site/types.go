@@ -149,9 +149,12 @@ type ISO struct {
 
 // Boot tunes the boot stage. Every field is optional; the defaults suit iDRAC9 on PowerEdge.
 type Boot struct {
-	// Parallel is how many nodes are worked on at once (default 8). The work is waiting on BMCs,
-	// not CPU: raise it to the node count to boot a whole rack at once (32 nodes take about the
-	// time of one at parallel: 32). Each node uses one Redfish session on its own BMC.
+	// Parallel is how many nodes are worked on at once (default 0: every node, up to 256). The
+	// work is waiting on BMCs, not CPU, so a whole rack boots in about the time of one node. The
+	// cap bounds what the jump host holds open: each node in flight keeps two or three
+	// connections (Redfish, and its BMC reading the ISO), so 256 stays well under the usual
+	// 1024 open files. Lower it only for a slow BMC network. Each node uses at most one Redfish
+	// session on its own BMC.
 	Parallel int `yaml:"parallel,omitempty" json:"parallel,omitempty"`
 	// ConfirmTimeout bounds the wait for a node to show power On with its one-time boot consumed
 	// (Go duration; default 10m).

@@ -201,9 +201,9 @@ func (c *checker) gitops() {
 
 func (c *checker) boot() {
 	b := c.s.Boot
-	if b.Parallel < 1 || b.Parallel > 256 {
+	if b.Parallel < 0 || b.Parallel > 256 {
 		c.err("boot.parallel", fmt.Sprintf("parallel %d is out of range", b.Parallel),
-			"use 1 to 256: 8 is the default; the node count boots a whole rack at once")
+			"use 0 to 256: 0 (the default) boots every node at once")
 	}
 	c.duration("boot.confirmTimeout", b.ConfirmTimeout)
 	c.duration("boot.resumeGrace", b.ResumeGrace)

@@ -9,9 +9,11 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
 	"github.com/bootstrap-dev/bootstrap/internal/bmc"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
@@ -31,8 +33,9 @@ type Boot struct {
 	// Options are passed to bmc.BootAll (concurrency, retries, polls); tests shorten the waits.
 	Options []bmc.Option
 	// Serve, when set, makes sure the ISO HTTP server is up before any BMC is given a URL (the
-	// server must outlive this stage: nodes read the ISO until install ends). Nil means the ISO
-	// is served elsewhere (`bootstrap serve`).
+	// server must outlive this stage: nodes read the ISO until install ends). It is not called
+	// when iso.baseURL points elsewhere than iso.serveAddress (agentiso.ServedHere): the site's
+	// web server serves the ISO. Nil means the ISO is always served elsewhere (`bootstrap serve`).
 	Serve func(ctx context.Context, env *pipeline.Env) error
 	// Evidence, when set, must confirm a node read its ISO after its power action (the ISO
 	// server's fetch log); see bmc.WithBootEvidence. Nil trusts the BMC's read-back alone.
@@ -66,26 +69,12 @@ type bootNodeInput struct {
 	ISOURL   string `json:"isoURL"`
 }
 
-// isoOutput is the part of the iso stage's output the boot stage reads.
-type isoOutput struct {
-	URL   string             `json:"url"`
-	Nodes map[string]isoNode `json:"nodes"`
-}
-
-// isoNode is the part of the iso stage's per-node output (stages.NodeISO) the boot stage reads.
-type isoNode struct {
-	URL            string   `json:"url"`
-	ETag           string   `json:"etag"`
-	KernelArgs     []string `json:"kernelArgs,omitempty"`
-	IgnitionSHA256 string   `json:"ignitionSHA256,omitempty"`
-}
-
 // Name implements pipeline.Stage.
-func (Boot) Name() string { return "boot" }
+func (Boot) Name() string { return NameBoot }
 
 // Summary implements pipeline.Stage.
 func (Boot) Summary() string {
-	return "boot every node from the agent ISO over Redfish virtual media (iDRAC9), verified by read-back"
+	return "boot every node from the agent ISO over Redfish virtual media (Dell iDRAC9 or generic Redfish), verified by read-back"
 }
 
 // Inputs implements pipeline.Stage.
@@ -120,10 +109,16 @@ func (b Boot) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if b.Serve != nil {
+	here := agentiso.ServedHere(env.Site.ISO.ServeAddress, env.Site.ISO.BaseURL)
+	switch {
+	case b.Serve == nil:
+	case here:
 		if err := b.Serve(ctx, env); err != nil {
 			return nil, fmt.Errorf("boot: start the ISO server: %w", err)
 		}
+	default:
+		bootEmit(env, pipeline.Event{Kind: pipeline.Info, Message: "the ISO is served elsewhere (iso.baseURL " + env.Site.ISO.BaseURL +
+			" is not this host's iso.serveAddress " + env.Site.ISO.ServeAddress + "): no local ISO server is started and no local build is needed"})
 	}
 	targets, out := bootTargets(env)
 	for _, t := range targets {
@@ -148,8 +143,14 @@ func (b Boot) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 			return
 		}
 		msg := p.Step + " done"
-		if p.Skipped {
+		switch {
+		case p.Skipped && p.ByRead:
 			msg = p.Step + " already done (verified by read-back)"
+		case p.Skipped:
+			msg = p.Step + " already done (journaled)"
+		}
+		if p.Message != "" {
+			msg += ": " + p.Message
 		}
 		bootEmit(env, pipeline.Event{Kind: pipeline.StepDone, Node: p.Node, Step: p.Step, Message: msg})
 		if p.Step == bmc.StepConfirm {
@@ -157,7 +158,8 @@ func (b Boot) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 		}
 	}
 	opts := append(append(profileBootOptions(env), bmc.WithProgress(progress)), b.Options...)
-	if b.Evidence != nil {
+	if b.Evidence != nil && (here || b.Serve == nil) {
+		// The fetch log sees the reads only of the server this process runs.
 		opts = append(opts, bmc.WithBootEvidence(b.Evidence))
 	}
 	res, err := bmc.BootAll(ctx, targets, urlFor, journal, opts...)
@@ -176,7 +178,18 @@ func (b Boot) Verify(ctx context.Context, env *pipeline.Env) error {
 		return err
 	}
 	targets, _ := bootTargets(env)
-	return bmc.VerifyAll(ctx, targets, urlFor, append(profileBootOptions(env), b.Options...)...)
+	// Nodes booted with a persistent override are handed over to their disk by the install
+	// stage (override off, ISO ejected): that state verifies too.
+	var own BootOutput
+	if _, err := env.Output("boot", &own); err != nil {
+		return err
+	}
+	persistent := map[string]bool{}
+	for _, n := range own.Nodes {
+		persistent[n.Node] = n.Persistent
+	}
+	opts := append(profileBootOptions(env), bmc.WithHandedOver(func(n string) bool { return persistent[n] }))
+	return bmc.VerifyAll(ctx, targets, urlFor, append(opts, b.Options...)...)
 }
 
 // Plan implements pipeline.Planner.
@@ -195,33 +208,47 @@ func (Boot) Plan(_ context.Context, env *pipeline.Env) ([]string, error) {
 	return lines, nil
 }
 
-// checkISOReachable asks each distinct ISO URL for its headers from the jump host and warns when
-// it does not answer: every BMC would then fail with RAC0904 after a slow timeout.
+// isoCheckTimeout bounds the jump host's check of each ISO URL: a server on the local network
+// answers a HEAD in milliseconds; a URL that takes longer would fail the BMCs anyway.
+const isoCheckTimeout = 3 * time.Second
+
+// checkISOReachable asks every distinct ISO URL for its headers from the jump host, all at once,
+// and warns about each that does not answer: every BMC would then fail to fetch it after a slow
+// timeout of its own.
 func checkISOReachable(ctx context.Context, env *pipeline.Env, targets []bmc.Target, urlFor func(string) string) {
-	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil}}
+	hc := &http.Client{Timeout: isoCheckTimeout, Transport: &http.Transport{Proxy: nil}}
+	defer hc.CloseIdleConnections()
+	var urls []string
 	seen := map[string]bool{}
 	for _, t := range targets {
-		u := urlFor(t.Node)
-		if seen[u] {
-			continue
+		if u := urlFor(t.Node); !seen[u] {
+			seen[u] = true
+			urls = append(urls, u)
 		}
-		seen[u] = true
-		req, err := http.NewRequestWithContext(ctx, http.MethodHead, u, nil)
-		if err != nil {
-			bootEmit(env, pipeline.Event{Kind: pipeline.Warning, Message: fmt.Sprintf("ISO URL %s: %v", u, err)})
-			continue
-		}
-		resp, err := hc.Do(req)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				continue
-			}
-			err = fmt.Errorf("HTTP %d", resp.StatusCode)
-		}
-		bootEmit(env, pipeline.Event{Kind: pipeline.Warning, Message: fmt.Sprintf(
-			"the ISO at %s does not answer from the jump host (%v): is `bootstrap serve` running? The BMCs will fail with RAC0904", u, err)})
 	}
+	var wg sync.WaitGroup
+	for _, u := range urls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, err := http.NewRequestWithContext(ctx, http.MethodHead, u, nil)
+			if err != nil {
+				bootEmit(env, pipeline.Event{Kind: pipeline.Warning, Message: fmt.Sprintf("ISO URL %s: %v", u, err)})
+				return
+			}
+			resp, err := hc.Do(req)
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					return
+				}
+				err = fmt.Errorf("HTTP %d", resp.StatusCode)
+			}
+			bootEmit(env, pipeline.Event{Kind: pipeline.Warning, Message: fmt.Sprintf(
+				"the ISO at %s does not answer from the jump host (%v): is it being served (by this run, by `bootstrap serve`, or by the web server behind iso.baseURL)? The BMCs will fail to fetch it", u, err)})
+		}()
+	}
+	wg.Wait()
 }
 
 // isoURLs returns each node's ISO URL: the iso stage's per-node or shared URL when it published
@@ -236,7 +263,7 @@ func isoURLs(env *pipeline.Env) (func(string) string, error) {
 
 // urlFor returns the URL each node's BMC is given: the node's own view, else the shared ISO,
 // else iso.baseURL/DefaultISOName.
-func (iso isoOutput) urlFor(s *site.Site) func(string) string {
+func (iso ISOOutput) urlFor(s *site.Site) func(string) string {
 	base := strings.TrimRight(s.ISO.BaseURL, "/")
 	if base == "" && s.ISO.ServeAddress != "" {
 		base = "http://" + s.ISO.ServeAddress
@@ -254,9 +281,9 @@ func (iso isoOutput) urlFor(s *site.Site) func(string) string {
 }
 
 // readISOOutput reads the iso stage's output (empty when it has none).
-func readISOOutput(env *pipeline.Env) (isoOutput, error) {
-	var iso isoOutput
-	if _, err := env.Output("iso", &iso); err != nil {
+func readISOOutput(env *pipeline.Env) (ISOOutput, error) {
+	iso, _, err := ISOOutputKey.Read(env)
+	if err != nil {
 		return iso, fmt.Errorf("read the iso stage's output: %w", err)
 	}
 	return iso, nil
@@ -292,7 +319,7 @@ func bootEmit(env *pipeline.Env, e pipeline.Event) {
 		return
 	}
 	e.Time = time.Now()
-	e.Stage = "boot"
+	e.Stage = NameBoot
 	env.Events(e)
 }
 

@@ -15,9 +15,9 @@ import (
 
 // fakeISO plays the iso stage for the boot stage: its output (per-node ISO URL and ETag) is what
 // a test changes between runs.
-type fakeISO struct{ out isoOutput }
+type fakeISO struct{ out ISOOutput }
 
-func (s *fakeISO) Name() string                                    { return "iso" }
+func (s *fakeISO) Name() string                                    { return NameISO }
 func (s *fakeISO) Summary() string                                 { return "test iso" }
 func (s *fakeISO) Inputs(*pipeline.Env) (any, error)               { return s.out, nil }
 func (s *fakeISO) Run(context.Context, *pipeline.Env) (any, error) { return s.out, nil }
@@ -42,7 +42,7 @@ type carryLab struct {
 func newCarryLab(t *testing.T, names ...string) *carryLab {
 	lab := newBootLab(t, names...)
 	iso := &fakeISO{}
-	iso.out.Nodes = map[string]isoNode{}
+	iso.out.Nodes = map[string]NodeISO{}
 	for _, n := range names {
 		iso.set(n, lab.iso.URL()+"/agent.x86_64.iso", `"v1"`)
 	}

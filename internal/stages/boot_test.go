@@ -55,6 +55,8 @@ type bootLab struct {
 	site *site.Site
 }
 
+// newBootLab starts one simulated BMC per name: an iDRAC9, unless the name contains "generic"
+// (bmctest.ProfileGeneric) or "patch" (bmctest.ProfilePatchOnly).
 func newBootLab(t *testing.T, names ...string) *bootLab {
 	t.Helper()
 	cert, err := bmctest.NewCert()
@@ -68,10 +70,18 @@ func newBootLab(t *testing.T, names ...string) *bootLab {
 	t.Setenv("BOOT_TEST_BMC_PASSWORD", bootTestPassword)
 	lab := &bootLab{sims: map[string]*bmctest.BMC{}, iso: bmctest.NewISOServer()}
 	t.Cleanup(lab.iso.Close)
-	s := &site.Site{ISO: site.ISO{ServeAddress: "0.0.0.0:8080", BaseURL: lab.iso.URL() + "/"}}
+	// The simulated ISO server stands in for this process's own: iso.serveAddress is its address.
+	s := &site.Site{ISO: site.ISO{ServeAddress: strings.TrimPrefix(lab.iso.URL(), "http://"), BaseURL: lab.iso.URL() + "/"}}
 	for i, n := range names {
 		mac := fmt.Sprintf("b0:7b:25:00:00:%02x", i)
-		sim := bmctest.New(bmctest.Options{Cert: cert, Password: bootTestPassword, MACs: []string{mac}})
+		o := bmctest.Options{Cert: cert, Password: bootTestPassword, MACs: []string{mac}}
+		switch {
+		case strings.Contains(n, "generic"):
+			o.Profile = bmctest.ProfileGeneric
+		case strings.Contains(n, "patch"):
+			o.Profile = bmctest.ProfilePatchOnly
+		}
+		sim := bmctest.New(o)
 		t.Cleanup(sim.Close)
 		lab.sims[n] = sim
 		s.Nodes = append(s.Nodes, site.Node{Name: n, Role: site.RoleMaster, BootMAC: mac, BMC: site.BMC{

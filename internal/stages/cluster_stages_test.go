@@ -63,9 +63,14 @@ func TestInstallFailureNamesTheFailingValidationAndGathersLogs(t *testing.T) {
 	var mu sync.Mutex
 	var events []pipeline.Event
 	env := &pipeline.Env{Site: s, WorkDir: work, Events: func(e pipeline.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }}
-	_, err := Install{APIPort: apiPort, SSHPort: sshd.Port, SSHUser: sshd.User}.Run(context.Background(), env)
+	served := 0 // a run resumed in install serves the ISO: the nodes read their live ISO until they write their disks
+	_, err := Install{APIPort: apiPort, SSHPort: sshd.Port, SSHUser: sshd.User,
+		Serve: func(context.Context, *pipeline.Env) error { served++; return nil }}.Run(context.Background(), env)
 	if err == nil {
 		t.Fatal("install should fail")
+	}
+	if served != 1 {
+		t.Errorf("install made sure the ISO is served %d times, want 1", served)
 	}
 	msg := err.Error()
 	for _, want := range []string{"install-complete exited 1", "host master-0: validation ntp-synced failure: Host couldn't synchronize with any NTP server", "logs gathered into " + work} {

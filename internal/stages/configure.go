@@ -30,7 +30,7 @@ type Configure struct {
 }
 
 // Name implements pipeline.Stage.
-func (Configure) Name() string { return "configure" }
+func (Configure) Name() string { return NameConfigure }
 
 // Summary implements pipeline.Stage.
 func (Configure) Summary() string {
@@ -132,7 +132,7 @@ func stageEvents(env *pipeline.Env, stage string) func(kind pipeline.EventKind, 
 
 // Run implements pipeline.Stage.
 func (st Configure) Run(ctx context.Context, env *pipeline.Env) (any, error) {
-	ev := stageEvents(env, "configure")
+	ev := stageEvents(env, NameConfigure)
 	changes := newChangeLog(env)
 	c, err := cluster.NewFromKubeconfig(Kubeconfig(env.WorkDir), append(st.ClientOptions[:len(st.ClientOptions):len(st.ClientOptions)], changes.option())...)
 	if err != nil {

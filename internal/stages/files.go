@@ -1,22 +1,9 @@
 package stages
 
-import (
-	"crypto/sha256"
-	"encoding/hex"
-	"io"
-	"os"
-)
+import "github.com/bootstrap-dev/bootstrap/internal/filehash"
 
 // fileSHA256 is the hex SHA-256 of a file's content, streamed (ISOs are large).
 func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	sum, _, err := filehash.SHA256(path)
+	return sum, err
 }

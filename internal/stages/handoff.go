@@ -26,7 +26,7 @@ type Handoff struct {
 }
 
 // Name implements pipeline.Stage.
-func (Handoff) Name() string { return "handoff" }
+func (Handoff) Name() string { return NameHandoff }
 
 // Summary implements pipeline.Stage.
 func (Handoff) Summary() string {
@@ -149,7 +149,7 @@ func handoffOptions(env *pipeline.Env) (handoff.Options, error) {
 
 // Run implements pipeline.Stage.
 func (st Handoff) Run(ctx context.Context, env *pipeline.Env) (any, error) {
-	ev := stageEvents(env, "handoff")
+	ev := stageEvents(env, NameHandoff)
 	o, err := handoffOptions(env)
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
+	"github.com/bootstrap-dev/bootstrap/internal/bmc"
 	"github.com/bootstrap-dev/bootstrap/internal/cluster"
 	"github.com/bootstrap-dev/bootstrap/internal/gather"
 	"github.com/bootstrap-dev/bootstrap/internal/install"
@@ -34,10 +35,16 @@ type Install struct {
 	ClusterTimeout time.Duration
 	// NoGather turns off the automatic gather on failure.
 	NoGather bool
+	// BMCOptions tune the handover of nodes booted with a persistent override (tests).
+	BMCOptions []bmc.Option
+	// Serve, when set, makes sure the ISO server runs (nodes read their live ISO until they have
+	// written their disks): a run resumed in install serves it as the boot stage did. Not called
+	// when the ISO is served elsewhere (iso.baseURL).
+	Serve func(ctx context.Context, env *pipeline.Env) error
 }
 
 // Name implements pipeline.Stage.
-func (Install) Name() string { return "install" }
+func (Install) Name() string { return NameInstall }
 
 // Summary implements pipeline.Stage.
 func (Install) Summary() string {
@@ -61,8 +68,7 @@ func (st Install) Inputs(env *pipeline.Env) (any, error) {
 	for _, n := range s.Nodes {
 		in.Nodes = append(in.Nodes, n.Name)
 	}
-	var iso ISOOutput
-	if ok, err := env.Output("iso", &iso); ok && err == nil && iso.Build != nil {
+	if iso, ok, err := ISOOutputKey.Read(env); ok && err == nil && iso.Build != nil {
 		in.ISO = iso.Build.SHA256
 	}
 	return in, nil
@@ -82,7 +88,7 @@ func duration(field, v string) (time.Duration, error) {
 // Run implements pipeline.Stage.
 func (st Install) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	s := env.Site
-	ev := stageEvents(env, "install")
+	ev := stageEvents(env, NameInstall)
 	bt, err := duration("cluster.installer.bootstrapTimeout", s.Cluster.Installer.BootstrapTimeout)
 	if err != nil {
 		return nil, err
@@ -92,8 +98,7 @@ func (st Install) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 		return nil, err
 	}
 	bin := s.Cluster.Installer.Path
-	var iso ISOOutput
-	if ok, _ := env.Output("iso", &iso); ok && iso.Build != nil && iso.Build.InstallerPath != "" && bin == "" {
+	if iso, ok, _ := ISOOutputKey.Read(env); ok && iso.Build != nil && iso.Build.InstallerPath != "" && bin == "" {
 		bin = iso.Build.InstallerPath
 	}
 	if bin == "" {
@@ -119,13 +124,26 @@ func (st Install) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	for _, n := range s.Nodes {
 		o.Nodes = append(o.Nodes, n.Name)
 	}
+	if st.Serve != nil && agentiso.ServedHere(s.ISO.ServeAddress, s.ISO.BaseURL) {
+		if err := st.Serve(ctx, env); err != nil {
+			// Nodes past their disk write need no ISO; one still in its live system does.
+			ev(pipeline.Warning, "", "cannot serve the agent ISO ("+err.Error()+"): a node still running its live ISO may fail; serve it with `bootstrap serve`")
+		}
+	}
+	ho, err := newHandover(env, st.BMCOptions)
+	if err != nil {
+		return nil, err
+	}
 	res, err := install.Run(ctx, o, install.Callbacks{
 		Line: func(target, l string) {
 			if env.Events != nil {
-				env.Events(pipeline.Event{Time: time.Now(), Kind: pipeline.Info, Stage: "install", Step: target, Message: l})
+				env.Events(pipeline.Event{Time: time.Now(), Kind: pipeline.Info, Stage: NameInstall, Step: target, Message: l})
 			}
 		},
 		Finding: func(f install.Finding) {
+			if f.Kind == install.HostStage {
+				ho.onStage(ctx, f.Host, f.Status)
+			}
 			kind := pipeline.Info
 			if f.Kind == install.ValidationFailing {
 				kind = pipeline.Warning
@@ -135,6 +153,9 @@ func (st Install) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 		Progress: func(m string) { ev(pipeline.Info, "", m) },
 	})
 	if err == nil {
+		if herr := ho.finish(ctx); herr != nil {
+			return nil, fmt.Errorf("install: the cluster is installed, but a node booted with a persistent override still has it (it would boot the ISO again on its next reboot); fix the BMC and run again: %w", herr)
+		}
 		return res, nil
 	}
 	msg := err.Error()

@@ -50,7 +50,7 @@ type NodeISO struct {
 }
 
 // Name implements pipeline.Stage.
-func (ISO) Name() string { return "iso" }
+func (ISO) Name() string { return NameISO }
 
 // Summary implements pipeline.Stage.
 func (ISO) Summary() string {
@@ -266,8 +266,7 @@ func (s ISO) prepareNodes(env *pipeline.Env, out *ISOOutput) error {
 // Verify implements pipeline.Verifier: the rendered files and the ISO on disk are still the ones
 // the last run recorded.
 func (s ISO) Verify(_ context.Context, env *pipeline.Env) error {
-	var prev ISOOutput
-	ok, err := env.Output("iso", &prev)
+	prev, ok, err := ISOOutputKey.Read(env)
 	if err != nil || !ok {
 		return fmt.Errorf("iso: no previous output to verify")
 	}
@@ -324,12 +323,6 @@ func (s ISO) Plan(_ context.Context, env *pipeline.Env) ([]string, error) {
 	return lines, nil
 }
 
-// mirrorStageOutput is the part of the mirror stage's output the iso stage uses.
-type mirrorStageOutput struct {
-	// ReleaseImage is the release image in the mirror registry, by digest.
-	ReleaseImage string `json:"releaseImage"`
-}
-
 func render(env *pipeline.Env) (*agentiso.Rendered, *agentiso.MirrorOutputs, error) {
 	if env.Site == nil {
 		return nil, nil, errors.New("iso: no site profile")
@@ -348,8 +341,7 @@ func render(env *pipeline.Env) (*agentiso.Rendered, *agentiso.MirrorOutputs, err
 // releaseImage is the mirror stage's release image, else cluster.release.image mapped through
 // the IDMS when it is by digest.
 func releaseImage(env *pipeline.Env, mirror *agentiso.MirrorOutputs) string {
-	var mo mirrorStageOutput
-	if ok, err := env.Output("mirror", &mo); ok && err == nil && mo.ReleaseImage != "" {
+	if mo, ok, err := MirrorOutputKey.Read(env); ok && err == nil && mo.ReleaseImage != "" {
 		return mo.ReleaseImage
 	}
 	return agentiso.MirrorReleaseImage(env.Site.Cluster.Release.Image, mirror.DigestSources)
@@ -360,7 +352,7 @@ func emit(env *pipeline.Env, e pipeline.Event) {
 		return
 	}
 	e.Time = time.Now()
-	e.Stage = "iso"
+	e.Stage = NameISO
 	env.Events(e)
 }
 

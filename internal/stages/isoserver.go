@@ -1,11 +1,15 @@
 package stages
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -13,15 +17,77 @@ import (
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 )
 
-// ISOServer serves the agent ISO (and the per-node views) from the process that runs the boot
-// stage, for as long as that process lives: nodes keep reading the ISO until install ends, so
-// the server must outlive the stage. It also keeps the fetch log, the witness that a node really
-// booted from its ISO after its power action (bmc.WithBootEvidence). One value serves a whole run;
-// Ensure is idempotent.
+// ISOServer serves the agent ISO (and the per-node views) for as long as nodes may read it. The
+// command's session owns it (cmd/bootstrap/session.go: WithISOServer, Close when the process
+// ends); the stages that need it — boot, and install, which nodes spend reading their live ISO
+// — call Ensure, so a run resumed in install serves the ISO too. It also keeps the fetch log,
+// the witness that a node really booted from its ISO after its power action
+// (bmc.WithBootEvidence), and persists its reads in the work dir (ReadLog) so that a resumed run
+// knows which nodes read their ISO before the previous process died. Ensure is idempotent.
 type ISOServer struct {
 	mu      sync.Mutex
 	started bool
 	fetches []agentiso.Fetch
+	stop    context.CancelFunc
+	done    chan struct{}
+	log     *os.File
+	logged  map[string]time.Time // path+node → last read written to the log
+}
+
+// ReadLog is the file, in the work dir, where the ISO server appends the reads it served.
+const ReadLog = "iso-reads.jsonl"
+
+// readLogGap is how long a (path, node) reads before its next read is written to ReadLog: a
+// boot reads hundreds of ranges in a burst, and the first read after a power action follows
+// the server's POST, tens of seconds at least, so it is always written.
+const readLogGap = 10 * time.Second
+
+// Close stops the server (if started) and closes the read log.
+func (s *ISOServer) Close() {
+	s.mu.Lock()
+	stop, done, log := s.stop, s.done, s.log
+	s.stop, s.log, s.started = nil, nil, false
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
+	}
+	if log != nil {
+		_ = log.Close()
+	}
+}
+
+// loadReads reads the reads an earlier process logged (a torn last line is ignored).
+func (s *ISOServer) loadReads(path string) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		var f agentiso.Fetch
+		if len(line) > 0 && json.Unmarshal(line, &f) == nil && len(s.fetches) < maxFetches {
+			s.fetches = append(s.fetches, f)
+		}
+	}
+}
+
+// record keeps a fetch in memory and writes a successful read to the log (caller holds s.mu).
+func (s *ISOServer) record(f agentiso.Fetch) {
+	if len(s.fetches) < maxFetches {
+		s.fetches = append(s.fetches, f)
+	}
+	if s.log == nil || f.Method != "GET" || f.Status >= 300 || f.Bytes == 0 {
+		return
+	}
+	key := f.Path + "\x00" + f.Node
+	if last, ok := s.logged[key]; ok && f.Time.Sub(last) < readLogGap {
+		return
+	}
+	s.logged[key] = f.Time
+	line, err := json.Marshal(agentiso.Fetch{Time: f.Time, Remote: f.Remote, Method: f.Method, Path: f.Path, Node: f.Node, Status: f.Status, Bytes: f.Bytes})
+	if err == nil {
+		_, _ = s.log.Write(append(line, '\n'))
+	}
 }
 
 // maxFetches bounds the fetch log kept in memory (a boot reads a few hundred ranges per node).
@@ -35,13 +101,12 @@ func (s *ISOServer) Ensure(ctx context.Context, env *pipeline.Env) error {
 	if s.started {
 		return nil
 	}
-	var out ISOOutput
-	ok, err := env.Output("iso", &out)
+	out, ok, err := ISOOutputKey.Read(env)
 	if err != nil {
 		return fmt.Errorf("read the iso stage's output: %w", err)
 	}
 	if !ok || out.Build == nil || out.Build.ISO == "" {
-		return errors.New("no agent ISO has been built: run `bootstrap run --until iso` first, or serve it elsewhere with `bootstrap serve`")
+		return errors.New("no agent ISO has been built here: run `bootstrap run --until iso` first, or serve the ISO from another web server and set iso.baseURL to it (bootstrap then starts no server of its own)")
 	}
 	custom, err := agentiso.NodeCustomizations(env.Site)
 	if err != nil {
@@ -51,11 +116,16 @@ func (s *ISOServer) Ensure(ctx context.Context, env *pipeline.Env) error {
 	if err != nil {
 		return err
 	}
+	logPath := filepath.Join(env.WorkDir, ReadLog)
+	s.loadReads(logPath)
+	if s.log, err = os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
+		p.Close()
+		return fmt.Errorf("ISO read log: %w", err)
+	}
+	s.logged = map[string]time.Time{}
 	h, err := agentiso.NewHandler(agentiso.HandlerOptions{Images: p.Images(), OnFetch: func(f agentiso.Fetch) {
 		s.mu.Lock()
-		if len(s.fetches) < maxFetches {
-			s.fetches = append(s.fetches, f)
-		}
+		s.record(f)
 		s.mu.Unlock()
 		if env.Log != nil {
 			env.Log.Info("iso fetch", "remote", f.Remote, "path", f.Path, "node", f.Node, "range", f.Range, "status", f.Status, "bytes", f.Bytes)
@@ -67,22 +137,28 @@ func (s *ISOServer) Ensure(ctx context.Context, env *pipeline.Env) error {
 	}
 	ready := make(chan net.Addr, 1)
 	failed := make(chan error, 1)
+	// The server lives until Close (the session's end); the stage's cancellation does not stop it.
+	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
 	go func() {
-		// The server lives as long as the process; the stage's cancellation does not stop it.
-		err := agentiso.Serve(context.WithoutCancel(ctx), agentiso.ServeOptions{Addr: env.Site.ISO.ServeAddress, Handler: h,
+		defer close(done)
+		err := agentiso.Serve(sctx, agentiso.ServeOptions{Addr: env.Site.ISO.ServeAddress, Handler: h,
 			TLSCert: env.Site.ISO.TLSCert, TLSKey: env.Site.ISO.TLSKey, Ready: func(a net.Addr) { ready <- a }})
 		p.Close()
 		failed <- err
 	}()
 	select {
 	case a := <-ready:
-		s.started = true
+		s.started, s.stop, s.done = true, stop, done
 		if env.Events != nil {
-			env.Events(pipeline.Event{Time: time.Now(), Kind: pipeline.Info, Stage: "boot",
+			env.Events(pipeline.Event{Time: time.Now(), Kind: pipeline.Info, Stage: NameBoot,
 				Message: fmt.Sprintf("serving the agent ISO on %s (%s)", a, out.URL)})
 		}
 		return nil
 	case err := <-failed:
+		stop()
+		_ = s.log.Close()
+		s.log = nil
 		return fmt.Errorf("%w (is another `bootstrap serve` already listening on %s?)", err, env.Site.ISO.ServeAddress)
 	}
 }

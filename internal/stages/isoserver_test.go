@@ -86,4 +86,23 @@ func TestISOServerServesAndWitnesses(t *testing.T) {
 	if err := srv.Evidence(context.Background(), "cp-0", url, time.Now().Add(time.Minute)); err == nil {
 		t.Fatal("a fetch before since counted as evidence")
 	}
+
+	// The session ends (Close): the server stops; a new process's server (a resumed run) knows
+	// from the read log that cp-0 read its ISO after since, and nothing read it later.
+	srv.Close()
+	if resp, err := http.Head(url); err == nil {
+		resp.Body.Close()
+		t.Fatal("the server still answers after Close")
+	}
+	next := &ISOServer{}
+	defer next.Close()
+	if err := next.Ensure(context.Background(), env); err != nil {
+		t.Fatal(err)
+	}
+	if err := next.Evidence(context.Background(), "cp-0", url, since); err != nil {
+		t.Errorf("the resumed run's server does not know the earlier read: %v", err)
+	}
+	if err := next.Evidence(context.Background(), "cp-0", url, time.Now()); err == nil {
+		t.Error("evidence without a read after since")
+	}
 }

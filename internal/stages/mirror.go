@@ -55,7 +55,7 @@ type mirrorInputs struct {
 }
 
 // Name implements pipeline.Stage.
-func (Mirror) Name() string { return "mirror" }
+func (Mirror) Name() string { return NameMirror }
 
 // Summary implements pipeline.Stage.
 func (Mirror) Summary() string {

@@ -12,7 +12,7 @@ import (
 	"github.com/bootstrap-dev/bootstrap/internal/mirror"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/preflight"
-	"github.com/bootstrap-dev/bootstrap/internal/progress"
+	"github.com/bootstrap-dev/bootstrap/internal/units"
 )
 
 // MirrorPreflightChecks are the registry checks the mirror stage contributes to preflight
@@ -85,7 +85,7 @@ func registryResult(c mirror.RegistryCheck) preflight.Result {
 	case c.Err != nil:
 		var re *mirror.RegistryError
 		if errors.As(c.Err, &re) {
-			return preflight.Failf(re.Remedy, "%v", c.Err)
+			return preflight.Failf(re.Remedy(), "%v", c.Err)
 		}
 		return preflight.Failf("Check the registry.", "%v", c.Err)
 	case c.Warning != "":
@@ -112,7 +112,7 @@ func sourcesResult(ctx context.Context, env *pipeline.Env, o mirror.Options) pre
 			fails = append(fails, c.Message)
 			var re *mirror.RegistryError
 			if remedy == "" && errors.As(c.Err, &re) {
-				remedy = re.Remedy
+				remedy = re.Remedy()
 			}
 		case c.Warning != "":
 			warns = append(warns, c.Host+": "+c.Warning)
@@ -167,13 +167,13 @@ func archiveResult(dir string) preflight.Result {
 	}
 	if len(missing) > 0 {
 		return preflight.Warnf("Fine when those parts were loaded by an earlier run; otherwise carry them too.",
-			"%d of %d parts here (%s); not here: %s", len(present), len(idx.Parts), progress.Bytes(size), strings.Join(missing, " "))
+			"%d of %d parts here (%s); not here: %s", len(present), len(idx.Parts), units.Bytes(size), strings.Join(missing, " "))
 	}
-	return preflight.Passf("%d parts, %s", len(present), progress.Bytes(size))
+	return preflight.Passf("%d parts, %s", len(present), units.Bytes(size))
 }
 
 // mirrorSucceeded reports whether the mirror stage has a successful output.
-func mirrorSucceeded(env *pipeline.Env) bool { return stageSucceeded(env, "mirror") }
+func mirrorSucceeded(env *pipeline.Env) bool { return stageSucceeded(env, NameMirror) }
 
 // stageSucceeded reports whether stage has a successful output.
 func stageSucceeded(env *pipeline.Env, stage string) bool { return len(stageOutput(env, stage)) > 0 }

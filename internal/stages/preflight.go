@@ -3,7 +3,6 @@ package stages
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -64,7 +63,7 @@ type preflightInputs struct {
 }
 
 // Name implements pipeline.Stage.
-func (Preflight) Name() string { return "preflight" }
+func (Preflight) Name() string { return NamePreflight }
 
 // Summary implements pipeline.Stage.
 func (Preflight) Summary() string {
@@ -129,12 +128,11 @@ func (p Preflight) Checks(ctx context.Context, env *pipeline.Env) ([]preflight.C
 	o := p.Options
 	o.WorkDir = env.WorkDir
 	// Inside `bootstrap run` preflight sees no later stage's output: the journal tells.
-	o.ClusterInstalled = stageSucceeded(env, "install")
+	o.ClusterInstalled = stageSucceeded(env, NameInstall)
 	// Once the iso stage has published its URLs, the BMCs are checked against those (the length
 	// limit, and media already inserted by an earlier boot is not stale).
-	if raw := stageOutput(env, "iso"); len(raw) > 0 {
-		var iso isoOutput
-		if err := json.Unmarshal(raw, &iso); err == nil {
+	if raw := stageOutput(env, NameISO); len(raw) > 0 {
+		if iso, err := ISOOutputKey.Decode(raw); err == nil {
 			urlFor := iso.urlFor(env.Site)
 			o.ISOURLs = map[string]string{}
 			for _, n := range env.Site.Nodes {
@@ -177,8 +175,8 @@ func (p Preflight) check(ctx context.Context, env *pipeline.Env) (preflight.Repo
 			msg += " → " + c.Remedy
 		}
 		now := time.Now()
-		env.Events(pipeline.Event{Time: now, Kind: kind, Stage: "preflight", Step: c.Name, Message: msg})
-		env.Events(pipeline.Event{Time: now, Kind: pipeline.Progress, Stage: "preflight",
+		env.Events(pipeline.Event{Time: now, Kind: kind, Stage: NamePreflight, Step: c.Name, Message: msg})
+		env.Events(pipeline.Event{Time: now, Kind: pipeline.Progress, Stage: NamePreflight,
 			Current: done.Add(1), Total: total, Unit: "checks"})
 	}
 	return r.Run(ctx, checks), nil

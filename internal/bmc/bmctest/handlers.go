@@ -12,16 +12,14 @@ import (
 
 const (
 	root    = "/redfish/v1"
-	sysPath = root + "/Systems/System.Embedded.1"
-	mgrPath = root + "/Managers/iDRAC.Embedded.1"
 	sessCol = root + "/SessionService/Sessions"
 )
 
 func (b *BMC) mediaCol() string {
 	if b.systemLayout() {
-		return sysPath + "/VirtualMedia"
+		return b.sys + "/VirtualMedia"
 	}
-	return mgrPath + "/VirtualMedia"
+	return b.mgr + "/VirtualMedia"
 }
 
 func (b *BMC) serve(w http.ResponseWriter, r *http.Request) {
@@ -29,7 +27,7 @@ func (b *BMC) serve(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(b.opts.Latency)
 	}
 	path := strings.TrimSuffix(r.URL.Path, "/")
-	op := classify(r.Method, path)
+	op := b.classify(r.Method, path)
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		b.mu.Lock()
 		b.stats.Writes++
@@ -48,7 +46,7 @@ func (b *BMC) serve(w http.ResponseWriter, r *http.Request) {
 		b.serviceRoot(w)
 		return
 	}
-	if r.Method == http.MethodPost && path == sessCol {
+	if r.Method == http.MethodPost && path == sessCol && b.opts.Profile != ProfileGeneric {
 		b.createSession(w, r)
 		return
 	}
@@ -69,22 +67,27 @@ func (b *BMC) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 	case r.Method == http.MethodGet:
 		b.get(w, path)
-	case r.Method == http.MethodPatch && path == sysPath:
+	case r.Method == http.MethodPatch && path == b.sys:
 		b.patchBoot(w, r)
-	case r.Method == http.MethodPost && path == sysPath+"/Actions/ComputerSystem.Reset":
+	case r.Method == http.MethodPost && path == b.sys+"/Actions/ComputerSystem.Reset":
 		b.reset(w, r)
+	case r.Method == http.MethodPost && !b.mediaActions() && strings.Contains(path, "/Actions/VirtualMedia."):
+		// Redfish-Mockup-Server answers any POST with 204 and changes nothing.
+		w.WriteHeader(http.StatusNoContent)
 	case r.Method == http.MethodPost && strings.HasSuffix(path, "/Actions/VirtualMedia.InsertMedia"):
 		b.insert(w, r, strings.TrimSuffix(path, "/Actions/VirtualMedia.InsertMedia"))
 	case r.Method == http.MethodPost && strings.HasSuffix(path, "/Actions/VirtualMedia.EjectMedia"):
 		b.eject(w, strings.TrimSuffix(path, "/Actions/VirtualMedia.EjectMedia"))
-	case r.Method == http.MethodPost && path == mgrPath+"/Actions/Oem/EID_674_Manager.ImportSystemConfiguration":
+	case r.Method == http.MethodPatch && b.slot(path) != nil:
+		b.patchMedia(w, r, b.slot(path))
+	case r.Method == http.MethodPost && b.idrac() && path == b.mgr+"/Actions/Oem/EID_674_Manager.ImportSystemConfiguration":
 		b.importSCP(w, r)
 	default:
 		writeError(w, http.StatusNotFound, "Base.1.12.ResourceMissingAtURI", "The resource at the URI "+path+" was not found.")
 	}
 }
 
-func classify(method, path string) string {
+func (b *BMC) classify(method, path string) string {
 	switch {
 	case method == http.MethodPost && path == sessCol:
 		return "session"
@@ -92,7 +95,9 @@ func classify(method, path string) string {
 		return "insert"
 	case strings.HasSuffix(path, "EjectMedia"):
 		return "eject"
-	case method == http.MethodPatch && path == sysPath:
+	case method == http.MethodPatch && path != b.sys:
+		return "media-patch"
+	case method == http.MethodPatch && path == b.sys:
 		return "boot-override"
 	case strings.HasSuffix(path, "ComputerSystem.Reset"):
 		return "reset"
@@ -159,19 +164,25 @@ func (b *BMC) createSession(w http.ResponseWriter, r *http.Request) {
 }
 
 func (b *BMC) serviceRoot(w http.ResponseWriter) {
-	v := "1.17.0" // iDRAC9 6.x
-	if versionLess(b.opts.Firmware, "4.00.00.00") {
-		v = "1.4.0"
-	} else if versionLess(b.opts.Firmware, "6.00.00.00") {
-		v = "1.11.0"
-	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	_, v := b.vendorInfo()
+	r := map[string]any{
 		"@odata.id": root, "@odata.type": "#ServiceRoot.v1_6_0.ServiceRoot", "Id": "RootService",
-		"RedfishVersion": v, "Vendor": "Dell", "Product": "Integrated Dell Remote Access Controller",
-		"Systems": link(root + "/Systems"), "Managers": link(root + "/Managers"), "Chassis": link(root + "/Chassis"),
-		"SessionService": link(root + "/SessionService"),
-		"Links":          map[string]any{"Sessions": link(sessCol)},
-	})
+		"RedfishVersion": v,
+		"Systems":        link(root + "/Systems"), "Managers": link(root + "/Managers"), "Chassis": link(root + "/Chassis"),
+	}
+	switch b.opts.Profile {
+	case ProfileIDRAC9:
+		r["Vendor"], r["Product"] = "Dell", "Integrated Dell Remote Access Controller"
+	case ProfileGeneric:
+		r["Name"] = "Redfish Service" // no SessionService: basic auth only
+	case ProfilePatchOnly:
+		r["Name"] = "Root Service"
+	}
+	if b.opts.Profile != ProfileGeneric {
+		r["SessionService"] = link(root + "/SessionService")
+		r["Links"] = map[string]any{"Sessions": link(sessCol)}
+	}
+	writeJSON(w, http.StatusOK, r)
 }
 
 func link(p string) map[string]string { return map[string]string{"@odata.id": p} }

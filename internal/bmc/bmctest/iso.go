@@ -15,6 +15,7 @@ type ISOServer struct {
 	srv    *httptest.Server
 	image  []byte
 	ranges atomic.Int64
+	down   atomic.Bool
 
 	mu    sync.Mutex
 	reads map[string][]time.Time // range reads by path
@@ -26,6 +27,10 @@ func NewISOServer() *ISOServer {
 	copy(img[32768:], "\x01CD001\x01") // primary volume descriptor
 	s := &ISOServer{image: img, reads: map[string][]time.Time{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.down.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
 		if r.Header.Get("Range") != "" {
 			s.ranges.Add(1)
 			s.mu.Lock()
@@ -55,6 +60,10 @@ func (s *ISOServer) ReadsSince(path string, t time.Time) int {
 	}
 	return n
 }
+
+// SetDown makes the server answer 503 to everything (as if the process serving it had died) or
+// serve again.
+func (s *ISOServer) SetDown(down bool) { s.down.Store(down) }
 
 // Close stops the server.
 func (s *ISOServer) Close() { s.srv.Close() }

@@ -53,7 +53,7 @@ func (b *BMC) completeBoot() {
 		return
 	}
 	b.advance()
-	standard := b.boot.Enabled == "Once" && b.boot.Target == "Cd"
+	standard := (b.boot.Enabled == "Once" || b.boot.Enabled == "Continuous") && b.boot.Target == "Cd"
 	if standard && b.oldBoot() && b.boot.viaStandard {
 		standard = false // iDRAC9 < 4.40: the standard Cd override is ignored for the virtual CD
 	}
@@ -191,7 +191,7 @@ func (b *BMC) importSCP(w http.ResponseWriter, r *http.Request) {
 	}
 	b.nextID++
 	id := fmt.Sprintf("JID_%012d", b.nextID)
-	p := mgrPath + "/Jobs/" + id
+	p := b.mgr + "/Jobs/" + id
 	b.jobs[p] = &job{doneAt: time.Now().Add(b.opts.JobDelay), attrs: attrs, state: "Running"}
 	w.Header().Set("Location", p)
 	w.WriteHeader(http.StatusAccepted)

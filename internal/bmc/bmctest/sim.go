@@ -13,10 +13,12 @@ import (
 	"time"
 )
 
-// Options shape one simulated iDRAC9.
+// Options shape one simulated BMC (an iDRAC9 unless Profile says otherwise).
 type Options struct {
-	Firmware     string        // iDRAC firmware; default 6.10.30.00 (media under the System)
-	Model        string        // default PowerEdge R750
+	// Profile is the Redfish implementation reproduced; default ProfileIDRAC9.
+	Profile      Profile
+	Firmware     string        // BMC firmware; iDRAC default 6.10.30.00 (media under the System)
+	Model        string        // default PowerEdge R750 (iDRAC), the profile's model otherwise
 	Username     string        // default root
 	Password     string        // default calvin
 	MACs         []string      // system NIC MACs, as the iDRAC reports them
@@ -32,6 +34,12 @@ type Options struct {
 	// StuckJobs is how many Lifecycle Controller jobs sit in the queue, Scheduled forever (the
 	// state that makes iDRAC answer SYS446 and ImportSystemConfiguration never finish).
 	StuckJobs int
+	// BootEnabledAllowed, when non-nil, replaces the profile's
+	// BootSourceOverrideEnabled@Redfish.AllowableValues (an empty, non-nil list omits it).
+	BootEnabledAllowed []string
+	// NoMediaPatch makes the patch-only profile's slots refuse PATCH too (Allow: GET): media
+	// in them cannot be removed over Redfish at all.
+	NoMediaPatch bool
 	// StaleMedia, when set, is an image left inserted in the removable-disk slot and the CD slot.
 	StaleMedia string
 	// Listen is the address to listen on ("127.0.0.101:8443"); empty: 127.0.0.1 on a free port.
@@ -64,12 +72,17 @@ type Stats struct {
 	MaxSessions    int // most sessions open at once
 	Inserted       string
 	Power          string
+	// Slots maps every slot holding media to its image (the CD slot included).
+	Slots map[string]string
+	// Override is the boot override as the BMC reports it: Target/Enabled.
+	Override string
 }
 
 // BMC is one simulated iDRAC9 on a loopback TLS listener.
 type BMC struct {
-	opts Options
-	srv  *httptest.Server
+	opts     Options
+	srv      *httptest.Server
+	sys, mgr string // the System's and the Manager's paths
 
 	mu       sync.Mutex
 	faults   []*Fault
@@ -106,11 +119,14 @@ type job struct {
 
 // New starts a simulated iDRAC9 on 127.0.0.1 with TLS (the httptest certificate; see CAPEM).
 func New(o Options) *BMC {
+	if o.Profile == "" {
+		o.Profile = ProfileIDRAC9
+	}
 	if o.Firmware == "" {
-		o.Firmware = "6.10.30.00"
+		o.Firmware = map[Profile]string{ProfileIDRAC9: "6.10.30.00", ProfileGeneric: "1.0.0", ProfilePatchOnly: "1.00"}[o.Profile]
 	}
 	if o.Model == "" {
-		o.Model = "PowerEdge R750"
+		o.Model = map[Profile]string{ProfileIDRAC9: "PowerEdge R750", ProfileGeneric: "Standard PC (Q35 + ICH9, 2009)", ProfilePatchOnly: "3500RX"}[o.Profile]
 	}
 	if o.Username == "" {
 		o.Username = "root"
@@ -142,12 +158,26 @@ func New(o Options) *BMC {
 		jobs:     map[string]*job{},
 		nics:     o.MACs,
 	}
-	if b.systemLayout() {
+	b.sys, b.mgr = o.Profile.paths()
+	switch {
+	case o.Profile == ProfileGeneric:
+		// sushy-tools starts with a persistent boot from the disk.
+		b.boot = bootState{Target: "Hdd", Enabled: "Continuous", Mode: "UEFI"}
+		b.media = []*slot{
+			{ID: "Cd", Name: "Virtual CD", Types: []string{"CD", "DVD"}},
+			{ID: "Floppy", Name: "Virtual Removable Media", Types: []string{"Floppy", "USBStick"}},
+		}
+	case o.Profile == ProfilePatchOnly:
+		b.media = []*slot{
+			{ID: "CD1", Name: "Virtual CD", Types: []string{"CD", "DVD"}},
+			{ID: "USB1", Name: "Virtual USB", Types: []string{"USBStick"}},
+		}
+	case b.systemLayout():
 		b.media = []*slot{
 			{ID: "1", Name: "VirtualMedia 1", Types: []string{"CD", "DVD"}},
 			{ID: "2", Name: "VirtualMedia 2", Types: []string{"USBStick"}},
 		}
-	} else {
+	default:
 		// Before 6.00 the removable disk is listed first: the order that made bmclib v2.3.4
 		// pick the wrong slot.
 		b.media = []*slot{
@@ -162,7 +192,7 @@ func New(o Options) *BMC {
 	}
 	for i := 0; i < o.StuckJobs; i++ {
 		b.nextID++
-		b.jobs[mgrPath+"/Jobs/JID_"+itoa(900000000+b.nextID)] = &job{state: "Scheduled", doneAt: time.Now().Add(1000 * time.Hour)}
+		b.jobs[b.mgr+"/Jobs/JID_"+itoa(900000000+b.nextID)] = &job{state: "Scheduled", doneAt: time.Now().Add(1000 * time.Hour)}
 	}
 	b.stats.Power = b.power
 	b.srv = httptest.NewUnstartedServer(http.HandlerFunc(b.serve))
@@ -230,11 +260,16 @@ func (b *BMC) Stats() Stats {
 	s := b.stats
 	s.ActiveSessions = len(b.sessions)
 	s.Power = b.power
+	s.Slots = map[string]string{}
 	for _, m := range b.media {
 		if m.Inserted && hasType(m.Types, "CD") {
 			s.Inserted = m.Image
 		}
+		if m.Inserted {
+			s.Slots[m.ID] = m.Image
+		}
 	}
+	s.Override = b.boot.Target + "/" + b.boot.Enabled
 	return s
 }
 
@@ -247,11 +282,17 @@ func (b *BMC) Close() {
 }
 
 func (b *BMC) systemLayout() bool {
+	switch b.opts.Profile {
+	case ProfileGeneric:
+		return false
+	case ProfilePatchOnly:
+		return true
+	}
 	return versionLess("6.00.00.00", b.opts.Firmware) || b.opts.Firmware == "6.00.00.00"
 }
 
-// oldBoot: firmware before 4.40 accepts the standard Cd override but boots the disk.
-func (b *BMC) oldBoot() bool { return versionLess(b.opts.Firmware, "4.40.00.00") }
+// oldBoot: iDRAC9 firmware before 4.40 accepts the standard Cd override but boots the disk.
+func (b *BMC) oldBoot() bool { return b.idrac() && versionLess(b.opts.Firmware, "4.40.00.00") }
 
 func hasType(ts []string, t string) bool {
 	for _, x := range ts {

@@ -61,8 +61,8 @@ func TestStandardOverrideQuirk(t *testing.T) {
 		if r := call(t, c, "POST", slot+"/Actions/VirtualMedia.InsertMedia", map[string]any{"Image": img}); r.StatusCode != 500 {
 			t.Errorf("%s: second insert answered %d, want 500 VRM0021", fw, r.StatusCode)
 		}
-		call(t, c, "PATCH", b.URL()+sysPath, map[string]any{"Boot": map[string]string{"BootSourceOverrideTarget": "Cd", "BootSourceOverrideEnabled": "Once", "BootSourceOverrideMode": "UEFI"}})
-		if r := call(t, c, "POST", b.URL()+sysPath+"/Actions/ComputerSystem.Reset", map[string]string{"ResetType": "On"}); r.StatusCode != 204 {
+		call(t, c, "PATCH", b.URL()+b.sys, map[string]any{"Boot": map[string]string{"BootSourceOverrideTarget": "Cd", "BootSourceOverrideEnabled": "Once", "BootSourceOverrideMode": "UEFI"}})
+		if r := call(t, c, "POST", b.URL()+b.sys+"/Actions/ComputerSystem.Reset", map[string]string{"ResetType": "On"}); r.StatusCode != 204 {
 			t.Fatalf("%s reset: %d", fw, r.StatusCode)
 		}
 		deadline := time.Now().Add(3 * time.Second)

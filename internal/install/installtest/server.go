@@ -74,6 +74,15 @@ func (s *Server) SetHost(name, role, status, info string) {
 	h["status"], h["status_info"] = status, info
 }
 
+// SetHostStage sets a host's progress.current_stage ("Writing image to disk", "Rebooting", …).
+func (s *Server) SetHostStage(name, stage string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h := s.hosts[name]; h != nil {
+		h["progress"] = map[string]any{"current_stage": stage}
+	}
+}
+
 // SetValidation sets one host validation (category: hardware, network, operators, ...).
 func (s *Server) SetValidation(host, category, id, status, message string) {
 	s.mu.Lock()

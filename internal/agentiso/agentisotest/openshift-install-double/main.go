@@ -35,7 +35,7 @@ import (
 	"sort"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/bootstrap-dev/bootstrap/internal/agentiso/agentisotest"
 )

@@ -1,0 +1,36 @@
+// Package filehash hashes files, streamed (ISOs and archive parts are gigabytes). It is a leaf (the
+// standard library only): every package that records or checks a file's SHA-256 uses it.
+package filehash
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+)
+
+// SHA256 returns the lower-case hex SHA-256 of the file at path and its size in bytes.
+func SHA256(path string) (sum string, size int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	sum, size, err = Reader(f)
+	if err != nil {
+		return "", 0, fmt.Errorf("hash %s: %w", path, err)
+	}
+	return sum, size, nil
+}
+
+// Reader returns the lower-case hex SHA-256 of what r yields and its size in bytes (a file
+// already open, so that it is checked and then used without being opened again).
+func Reader(r io.Reader) (sum string, size int64, err error) {
+	h := sha256.New()
+	n, err := io.Copy(h, r)
+	if err != nil {
+		return "", 0, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
