@@ -4,21 +4,26 @@ GO ?= go
 BIN := bin/bootstrap
 PKGS := ./...
 export GOFLAGS := -buildvcs=false
+# -s -w: no symbol table or DWARF (a third smaller); the version, commit and commit time are stamped
+# from Git by scripts/version.sh (`bootstrap version`, `--version`, the journal and the report).
+LDFLAGS := -s -w $(shell scripts/version.sh)
+# Each long step prints a line when it starts, one every 30 s with the elapsed time, one when it ends.
+PHASE := scripts/phase.sh
 
 .PHONY: help build test testbin opm e2e demo lab bench lint deps clean installercheck
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
 
-build: ## build bin/bootstrap
-	$(GO) build -o $(BIN) ./cmd/bootstrap
+build: ## build bin/bootstrap (version stamped from Git)
+	@$(PHASE) "go build $(BIN)" $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/bootstrap
 
 deps: ## install the system packages the tests and the lab use (Debian; idempotent)
 	scripts/install-deps.sh
 
-test: deps testbin opm ## unit and integration tests against real local peers (under 10 minutes)
-	$(GO) vet $(PKGS)
-	OPM=$$(scripts/opm.sh) $(GO) test -count=1 -timeout 15m $(PKGS)
+test: deps testbin opm ## unit and integration tests against real local peers (under 10 minutes warm)
+	@$(PHASE) "go vet" $(GO) vet $(PKGS)
+	@OPM=$$(scripts/opm.sh) $(PHASE) "go test $(PKGS)" $(GO) test -count=1 -timeout 15m $(PKGS)
 	scripts/installercheck.sh
 
 opm: ## build the real opm the catalog test serves our filtered catalogs with (cached under /var/cache/bootstrap/opm; ~3 min once)
@@ -29,14 +34,19 @@ testbin: ## build kube-apiserver and etcd, fetch the CRDs (cached under /var/cac
 installercheck: ## the generated configs against the OpenShift installer's own types and validation (separate module; test binary cached in /var/cache/bootstrap/installercheck, cold build ~15 min on 2 cores, 0.2 s warm)
 	scripts/installercheck.sh
 
-e2e: deps build ## whole-pipeline tests driving the built binary in the local lab
-	$(GO) test -count=1 -tags e2e -timeout 60m ./e2e/...
+e2e: deps build testbin ## whole-pipeline tests driving the built binary in the local lab
+	@$(PHASE) "go test -tags e2e ./e2e/..." $(GO) test -count=1 -tags e2e -timeout 60m ./e2e/...
 
-demo: deps build ## the whole pipeline against the embedded lab on loopback
-	$(GO) run ./e2e/lab -- demo --bin $(abspath $(BIN))
+demo: deps build testbin bin/lab ## the whole pipeline against the embedded lab on loopback
+	bin/lab demo --bin $(abspath $(BIN))
 
-lab: deps ## start the local lab on loopback and print its site profile; Ctrl-C stops it
-	$(GO) run ./e2e/lab up
+lab: deps testbin bin/lab ## start the local lab on loopback and print its site profile; Ctrl-C stops it
+	bin/lab up
+
+# Always rebuilt (go build is incremental); a file target so demo and lab can name it.
+.PHONY: bin/lab
+bin/lab:
+	@$(PHASE) "go build bin/lab (the local lab)" $(GO) build -o bin/lab ./e2e/lab
 
 bench: deps build ## Go benchmarks, then bootstrap mirror vs skopeo/regctl/cp (bench/mirror.sh) and the ISO views (bench/iso.sh)
 	$(GO) test -run '^$$' -bench . -benchtime 1x -benchmem $(PKGS)

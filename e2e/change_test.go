@@ -106,9 +106,9 @@ func TestOneMoreWorker(t *testing.T) {
 // by attempt 2), the new worker's to attempt 2 in the second run.
 func bmcInReport(t *testing.T, l *testLab, first map[string]int) {
 	t.Helper()
-	out := l.mustRun(t, 0, "report", "--format", "json").out
+	out := l.mustRun(t, 0, "report", "-o", "json").out
 	var rep report.Report
-	if err := json.NewDecoder(strings.NewReader(out[strings.IndexByte(out, '{'):])).Decode(&rep); err != nil {
+	if err := json.Unmarshal(resultData(t, out), &rep); err != nil {
 		t.Fatalf("report json: %v", err)
 	}
 	runs := rep.History.Runs

@@ -136,7 +136,7 @@ func killedInReport(t *testing.T, l *testLab, stage string, finished bool) {
 	var rep struct {
 		History pipeline.History `json:"history"`
 	}
-	if err := json.NewDecoder(strings.NewReader(out[strings.IndexByte(out, '{'):])).Decode(&rep); err != nil {
+	if err := json.Unmarshal(resultData(t, out), &rep); err != nil {
 		t.Fatalf("report json: %v", err)
 	}
 	h := rep.History

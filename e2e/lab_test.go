@@ -354,3 +354,18 @@ func node(m map[string]any, name string) map[string]any {
 	}
 	return nil
 }
+
+// resultData is the data of the result line that ends every command's -o json output (stdout:
+// JSON lines, the result last).
+func resultData(t *testing.T, out string) json.RawMessage {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var res struct {
+		Kind string          `json:"kind"`
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil || res.Kind != "result" {
+		t.Fatalf("the last line of stdout is not a result (%v):\n%s", err, out)
+	}
+	return res.Data
+}

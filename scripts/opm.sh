@@ -16,11 +16,13 @@ BIN="$ROOT/$OPM_VERSION/opm"
 export GOFLAGS=-buildvcs=false GOTOOLCHAIN=local
 
 log() { echo "opm: $*" >&2; }
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 if [ -x "$BIN" ]; then echo "$BIN"; exit 0; fi
 mkdir -p "$ROOT"
 exec 9>"$ROOT/.lock"
-if ! flock -n 9; then log "another build holds $ROOT/.lock; waiting"; flock 9; fi
+if ! flock -n 9; then phase "another build holds $ROOT/.lock; waiting for it" flock 9; fi
 if [ -x "$BIN" ]; then echo "$BIN"; exit 0; fi
 
 WORK=$(mktemp -d "$ROOT/.build.XXXXXX")
@@ -33,12 +35,11 @@ log "building github.com/operator-framework/operator-registry/cmd/opm@$OPM_VERSI
 # A wrapper module, not `go install pkg@version`: the proxy here refuses version lists, which
 # `go install` asks for (module deprecation).
 mkdir -p "$WORK/w"
-(
-  cd "$WORK/w"
-  go mod init opmbuild >/dev/null 2>&1
-  go get "github.com/operator-framework/operator-registry@$OPM_VERSION"
-  go build -mod=mod -o "$WORK/bin/opm" github.com/operator-framework/operator-registry/cmd/opm
-) >&2
+cd "$WORK/w"
+go mod init opmbuild >/dev/null 2>&1
+phase "downloading operator-registry@$OPM_VERSION and its modules" go get "github.com/operator-framework/operator-registry@$OPM_VERSION" >&2
+phase "compiling opm" go build -mod=mod -o "$WORK/bin/opm" github.com/operator-framework/operator-registry/cmd/opm >&2
+cd - >/dev/null
 mkdir -p "$(dirname "$BIN")"
 cp "$WORK/bin/opm" "$BIN.tmp" && mv "$BIN.tmp" "$BIN"
 log "done in $(( $(date +%s) - start ))s: $BIN"

@@ -23,6 +23,8 @@ STAGING_VERSION="v0.${K8S_VERSION#v1.}"
 export GOFLAGS=-buildvcs=false GOTOOLCHAIN=local CGO_ENABLED=0
 
 log() { echo "testbin: $*" >&2; }
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 complete() {
   [ -x "$DIR/kube-apiserver" ] && [ -x "$DIR/etcd" ] && [ -f "$DIR/crds/.complete" ]
@@ -33,8 +35,9 @@ if complete; then echo "$DIR"; exit 0; fi
 mkdir -p "$ROOT"
 # One build at a time on a shared machine; a second caller waits and then finds the cache filled.
 exec 9>"$ROOT/.lock"
-if ! flock -n 9; then log "another build holds $ROOT/.lock; waiting"; flock 9; fi
+if ! flock -n 9; then phase "another build holds $ROOT/.lock; waiting for it" flock 9; fi
 if complete; then echo "$DIR"; exit 0; fi
+log "building kube-apiserver $K8S_VERSION and etcd $ETCD_VERSION once (about 13-25 minutes on 2 cores) into $DIR"
 mkdir -p "$DIR"
 
 WORK=$(mktemp -d "$ROOT/.build.XXXXXX")
@@ -146,9 +149,9 @@ EOF
 }
 
 start=$(date +%s)
-fetch_crds
-build_etcd
-build_apiserver
+phase "fetching the CRDs (openshift/api, operator-framework/api, argo-cd)" fetch_crds
+phase "building etcd $ETCD_VERSION" build_etcd
+phase "building kube-apiserver $K8S_VERSION" build_apiserver
 printf 'k8s.io/kubernetes %s\ngo.etcd.io/etcd/server/v3 %s\n' "$K8S_VERSION" "$ETCD_VERSION" >"$DIR/versions.txt"
 log "done in $(( $(date +%s) - start ))s; $(du -sh "$DIR" | cut -f1) in $DIR (build caches removed)"
 echo "$DIR"

@@ -110,3 +110,76 @@ func TestCanaryNeverLeaks(t *testing.T) {
 		}
 	}
 }
+
+// `bootstrap version` and `bootstrap --version` print the same line, with the version stamped at
+// build time (here as the Makefile does, through the variables -ldflags -X sets).
+func TestVersionAgrees(t *testing.T) {
+	defer func(v, c, ct string) { version, commit, commitTime = v, c, ct }(version, commit, commitTime)
+	version, commit, commitTime = "v0.0.0-20261204084716-ee1f81150313", "ee1f8115031337b9752eb6a516f46f3a21f9b553", "2026-12-04T08:47:16Z"
+	_, a, _ := run(t, "version")
+	_, b, _ := run(t, "--version")
+	want := "bootstrap v0.0.0-20261204084716-ee1f81150313 (commit ee1f81150313 2026-12-04T08:47:16Z, go"
+	if a != b || !strings.HasPrefix(a, want) {
+		t.Fatalf("version %q and --version %q differ or lack %q", a, b, want)
+	}
+	_, j, _ := run(t, "version", "-o", "json")
+	if !strings.Contains(j, `"version":"v0.0.0-20261204084716-ee1f81150313"`) || !strings.Contains(j, `"commit":"ee1f8115031337b9752eb6a516f46f3a21f9b553"`) {
+		t.Fatalf("version -o json: %s", j)
+	}
+}
+
+// Unknown stages and nodes, and --node on a whole-site stage, exit 1 naming the valid ones, and
+// change nothing: no work dir, no journal, no stale stage.
+func TestRefuseUnknownStagesAndNodes(t *testing.T) {
+	dir := t.TempDir()
+	site := writeLabSite(t, dir, "canary-refuse")
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"replay", "boot", "--node", "gpu-9"}, []string{`unknown node gpu-9: the site's nodes are `, "cp-0, cp-1, cp-2, gpu-0"}},
+		{[]string{"replay", "mirror", "--node", "cp-0"}, []string{"--node applies to boot only"}},
+		{[]string{"replay", "bogus"}, []string{`unknown stage "bogus"`, "preflight, mirror, iso, boot"}},
+		{[]string{"run", "--from", "bogus"}, []string{`unknown stage "bogus"`, "preflight, mirror"}},
+		{[]string{"run", "--until", "nope"}, []string{`unknown stage "nope"`, "handoff"}},
+		{[]string{"run", "--from", "install", "--until", "boot"}, []string{"--from install comes after --until boot"}},
+	}
+	for _, tc := range tests {
+		code, out, errs := run(t, append(tc.args, "-f", site)...)
+		if code != exitFailure {
+			t.Errorf("%v: exit %d, want %d\n%s%s", tc.args, code, exitFailure, out, errs)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(errs, w) {
+				t.Errorf("%v: stderr lacks %q:\n%s", tc.args, w, errs)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, ".bootstrap")); !os.IsNotExist(err) {
+			t.Fatalf("%v created the work dir (%v)", tc.args, err)
+		}
+	}
+}
+
+// Shell completion offers flag values: -o, stages, the profile's nodes, init's profiles,
+// report's formats.
+func TestCompletionCoversFlagValues(t *testing.T) {
+	dir := t.TempDir()
+	site := writeLabSite(t, dir, "canary-complete")
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"status", "-o", ""}, []string{"text", "json"}},
+		{[]string{"run", "--from", ""}, []string{"preflight", "handoff"}},
+		{[]string{"replay", "boot", "-f", site, "--node", ""}, []string{"cp-0\tmaster", "gpu-0\tworker"}},
+		{[]string{"init", "--profile", ""}, []string{"lab", "dell-xe7740-h200"}},
+		{[]string{"report", "--format", ""}, []string{"md", "json", "html"}},
+	} {
+		_, out, errs := run(t, append([]string{"__complete"}, tc.args...)...)
+		for _, w := range tc.want {
+			if !strings.Contains(out, w+"\n") {
+				t.Errorf("completing %v: %q missing from\n%s%s", tc.args, w, out, errs)
+			}
+		}
+	}
+}

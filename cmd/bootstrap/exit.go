@@ -13,9 +13,10 @@ const (
 	exitPreflight = 2
 	exitInvalid   = 3
 	exitLocked    = 4
+	exitPartial   = 5 // gather: the tarball was written, some sources failed (its index lists them)
 	// exitIntegrity: the journal was edited, truncated (rolled back) or extended outside
 	// bootstrap; run refuses it, status and report say so.
-	exitIntegrity = 5
+	exitIntegrity = 6
 )
 
 // integrityError is a journal integrity failure already shown (status, report).

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -27,7 +26,10 @@ func newGatherCmd(g *globals) *cobra.Command {
 		Long: `gather connects to every node as core with the private key beside cluster.sshKeyFile. Host keys
 are recorded on first contact in the work dir's known_hosts and verified afterwards; a changed key
 is refused. A source that fails is listed in the tarball's index.txt and index.json, and does not
-stop the others. The install stage runs gather by itself when the install fails.`,
+stop the others. The install stage runs gather by itself when the install fails.
+
+Exit codes: 0 every source collected, 5 the tarball was written but some sources failed (see its
+index.txt), 1 no tarball.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			pf := cmd.Root().PersistentFlags()
@@ -37,7 +39,7 @@ stop the others. The install stage runs gather by itself when the install fails.
 				}
 				return ""
 			}
-			file, dir, output := get("file"), get("dir"), get("output")
+			file, dir := get("file"), get("dir")
 			if file == "" {
 				return fmt.Errorf("no site profile: pass -f site.yaml")
 			}
@@ -55,8 +57,10 @@ stop the others. The install stage runs gather by itself when the install fails.
 			if out == "" {
 				out = filepath.Join(dir, "gather-"+time.Now().UTC().Format("20060102T150405Z")+".tar.gz")
 			}
+			j := jsonOut(cmd)
 			progress := func(e gather.Entry) {
-				if output == "json" {
+				if j != nil {
+					j.line("source", e)
 					return
 				}
 				status := "ok"
@@ -69,12 +73,14 @@ stop the others. The install stage runs gather by itself when the install fails.
 			if err != nil {
 				return err
 			}
-			if output == "json" {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(map[string]any{"tarball": out, "index": idx})
+			if j != nil {
+				setResult(cmd, map[string]any{"tarball": out, "index": idx})
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: %d sources, %d failed (see index.txt inside)\n", out, len(idx.Entries), idx.Failed)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d sources, %d failed (see index.txt inside)\n", out, len(idx.Entries), idx.Failed)
+			if idx.Failed > 0 {
+				return silentError{code: exitPartial}
+			}
 			return nil
 		},
 	}

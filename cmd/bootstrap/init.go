@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -28,7 +29,11 @@ func newInitCmd() *cobra.Command {
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
+			if jsonOut(cmd) != nil {
+				out = io.Discard // -o json: the result line says it all
+			}
 			if list {
+				setResult(cmd, map[string]any{"profiles": profiles.Names()})
 				for _, n := range profiles.Names() {
 					fmt.Fprintln(out, n)
 				}
@@ -46,7 +51,7 @@ func newInitCmd() *cobra.Command {
 				return fmt.Errorf("init: %w", err)
 			}
 			fmt.Fprintf(out, "wrote %s from profile %s\n", file, profile)
-			return listNamedFiles(cmd, file)
+			return listNamedFiles(cmd, out, file, profile)
 		},
 	}
 	cmd.Flags().StringVarP(&profile, "profile", "p", "", "the example to start from (see --list)")
@@ -93,13 +98,19 @@ func writeProfile(file string, data []byte, force bool) error {
 }
 
 // listNamedFiles prints the local files the new profile names and whether each exists yet.
-func listNamedFiles(cmd *cobra.Command, file string) error {
+func listNamedFiles(cmd *cobra.Command, out io.Writer, file, profile string) error {
 	s, err := site.Load(file)
 	if err != nil {
 		return err // an embedded profile that does not load is a bug the profiles test catches
 	}
-	out := cmd.OutOrStdout()
 	dir := filepath.Dir(s.File)
+	type named struct {
+		State string `json:"state"`
+		Kind  string `json:"kind"`
+		Path  string `json:"path"`
+		Field string `json:"field"`
+	}
+	var files []named
 	paths := s.LocalPaths()
 	if key := s.SSHPrivateKeyFile(); key != "" {
 		paths = append(paths, site.LocalPath{Field: "cluster.sshKeyFile (private key)", Path: key, Kind: "secret"})
@@ -117,7 +128,9 @@ func listNamedFiles(cmd *cobra.Command, file string) error {
 			state = "present"
 		}
 		fmt.Fprintf(out, "  %-8s %-7s %-40s %s\n", state, p.Kind, rel, p.Field)
+		files = append(files, named{state, p.Kind, rel, p.Field})
 	}
+	setResult(cmd, map[string]any{"file": file, "profile": profile, "files": files})
 	fmt.Fprintf(out, "next: edit %s, create the missing files, then run: bootstrap validate -f %s\n", file, file)
 	return nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os/signal"
@@ -60,10 +59,9 @@ command is not journaled; ` + "`bootstrap run --until iso`" + ` runs the same st
 
 // lineSink prints events as plain lines on stderr (JSON objects with --output json).
 func lineSink(g *globals) pipeline.Sink {
-	enc := json.NewEncoder(g.stderr)
 	return func(e pipeline.Event) {
-		if g.json() {
-			enc.Encode(e)
+		if j := jsonOut(g.cmd); j != nil {
+			j.encode(e)
 			return
 		}
 		node := ""
@@ -83,9 +81,8 @@ func lineSink(g *globals) pipeline.Sink {
 
 func printISOOutput(g *globals, o *stages.ISOOutput) error {
 	if g.json() {
-		enc := json.NewEncoder(g.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(o)
+		setResult(g.cmd, o)
+		return nil
 	}
 	paths := make([]string, 0, len(o.Files))
 	for p := range o.Files {

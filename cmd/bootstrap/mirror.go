@@ -161,7 +161,7 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 		ctx = context.Background()
 	}
 	if f.verify {
-		return verifyMirror(ctx, out, f.output, outDir, o)
+		return verifyMirror(ctx, cmd, out, f.output, outDir, o)
 	}
 	var res *mirror.Resolved
 	var archive mirror.Content
@@ -205,9 +205,17 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 		if err != nil {
 			return err
 		}
+		if f.output == "json" {
+			setResult(cmd, plan)
+			return nil
+		}
 		return printMirrorPlan(out, f.output, plan)
 	}
-	o.Progress = mirrorProgress(errOut, f.output == "json", mirrorIsTTY(errOut))
+	progressOut := errOut
+	if f.output == "json" { // -o json: every line on stdout, the result last
+		progressOut = out
+	}
+	o.Progress = mirrorProgress(progressOut, f.output == "json", mirrorIsTTY(errOut))
 	if toDir != "" {
 		o.DiskCheck = func(dir string, need int64) error {
 			if archiveBytes > 0 {
@@ -305,7 +313,7 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 		}
 	}
 	if f.output == "json" {
-		_ = json.NewEncoder(out).Encode(map[string]any{"result": cr, "outputs": outs, "outputDir": outDir, "archiveParts": parts})
+		setResult(cmd, map[string]any{"mirror": cr, "outputs": outs, "outputDir": outDir, "archiveParts": parts})
 		return cerr
 	}
 	skipped := 0
@@ -353,7 +361,7 @@ func mirrorDiskCheck(w io.Writer, dir string, need int64) error {
 }
 
 // verifyMirror is --verify: the completeness proof against the content.json of an earlier run.
-func verifyMirror(ctx context.Context, out io.Writer, format, outDir string, o mirror.Options) error {
+func verifyMirror(ctx context.Context, cmd *cobra.Command, out io.Writer, format, outDir string, o mirror.Options) error {
 	c, err := mirror.ReadContent(filepath.Join(outDir, "content.json"))
 	if err != nil {
 		return fmt.Errorf("--verify needs the content.json of an earlier run: %w", err)
@@ -363,7 +371,7 @@ func verifyMirror(ctx context.Context, out io.Writer, format, outDir string, o m
 		return err
 	}
 	if format == "json" {
-		_ = json.NewEncoder(out).Encode(vr)
+		setResult(cmd, vr)
 	} else {
 		fmt.Fprintf(out, "verified %d images, %d manifests, %d blobs; %d missing\n", vr.Images, vr.Manifests, vr.Blobs, len(vr.Missing))
 		for _, m := range vr.Missing {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -30,10 +29,11 @@ func newPlanCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if g.json() {
-				enc := json.NewEncoder(g.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(plans)
+			if j := jsonOut(cmd); j != nil {
+				for _, p := range plans {
+					j.line("plan", p)
+				}
+				return nil
 			}
 			for _, p := range plans {
 				fmt.Fprintf(g.stdout, "%-10s %s", p.Stage, p.Action)

@@ -70,7 +70,17 @@ probed. Exit code 2 when any check fails; warnings do not fail.`,
 			rep := preflight.Runner{Timeout: timeout}.Run(cmd.Context(), checks)
 			out := cmd.OutOrStdout()
 			if asJSON || (d.JSON != nil && d.JSON(cmd)) {
-				err = preflight.WriteJSON(out, rep)
+				// One "check" line per check, then the result with the summary.
+				j := jsonOut(cmd)
+				if j == nil { // --json without -o json: nobody else writes the result line
+					j = &jsonLines{w: out, command: "preflight", data: rep.Summary}
+					defer func() { j.result(rep.Err(), exitCode(rep.Err())) }()
+				} else {
+					setResult(cmd, rep.Summary)
+				}
+				for _, c := range rep.Checks {
+					j.line("check", c)
+				}
 			} else {
 				err = preflight.WriteTable(out, rep)
 			}

@@ -68,12 +68,13 @@ func TestPreflightCmd(t *testing.T) {
 	if !errors.As(err, &fe) || fe.Checks[0] != "ntp "+n.Addr() {
 		t.Fatalf("skewed clock: err %v, want a FailedError naming the NTP check", err)
 	}
-	var rep preflight.Report
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatalf("--json output is not JSON: %v\n%s", err, out)
+	kinds, res, data := jsonLinesOf(t, out)
+	var sum preflight.Summary
+	if err := json.Unmarshal(data, &sum); err != nil || res.ExitCode != exitPreflight || res.OK {
+		t.Fatalf("--json result %+v: %v\n%s", res, err, out)
 	}
-	if rep.Summary.Fail != 1 {
-		t.Errorf("summary %+v", rep.Summary)
+	if sum.Fail != 1 || len(kinds) != sum.Pass+sum.Warn+sum.Fail+1 || kinds[0] != "check" {
+		t.Errorf("summary %+v, lines %v", sum, kinds)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -15,22 +16,32 @@ import (
 func newReportCmd(g *globals) *cobra.Command {
 	var format, out string
 	cmd := &cobra.Command{
-		Use:   "report [--format md|json|html] [--out FILE]",
+		Use:   "report [-o md|json|html] [--out FILE]",
 		Short: "Write the evidence report: stages, steps, digests, files generated, journal integrity",
 		Long: `Write the evidence a regulated customer asks for, from the journal and the work dir: every
 run and every attempt of every stage (failed, killed and resumed ones too) with its times and
 result, each step's recorded data, preflight results, the images mirrored with their digests, the
 BMC actions per node attributed to the attempt that did them, the manifests applied and the files
 generated with their SHA-256, tool and peer versions, and whether the journal's hash chain
-verifies. Exit 1 when it does not. The HTML is one self-contained file (no scripts, no fetches).`,
+verifies. Exit 1 when it does not. The HTML is one self-contained file (no scripts, no fetches).
+
+-o picks the format (md by default; --format is the same flag's older name). With -o json the
+report is the data of the one result line, as every command's -o json output ends; with --out
+the file holds the report and the result line says where it is.`,
+		Example: `  bootstrap report -f site.yaml                              # Markdown on stdout
+  bootstrap report -f site.yaml -o html --out evidence.html
+  bootstrap report -f site.yaml -o json | jq .data.chain`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			dir, err := g.workDir()
 			if err != nil {
 				return err
 			}
-			if g.json() && !cmd.Flags().Changed("format") {
-				format = "json"
+			if !cmd.Flags().Changed("format") && cmd.Flags().Changed("output") {
+				format = g.output // -o md|json|html
+			}
+			if format == "json" && out == "" {
+				g.output = "json" // --format json on stdout keeps the -o json contract: one result line
 			}
 			name := ""
 			if g.file != "" {
@@ -42,7 +53,18 @@ verifies. Exit 1 when it does not. The HTML is one self-contained file (no scrip
 			if err != nil {
 				return err
 			}
+			switch format {
+			case "md", "markdown", "json", "html":
+			default:
+				return usageError{fmt.Errorf("-o %q: use md, json or html", format)}
+			}
 			w := g.stdout
+			if out == "" && format == "json" {
+				setResult(cmd, rep) // the report is the result line's data
+				w = io.Discard
+			} else if out != "" && g.json() {
+				setResult(cmd, map[string]string{"file": out, "format": format})
+			}
 			if out != "" {
 				f, err := os.OpenFile(out, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 				if err != nil {
@@ -61,8 +83,6 @@ verifies. Exit 1 when it does not. The HTML is one self-contained file (no scrip
 				err = rep.JSON(w)
 			case "html":
 				err = rep.HTML(w)
-			default:
-				return usageError{fmt.Errorf("--format %q: use md, json or html", format)}
 			}
 			if err == nil {
 				_, err = dst.Write(g.scrub.Bytes(buf.Bytes()))
@@ -76,7 +96,7 @@ verifies. Exit 1 when it does not. The HTML is one self-contained file (no scrip
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "md", "md, json or html")
+	cmd.Flags().StringVar(&format, "format", "md", "md, json or html (the same as -o)")
 	cmd.Flags().StringVar(&out, "out", "", "write to this file instead of standard output")
 	return cmd
 }

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -14,9 +16,10 @@ import (
 
 // globals are the flags every command shares.
 type globals struct {
-	file   string // -f/--file: the site profile
-	dir    string // --dir: the work dir
-	output string // --output: text or json
+	file   string         // -f/--file: the site profile
+	dir    string         // --dir: the work dir
+	output string         // --output: text or json
+	cmd    *cobra.Command // the command running (set before it runs)
 
 	// stdout and stderr pass through scrub, which learns the site's secrets when a command
 	// loads the profile.
@@ -51,6 +54,11 @@ func (g *globals) needFile() error {
 
 // NewRootCmd builds the command tree with fresh state (tests make one per case).
 func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	root, _ := newRoot(stdout, stderr)
+	return root
+}
+
+func newRoot(stdout, stderr io.Writer) (*cobra.Command, *globals) {
 	sc := redact.New()
 	stdout, stderr = sc.Writer(stdout), sc.Writer(stderr)
 	g := &globals{stdout: stdout, stderr: stderr, scrub: sc}
@@ -62,12 +70,22 @@ GitOps-managed OpenShift cluster on an air-gapped site. Every step is recorded i
 hash-chained journal (.bootstrap/journal.jsonl); any run can be stopped anywhere and continued.
 
 Exit codes: 0 ok, 1 failure, 2 preflight failed, 3 invalid profile, 4 journal locked by another run,
-5 journal integrity failure (an entry edited or removed, or the journal truncated, rolled back or
-extended outside bootstrap: run refuses it, status and report show it).`,
-		SilenceUsage:      true,
-		SilenceErrors:     true,
-		PersistentPreRunE: func(*cobra.Command, []string) error { return g.check() },
+5 gather wrote its tarball but some sources failed (listed in its index), 6 journal integrity
+failure (an entry edited or removed, or the journal truncated, rolled back or extended outside
+bootstrap: run refuses it, status and report show it).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if j, ok := cmd.Context().Value(outputKey{}).(*jsonLines); ok {
+				j.command = commandName(cmd)
+			}
+			g.cmd = cmd
+			return g.check(cmd)
+		},
 	}
+	// --version prints the same line as `bootstrap version`.
+	root.Version = versionString()
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	pf := root.PersistentFlags()
@@ -77,12 +95,18 @@ extended outside bootstrap: run refuses it, status and report show it).`,
 
 	root.AddCommand(newVersionCmd(g))
 	addCommands(root, g)
-	return root
+	addCompletions(root, g)
+	return root, g
 }
 
-func (g *globals) check() error {
+func (g *globals) check(cmd *cobra.Command) error {
 	switch g.output {
 	case "text", "json":
+	case "md", "markdown", "html":
+		if cmd.Name() == "report" { // report -o md|json|html
+			return nil
+		}
+		fallthrough
 	default:
 		return usageError{fmt.Errorf("--output %q: use text or json", g.output)}
 	}
@@ -91,20 +115,39 @@ func (g *globals) check() error {
 
 // Execute runs the CLI and returns the process exit code.
 func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := NewRootCmd(stdout, stderr)
-	stderr = root.ErrOrStderr() // scrubbed
+	root, g := newRoot(stdout, stderr)
+	stdout, stderr = g.stdout, g.stderr // scrubbed
 	root.SetArgs(args)
 	root.SetIn(stdin)
-	err := root.Execute()
-	if err == nil {
-		return 0
-	}
+	jl := &jsonLines{w: stdout, command: root.Name()}
+	ran, err := root.ExecuteContextC(withJSONLines(context.Background(), jl))
+	code := exitCode(err)
 	// An invalid profile's problems were printed, each with file:line:col, by the command.
-	if !silent(err) && !site.IsInvalid(err) {
+	if err != nil && !silent(err) && !site.IsInvalid(err) {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 	}
-	return exitCode(err)
+	// mirror has its own -o; report --format json on stdout turns the contract on too.
+	if ran != nil && flagValue(ran, "output") == "json" && !versionAsked(root) {
+		jl.command = commandName(ran)
+		jl.result(err, code)
+	}
+	return code
 }
 
 // isTerminal reports whether w is a terminal (progress bars are drawn only there).
 func isTerminal(w io.Writer) bool { return progress.IsTerminal(w) }
+
+// versionAsked reports whether cobra answered --version (it prints the line itself).
+func versionAsked(root *cobra.Command) bool {
+	f := root.Flags().Lookup("version")
+	return f != nil && f.Changed
+}
+
+// commandName is the command path without the root's name ("validate", "mirror", "bootstrap"
+// for the root itself).
+func commandName(cmd *cobra.Command) string {
+	if !cmd.HasParent() {
+		return cmd.Name()
+	}
+	return strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+}

@@ -26,7 +26,8 @@ Stages:
 ` + stageHelp(),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return g.withRunner(cmd, "run", func(ctx context.Context, r *pipeline.Runner) error {
+			check := func(r *pipeline.Runner) error { return r.CheckRun(opts) }
+			return g.withRunner(cmd, "run", check, func(ctx context.Context, r *pipeline.Runner) error {
 				return r.Run(ctx, opts)
 			})
 		},
@@ -54,7 +55,8 @@ Stages:
 			return stageList(), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withRunner(cmd, "replay "+args[0], func(ctx context.Context, r *pipeline.Runner) error {
+			check := func(r *pipeline.Runner) error { return r.CheckReplay(args[0], nodes) }
+			return g.withRunner(cmd, "replay "+args[0], check, func(ctx context.Context, r *pipeline.Runner) error {
 				return r.Replay(ctx, args[0], nodes)
 			})
 		},
@@ -84,11 +86,16 @@ func tailRemedy(err error) error {
 		"saying so", err, acceptTailFlagName)
 }
 
-// withRunner loads the site, builds the session and runs fn with Ctrl-C/SIGTERM cancelling it
+// withRunner loads the site, refuses what check refuses (before anything is created or journaled),
+// builds the session and runs fn with Ctrl-C/SIGTERM cancelling it
 // (the runner journals the interruption). It prints the final status line.
-func (g *globals) withRunner(cmd *cobra.Command, command string, fn func(context.Context, *pipeline.Runner) error) error {
+func (g *globals) withRunner(cmd *cobra.Command, command string, check func(*pipeline.Runner) error,
+	fn func(context.Context, *pipeline.Runner) error) error {
 	s, err := g.loadSite()
 	if err != nil {
+		return err
+	}
+	if err := check(&pipeline.Runner{Stages: stages.All(), Site: s}); err != nil {
 		return err
 	}
 	sess, err := g.newSession(s, command)

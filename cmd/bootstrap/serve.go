@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/url"
@@ -49,10 +48,10 @@ HEAD, byte ranges, ETags, and one log line per fetch. HTTPS when iso.tlsCert and
 				return err
 			}
 			defer p.Close()
-			enc := json.NewEncoder(g.stdout)
+			j := jsonOut(cmd)
 			h, err := agentiso.NewHandler(agentiso.HandlerOptions{Images: p.Images(), OnFetch: func(f agentiso.Fetch) {
-				if g.json() {
-					enc.Encode(f)
+				if j != nil {
+					j.line("fetch", f)
 					return
 				}
 				fmt.Fprintf(g.stdout, "%s %s %s node=%s range=%q status=%d bytes=%d in %s\n",

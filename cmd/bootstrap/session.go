@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -34,8 +33,10 @@ func (g *globals) loadSite() (*site.Site, error) {
 	switch {
 	case len(ps) == 0:
 	case g.json() && err != nil:
-		_ = json.NewEncoder(g.stdout).Encode(map[string]any{"file": g.file, "valid": false, "problems": ps})
-	case !g.json():
+		if j := jsonOut(g.cmd); j != nil {
+			jsonProblems(g.cmd, j, g.file, ps)
+		}
+	default: // text, or -o json with warnings only: text on stderr, the command goes on
 		_ = ps.Format(g.stderr)
 	}
 	if err != nil {
@@ -106,7 +107,7 @@ func (g *globals) newSession(s *site.Site, command string) (*session, error) {
 			Sink:    func(e pipeline.Event) { sink(red.Event(e)) },
 			Log:     log,
 			Command: command,
-			Version: version,
+			Version: buildInfo().Version,
 			Scrub:   red.Bytes,
 
 			AcceptTail: g.acceptTail,

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -30,16 +29,12 @@ func newStatusCmd(g *globals) *cobra.Command {
 				return err
 			}
 			if g.json() {
-				enc := json.NewEncoder(g.stdout)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(st); err != nil {
-					return err
-				}
+				setResult(cmd, st)
 			} else {
 				printStatus(g.stdout, dir, st)
 			}
 			if st.Chain != "" { // shown above; the exit code tells scripts
-				return silentError{exitIntegrity}
+				return integrityError{fmt.Errorf("journal integrity: %s", st.Chain)}
 			}
 			return nil
 		},

@@ -12,7 +12,7 @@ import (
 )
 
 // TestJournalRolledBack: the journal loses its last entries (a restored copy, a hand edit). status
-// and report say it was truncated and exit 5, in text and JSON; run refuses to continue, naming
+// and report say it was truncated and exit 6, in text and JSON; run refuses to continue, naming
 // the flag and what it does; with the flag it continues and journals that it did.
 func TestJournalRolledBack(t *testing.T) {
 	dir := t.TempDir()
@@ -22,8 +22,8 @@ func TestJournalRolledBack(t *testing.T) {
 	}
 	journal := pipeline.JournalPath(filepath.Join(dir, ".bootstrap"))
 	data, _ := os.ReadFile(journal)
-	lines := bytes.SplitAfter(data, []byte("\n"))
-	if err := os.WriteFile(journal, bytes.Join(lines[:len(lines)-3], nil), 0o600); err != nil {
+	jl := bytes.SplitAfter(data, []byte("\n"))
+	if err := os.WriteFile(journal, bytes.Join(jl[:len(jl)-3], nil), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	code, out, _ := run(t, "status", "-f", site)
@@ -31,9 +31,15 @@ func TestJournalRolledBack(t *testing.T) {
 		t.Errorf("status: exit %d\n%s", code, out)
 	}
 	code, out, _ = run(t, "status", "-f", site, "-o", "json")
-	var st pipeline.Status
-	if err := json.Unmarshal([]byte(out), &st); err != nil || code != exitIntegrity || st.Tail != pipeline.TailTruncated {
-		t.Errorf("status -o json: exit %d, tail %q, %v\n%s", code, st.Tail, err, out)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var res struct {
+		ExitCode int             `json:"exitCode"`
+		Error    string          `json:"error"`
+		Data     pipeline.Status `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil || code != exitIntegrity || res.ExitCode != exitIntegrity ||
+		res.Data.Tail != pipeline.TailTruncated || !strings.Contains(res.Error, "truncated") {
+		t.Errorf("status -o json: exit %d, result %+v, %v\n%s", code, res, err, out)
 	}
 	for _, format := range []string{"md", "json"} {
 		if code, out, _ := run(t, "report", "-f", site, "--format", format); code != exitIntegrity || !strings.Contains(out, "truncated") {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -53,25 +52,29 @@ Exit code 3 when the profile is invalid; warnings alone do not fail.`,
 	return cmd
 }
 
-// validateReport is the --output json form of validate.
+// validateReport is the data of validate's -o json result line; each problem is a line of its
+// own before it ({"kind":"problem",...}).
 type validateReport struct {
-	File     string        `json:"file"`
-	Valid    bool          `json:"valid"`
-	Errors   int           `json:"errors"`
-	Warnings int           `json:"warnings"`
-	Problems site.Problems `json:"problems"`
+	File     string `json:"file"`
+	Valid    bool   `json:"valid"`
+	Errors   int    `json:"errors"`
+	Warnings int    `json:"warnings"`
+}
+
+// jsonProblems writes one "problem" line per problem and leaves the summary as the result.
+func jsonProblems(cmd *cobra.Command, j *jsonLines, file string, ps site.Problems) {
+	for _, p := range ps {
+		j.line("problem", p)
+	}
+	errs, warns := ps.Count()
+	setResult(cmd, validateReport{File: file, Valid: errs == 0, Errors: errs, Warnings: warns})
 }
 
 func printProblems(cmd *cobra.Command, file string, ps site.Problems) error {
 	out := cmd.OutOrStdout()
-	if flagValue(cmd, "output") == "json" {
-		errs, warns := ps.Count()
-		if ps == nil {
-			ps = site.Problems{}
-		}
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(validateReport{File: file, Valid: errs == 0, Errors: errs, Warnings: warns, Problems: ps})
+	if j := jsonOut(cmd); j != nil {
+		jsonProblems(cmd, j, file, ps)
+		return nil
 	}
 	if len(ps) == 0 {
 		_, err := fmt.Fprintf(out, "%s: valid\n", file)

@@ -124,34 +124,37 @@ func TestValidateJSONAndAllowMissing(t *testing.T) {
 	t.Setenv("TEST_GIT_TOKEN", "test-git-token")
 	root, _ := siteTestdata(t)
 	t.Chdir(filepath.Join(root, "invalid"))
-	out, err := testRoot(t, newValidateCmd(), "validate", "-f", "files.yaml", "--output", "json")
-	if !site.IsInvalid(err) {
-		t.Fatalf("want invalid, got %v", err)
+	code, out, _ := run(t, "validate", "-f", "files.yaml", "--output", "json")
+	if code != exitInvalid {
+		t.Fatalf("exit %d, want %d", code, exitInvalid)
 	}
+	kinds, res, data := jsonLinesOf(t, out)
 	var rep struct {
-		Valid    bool
-		Errors   int
-		Problems []struct {
-			File     string
-			Line     int
-			Column   int
-			Path     string
-			Severity string
-			Remedy   string
-		}
+		Valid            bool
+		Errors, Warnings int
 	}
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, out)
+	if err := json.Unmarshal(data, &rep); err != nil || res.OK || res.ExitCode != exitInvalid {
+		t.Fatalf("result %+v: %v", res, err)
 	}
-	if rep.Valid || rep.Errors == 0 || len(rep.Problems) == 0 {
-		t.Fatalf("report: %+v", rep)
+	if rep.Valid || rep.Errors == 0 || len(kinds) != rep.Errors+rep.Warnings+1 || kinds[0] != "problem" {
+		t.Fatalf("report %+v, lines %v: want one problem line per problem", rep, kinds)
 	}
-	p := rep.Problems[0]
+	var p struct {
+		File     string
+		Line     int
+		Column   int
+		Path     string
+		Severity string
+		Remedy   string
+	}
+	if err := json.Unmarshal([]byte(out[:strings.IndexByte(out, '\n')]), &p); err != nil {
+		t.Fatal(err)
+	}
 	if p.File != "files.yaml" || p.Line == 0 || p.Column == 0 || p.Path == "" || p.Remedy == "" || p.Severity != "error" {
 		t.Errorf("first problem lacks position, path or remedy: %+v", p)
 	}
 	// --allow-missing-files turns the missing CA into a warning but keeps the mode error.
-	out, err = testRoot(t, newValidateCmd(), "validate", "-f", "files.yaml", "--allow-missing-files")
+	out, err := testRoot(t, newValidateCmd(), "validate", "-f", "files.yaml", "--allow-missing-files")
 	if !site.IsInvalid(err) || !strings.Contains(out, "warning: registry.caFile") || !strings.Contains(out, "chmod 600") {
 		t.Fatalf("allow-missing-files: err=%v\n%s", err, out)
 	}
@@ -179,7 +182,7 @@ func TestExecuteExitCodes(t *testing.T) {
 			t.Errorf("%s: exit %d (want 3), stdout differs from golden: %v\n%s%s", name, code, out != string(want), out, stderr)
 		}
 	}
-	if out, _, code := run("validate", "-f", "header.yaml", "-o", "json"); code != exitInvalid || !strings.Contains(out, `"valid": false`) {
+	if out, _, code := run("validate", "-f", "header.yaml", "-o", "json"); code != exitInvalid || !strings.Contains(out, `"valid":false`) {
 		t.Errorf("validate -o json: exit %d\n%s", code, out)
 	}
 	if out, stderr, code := run("-f", "../valid/site.yaml", "validate"); code != exitOK || out != "../valid/site.yaml: valid\n" {

@@ -23,6 +23,12 @@ import (
 )
 
 func main() {
+	if code, ok := guard(os.Args[1:]); ok {
+		os.Exit(code)
+	}
+	// A write to a closed pipe (`make lab | tee`, tee gone after Ctrl-C) returns EPIPE instead of
+	// killing the lab before it has stopped what it started.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

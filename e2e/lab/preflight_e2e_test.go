@@ -9,6 +9,7 @@ import (
 	"errors"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,11 +59,25 @@ func TestPreflightAgainstLab(t *testing.T) {
 			t.Errorf("offset %s: exit %d, want %d\n%s\n%s", tc.offset, code, tc.code, out.String(), stderr.String())
 			continue
 		}
+		// JSON lines: one check a line, the result (with the summary) last.
 		var rep preflight.Report
-		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-			t.Errorf("--output json: %v\n%s", err, out.String())
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		for _, ln := range lines[:len(lines)-1] {
+			var c preflight.CheckResult
+			if err := json.Unmarshal([]byte(ln), &c); err != nil {
+				t.Errorf("--output json line %q: %v", ln, err)
+			}
+			rep.Checks = append(rep.Checks, c)
+		}
+		var res struct {
+			Kind string            `json:"kind"`
+			Data preflight.Summary `json:"data"`
+		}
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil || res.Kind != "result" {
+			t.Errorf("--output json: the last line is not the result (%v)\n%s", err, out.String())
 			continue
 		}
+		rep.Summary = res.Data
 		if tc.code == 2 && (rep.Summary.Fail != 1 || rep.Failed()[0] != "ntp "+l.Site.Cluster.NTPSources[0]) {
 			t.Errorf("offset %s: failed %v, want only the NTP source", tc.offset, rep.Failed())
 		}

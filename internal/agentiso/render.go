@@ -245,7 +245,11 @@ func agentConfig(s *site.Site) *AgentConfig {
 		Kind:                 "AgentConfig",
 		Metadata:             ObjectMeta{Name: s.Cluster.Name},
 		RendezvousIP:         s.Cluster.RendezvousIP,
-		AdditionalNTPSources: s.Cluster.NTPSources,
+	}
+	for _, src := range s.Cluster.NTPSources {
+		if !site.IsLoopbackNTP(src) { // the jump host's own, for preflight: on a node it would name the node
+			ac.AdditionalNTPSources = append(ac.AdditionalNTPSources, src)
+		}
 	}
 	for _, n := range s.Nodes {
 		h := AgentHost{

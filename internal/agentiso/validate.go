@@ -161,10 +161,6 @@ func (v *validator) macs() {
 	}
 }
 
-// virtual interface types nmstate creates itself; they are not in interfaces[].
-var virtualTypes = map[string]bool{"bond": true, "vlan": true, "linux-bridge": true, "ovs-bridge": true,
-	"ovs-interface": true, "vrf": true, "dummy": true, "vxlan": true, "mac-vlan": true, "mac-vtap": true, "team": true, "loopback": true}
-
 func (v *validator) networkConfig(i int) {
 	n := v.s.Nodes[i]
 	if n.NetworkConfig == nil {
@@ -182,7 +178,7 @@ func (v *validator) networkConfig(i int) {
 	}
 	for _, raw := range ifaces {
 		if m, ok := raw.(map[string]any); ok {
-			if name, _ := m["name"].(string); name != "" && virtualTypes[str(m["type"])] {
+			if name, _ := m["name"].(string); name != "" && !site.NMStateNeedsNIC(str(m["type"])) {
 				defined[name] = true
 			}
 		}
@@ -205,8 +201,8 @@ func (v *validator) networkConfig(i int) {
 			v.add(Error, n.Name, f+".name", "interface without a name")
 			continue
 		}
-		if (typ == "ethernet" || typ == "") && !physical[name] {
-			v.add(Error, n.Name, f+".name", "ethernet interface %q is not in interfaces[] (names there: %s); "+
+		if site.NMStateNeedsNIC(typ) && !physical[name] {
+			v.add(Error, n.Name, f+".name", "NIC %q is not in interfaces[] (names there: %s); "+
 				"the agent maps names to MACs through interfaces[], so this NIC would stay unconfigured", name, strings.Join(sortedKeys(physical), ", "))
 		}
 		if la, ok := m["link-aggregation"].(map[string]any); ok {

@@ -41,7 +41,7 @@ func TestValidateRules(t *testing.T) {
 			Error, "nodes[1].bootMAC", "master-1", "not among the node's interfaces"},
 		{"ethernet name not in interfaces", "lab", func(s *site.Site) {
 			netIfaces(s, 2)[0].(map[string]any)["name"] = "enp2s0"
-		}, Error, "nodes[2].networkConfig.interfaces[0].name", "master-2", `ethernet interface "enp2s0" is not in interfaces[]`},
+		}, Error, "nodes[2].networkConfig.interfaces[0].name", "master-2", `NIC "enp2s0" is not in interfaces[]`},
 		{"bond port typo", "dell-xe7740-h200", func(s *site.Site) {
 			la := netIfaces(s, 0)[2].(map[string]any)["link-aggregation"].(map[string]any)
 			la["port"] = []any{"eno12399np0", "eno12409np2"}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -19,19 +20,9 @@ import (
 // stale. Run returns *LockedError when another run holds the work dir,
 // *ChainError when the journal's history is broken, *StageError when a stage fails.
 func (r *Runner) Run(ctx context.Context, opts RunOptions) (err error) {
-	first, last := 0, len(r.Stages)-1
-	if opts.From != "" {
-		if first, err = r.index(opts.From); err != nil {
-			return err
-		}
-	}
-	if opts.Until != "" {
-		if last, err = r.index(opts.Until); err != nil {
-			return err
-		}
-	}
-	if first > last {
-		return fmt.Errorf("--from %s comes after --until %s", opts.From, opts.Until)
+	first, last, err := r.window(opts)
+	if err != nil {
+		return err
 	}
 	s, err := r.open(RunInfo{Mode: "run", From: opts.From, Until: opts.Until})
 	if err != nil {
@@ -57,13 +48,49 @@ func (r *Runner) Run(ctx context.Context, opts RunOptions) (err error) {
 	return nil
 }
 
-// Replay runs one stage again even if it finished, as a fresh attempt (no journaled step is
-// skipped), limited to nodes when given. Later stages become stale if its output changes.
-func (r *Runner) Replay(ctx context.Context, stage string, nodes []string) (err error) {
+// CheckRun refuses an unknown --from or --until stage, or an empty window, before anything is
+// opened: a *UsageError naming the valid stages.
+func (r *Runner) CheckRun(opts RunOptions) error {
+	_, _, err := r.window(opts)
+	return err
+}
+
+func (r *Runner) window(opts RunOptions) (first, last int, err error) {
+	first, last = 0, len(r.Stages)-1
+	if opts.From != "" {
+		if first, err = r.index(opts.From); err != nil {
+			return 0, 0, err
+		}
+	}
+	if opts.Until != "" {
+		if last, err = r.index(opts.Until); err != nil {
+			return 0, 0, err
+		}
+	}
+	if first > last {
+		return 0, 0, &UsageError{Err: fmt.Errorf("--from %s comes after --until %s: the stages run in the order %s",
+			opts.From, opts.Until, strings.Join(r.StageNames(), ", "))}
+	}
+	return first, last, nil
+}
+
+// CheckReplay refuses an unknown stage, --node for a stage that acts on the whole site, and node
+// names the site does not have, before anything is opened: a *UsageError naming the valid ones.
+func (r *Runner) CheckReplay(stage string, nodes []string) error {
 	i, err := r.index(stage)
 	if err != nil {
 		return err
 	}
+	return r.checkNodes(r.Stages[i], nodes)
+}
+
+// Replay runs one stage again even if it finished, as a fresh attempt (no journaled step is
+// skipped), limited to nodes when given. Later stages become stale if its output changes.
+func (r *Runner) Replay(ctx context.Context, stage string, nodes []string) (err error) {
+	if err := r.CheckReplay(stage, nodes); err != nil {
+		return err
+	}
+	i, _ := r.index(stage)
 	s, err := r.open(RunInfo{Mode: "replay", Stage: stage, Nodes: nodes})
 	if err != nil {
 		return err
@@ -76,6 +103,41 @@ func (r *Runner) Replay(ctx context.Context, stage string, nodes []string) (err 
 		}
 	}
 	return s.stage(ctx, i, true, nodes)
+}
+
+// checkNodes refuses --node for a stage that acts on the whole site, and names that are not
+// nodes of the site, before anything is opened or journaled.
+func (r *Runner) checkNodes(st Stage, nodes []string) error {
+	if len(nodes) == 0 {
+		return nil
+	}
+	if ns, ok := st.(NodeScoped); !ok || !ns.NodeScoped() {
+		var scoped []string
+		for _, s := range r.Stages {
+			if ns, ok := s.(NodeScoped); ok && ns.NodeScoped() {
+				scoped = append(scoped, s.Name())
+			}
+		}
+		return &UsageError{Err: fmt.Errorf("stage %s acts on the whole site: --node applies to %s only",
+			st.Name(), strings.Join(scoped, ", "))}
+	}
+	var known []string
+	if r.Site != nil {
+		for _, n := range r.Site.Nodes {
+			known = append(known, n.Name)
+		}
+	}
+	var unknown []string
+	for _, n := range nodes {
+		if !slices.Contains(known, n) {
+			unknown = append(unknown, n)
+		}
+	}
+	if len(unknown) > 0 {
+		return &UsageError{Err: fmt.Errorf("unknown node %s: the site's nodes are %s",
+			strings.Join(unknown, ", "), strings.Join(known, ", "))}
+	}
+	return nil
 }
 
 // env builds a stage's Env from the journal's latest successful outputs.

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/site"
@@ -76,13 +77,20 @@ func (r *Runner) StageNames() []string {
 	return names
 }
 
+// UsageError is a request the runner refuses before it opens the journal: an unknown stage or
+// node, an empty --from/--until window. Nothing was changed.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
 func (r *Runner) index(name string) (int, error) {
 	for i, s := range r.Stages {
 		if s.Name() == name {
 			return i, nil
 		}
 	}
-	return -1, fmt.Errorf("unknown stage %q: the stages are %v", name, r.StageNames())
+	return -1, &UsageError{Err: fmt.Errorf("unknown stage %q: the stages are %s", name, strings.Join(r.StageNames(), ", "))}
 }
 
 func (r *Runner) log() *slog.Logger {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/redact"
+	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
 // scripted is a stage whose inputs, output, verify result and failure a test changes between
@@ -26,6 +27,7 @@ type scripted struct {
 	steps  []string // step keys it records, in order
 	failAt string   // fail (with fail) just before this step
 	hook   func(*pipeline.Env)
+	nodes  bool // node-scoped: replay --node applies
 
 	mu       sync.Mutex
 	runs     int
@@ -35,6 +37,7 @@ type scripted struct {
 
 func (s *scripted) Name() string                                { return s.name }
 func (s *scripted) Summary() string                             { return "scripted " + s.name }
+func (s *scripted) NodeScoped() bool                            { return s.nodes }
 func (s *scripted) Inputs(*pipeline.Env) (any, error)           { return map[string]string{"in": s.input}, nil }
 func (s *scripted) Verify(context.Context, *pipeline.Env) error { return s.verify }
 func (s *scripted) Run(ctx context.Context, env *pipeline.Env) (any, error) {
@@ -82,10 +85,11 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	f := &fixture{
 		a: &scripted{name: "a", input: "1", output: "A1"},
-		b: &scripted{name: "b", input: "1", output: "B1", steps: []string{"s1", "s2", "s3"}},
+		b: &scripted{name: "b", input: "1", output: "B1", steps: []string{"s1", "s2", "s3"}, nodes: true},
 		c: &scripted{name: "c", input: "1", output: "C1"},
 	}
 	f.r = &pipeline.Runner{WorkDir: t.TempDir(), Command: "test", Stages: []pipeline.Stage{f.a, f.b, f.c},
+		Site: &site.Site{Nodes: []site.Node{{Name: "w1"}, {Name: "w2"}}},
 		Sink: func(e pipeline.Event) { f.mu.Lock(); f.events = append(f.events, e); f.mu.Unlock() }}
 	return f
 }
@@ -194,8 +198,9 @@ func TestOutputsAndReplay(t *testing.T) {
 	if err := f.r.Run(ctx, pipeline.RunOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	var out map[string]string
-	if ok, err := f.c.env.Output("b", &out); !ok || err != nil || out["out"] != "B1" {
+	const bOutput pipeline.OutputKey[map[string]string] = "b"
+	out, ok, err := bOutput.Read(f.c.env)
+	if !ok || err != nil || out["out"] != "B1" {
 		t.Fatalf("c sees b's output %v (%v, %v)", out, ok, err)
 	}
 	if _, ok := f.b.env.Outputs["c"]; ok {
@@ -211,7 +216,7 @@ func TestOutputsAndReplay(t *testing.T) {
 	if !f.b.env.Replay || !f.b.env.WantNode("w1") || f.b.env.WantNode("w2") {
 		t.Errorf("replay env: replay %v nodes %v", f.b.env.Replay, f.b.env.Nodes)
 	}
-	if ok, _ := f.b.env.Output("b", &out); !ok {
+	if _, ok, _ := bOutput.Read(f.b.env); !ok {
 		t.Error("replay does not see the stage's previous output")
 	}
 	if st := f.status(t); st.Stage("c").State != pipeline.StateSucceeded {
@@ -225,8 +230,25 @@ func TestOutputsAndReplay(t *testing.T) {
 	if st := f.status(t); st.Stage("c").State != pipeline.StateStale {
 		t.Errorf("replay with a new output left c %s, want stale", st.Stage("c").State)
 	}
-	if err := f.r.Replay(ctx, "nope", nil); err == nil || !strings.Contains(err.Error(), "a b c") {
-		t.Errorf("unknown stage: %v", err)
+	// Refused before the journal is touched: unknown stage, unknown node, --node on a whole-site stage.
+	before := len(mustRead(t, pipeline.JournalPath(f.r.WorkDir)))
+	var ue *pipeline.UsageError
+	for _, tc := range []struct {
+		stage string
+		nodes []string
+		want  string
+	}{
+		{"nope", nil, `unknown stage "nope": the stages are a, b, c`},
+		{"b", []string{"w1", "w9"}, "unknown node w9: the site's nodes are w1, w2"},
+		{"c", []string{"w1"}, "stage c acts on the whole site: --node applies to b only"},
+	} {
+		err := f.r.Replay(ctx, tc.stage, tc.nodes)
+		if !errors.As(err, &ue) || err.Error() != tc.want {
+			t.Errorf("replay %s %v: %v, want a UsageError %q", tc.stage, tc.nodes, err, tc.want)
+		}
+	}
+	if after := len(mustRead(t, pipeline.JournalPath(f.r.WorkDir))); after != before {
+		t.Errorf("refused replays journaled %d entries", after-before)
 	}
 }
 

@@ -39,6 +39,11 @@ type AlwaysRunner interface {
 	AlwaysRun() bool
 }
 
+// NodeScoped is implemented by stages that can act on some nodes only (replay --node).
+type NodeScoped interface {
+	NodeScoped() bool
+}
+
 // Planner is implemented by stages that can say what they would do without changing anything.
 type Planner interface {
 	Plan(ctx context.Context, env *Env) ([]string, error)
@@ -68,15 +73,6 @@ func (e *Env) ScrubBytes(b []byte) []byte {
 		return b
 	}
 	return e.Scrub(b)
-}
-
-// Output decodes an earlier stage's output into v; it reports false when that stage has none.
-func (e *Env) Output(stage string, v any) (bool, error) {
-	raw, ok := e.Outputs[stage]
-	if !ok || len(raw) == 0 {
-		return false, nil
-	}
-	return true, json.Unmarshal(raw, v)
 }
 
 // WantNode reports whether a node-level stage should act on the named node.

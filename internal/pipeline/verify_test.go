@@ -20,8 +20,8 @@ func (s selfCheck) Run(context.Context, *pipeline.Env) (any, error) {
 	return map[string]string{"sha256": "abc"}, nil
 }
 func (selfCheck) Verify(_ context.Context, env *pipeline.Env) error {
-	var out struct{ SHA256 string }
-	if ok, err := env.Output("iso", &out); err != nil || !ok || out.SHA256 != "abc" {
+	out, ok, err := pipeline.OutputKey[struct{ SHA256 string }]("iso").Read(env)
+	if err != nil || !ok || out.SHA256 != "abc" {
 		return errors.New("no previous output to verify")
 	}
 	return nil

@@ -8,20 +8,26 @@ import (
 // Default values. They are written down once here; the schema's "default" annotations come
 // from Defaults() too.
 const (
-	DefaultNetworkType         = "OVNKubernetes"
-	DefaultClusterNetworkCIDR  = "10.128.0.0/14"
-	DefaultClusterHostPrefix   = 23
-	DefaultServiceNetwork      = "172.30.0.0/16"
-	DefaultArchitecture        = "amd64"
-	DefaultBMCVendor           = "dell"
-	DefaultGitOpsChannel       = "latest"
-	DefaultInstallPlanApproval = "Automatic"
-	DefaultGitRevision         = "HEAD"
-	DefaultGitPath             = "."
-	DefaultRootAppName         = "root"
-	DefaultGitOpsNamespace     = "openshift-gitops"
-	DefaultArgoProject         = "default"
-	DefaultGitOpsTimeout       = "20m"
+	DefaultNetworkType        = "OVNKubernetes"
+	DefaultClusterNetworkCIDR = "10.128.0.0/14"
+	DefaultClusterHostPrefix  = 23
+	DefaultServiceNetwork     = "172.30.0.0/16"
+	// The IPv6 defaults, used when the machine network is IPv6 (IPv6 only, or dual-stack
+	// alongside the IPv4 ones in the machine network's order); the installer requires hostPrefix
+	// 64 for IPv6.
+	DefaultClusterNetworkCIDRv6 = "fd01::/48"
+	DefaultClusterHostPrefixV6  = 64
+	DefaultServiceNetworkV6     = "fd02::/112"
+	DefaultArchitecture         = "amd64"
+	DefaultBMCVendor            = "dell"
+	DefaultGitOpsChannel        = "latest"
+	DefaultInstallPlanApproval  = "Automatic"
+	DefaultGitRevision          = "HEAD"
+	DefaultGitPath              = "."
+	DefaultRootAppName          = "root"
+	DefaultGitOpsNamespace      = "openshift-gitops"
+	DefaultArgoProject          = "default"
+	DefaultGitOpsTimeout        = "20m"
 	// Bare-metal installs are slow to bootstrap: an XE7740 with 8 GPUs spends 10+ minutes in POST
 	// on each of its reboots, so the timeouts are generous.
 	DefaultBootstrapTimeout = "90m"
@@ -82,11 +88,24 @@ func (s *Site) SetDefaults() {
 	c := &s.Cluster
 	setStr(&c.Release.Architecture, d.Cluster.Release.Architecture)
 	setStr(&c.Networking.NetworkType, d.Cluster.Networking.NetworkType)
-	if c.Networking.ClusterNetwork == nil {
-		c.Networking.ClusterNetwork = d.Cluster.Networking.ClusterNetwork
-	}
-	if c.Networking.ServiceNetwork == nil {
-		c.Networking.ServiceNetwork = d.Cluster.Networking.ServiceNetwork
+	if c.Networking.ClusterNetwork == nil || c.Networking.ServiceNetwork == nil {
+		var cluster []ClusterNetwork
+		var service []string
+		for _, fam := range machineFamilies(c.Networking.MachineNetwork) {
+			if fam == 6 {
+				cluster = append(cluster, ClusterNetwork{CIDR: DefaultClusterNetworkCIDRv6, HostPrefix: DefaultClusterHostPrefixV6})
+				service = append(service, DefaultServiceNetworkV6)
+			} else {
+				cluster = append(cluster, d.Cluster.Networking.ClusterNetwork...)
+				service = append(service, d.Cluster.Networking.ServiceNetwork...)
+			}
+		}
+		if c.Networking.ClusterNetwork == nil {
+			c.Networking.ClusterNetwork = cluster
+		}
+		if c.Networking.ServiceNetwork == nil {
+			c.Networking.ServiceNetwork = service
+		}
 	}
 	setStr(&c.Installer.BootstrapTimeout, d.Cluster.Installer.BootstrapTimeout)
 	setStr(&c.Installer.InstallTimeout, d.Cluster.Installer.InstallTimeout)
@@ -138,6 +157,29 @@ func (s *Site) SetDefaults() {
 	setStr(&g.RootApp.Namespace, dg.RootApp.Namespace)
 	setStr(&g.RootApp.Project, dg.RootApp.Project)
 	setStr(&g.Timeout, dg.Timeout)
+}
+
+// machineFamilies returns the address families (4, 6) of the machine networks in the order they
+// first appear; [4] when there is none to go by.
+func machineFamilies(cidrs []string) []int {
+	var out []int
+	for _, m := range cidrs {
+		p, err := netip.ParsePrefix(m)
+		if err != nil {
+			continue
+		}
+		fam := 4
+		if p.Addr().Is6() {
+			fam = 6
+		}
+		if len(out) == 0 || (len(out) == 1 && out[0] != fam) {
+			out = append(out, fam)
+		}
+	}
+	if len(out) == 0 {
+		out = []int{4}
+	}
+	return out
 }
 
 func setStr(p *string, v string) {

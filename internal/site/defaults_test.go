@@ -12,6 +12,28 @@ func TestSetDefaults(t *testing.T) {
 		check func(t *testing.T, s *Site)
 	}{
 		{
+			name: "IPv6 machine network: IPv6 pod and service networks",
+			site: Site{Cluster: Cluster{Networking: Networking{MachineNetwork: []string{"fd00:30::/64"}}}},
+			check: func(t *testing.T, s *Site) {
+				nw := s.Cluster.Networking
+				if !reflect.DeepEqual(nw.ClusterNetwork, []ClusterNetwork{{CIDR: "fd01::/48", HostPrefix: 64}}) || !reflect.DeepEqual(nw.ServiceNetwork, []string{"fd02::/112"}) {
+					t.Errorf("networking = %+v", nw)
+				}
+			},
+		},
+		{
+			name: "dual-stack machine network, IPv6 first: both families in that order",
+			site: Site{Cluster: Cluster{Networking: Networking{MachineNetwork: []string{"fd00:30::/64", "10.30.0.0/24", "10.31.0.0/24"},
+				ServiceNetwork: []string{"fd02::/112", "172.30.0.0/16"}}}},
+			check: func(t *testing.T, s *Site) {
+				nw := s.Cluster.Networking
+				want := []ClusterNetwork{{CIDR: "fd01::/48", HostPrefix: 64}, {CIDR: "10.128.0.0/14", HostPrefix: 23}}
+				if !reflect.DeepEqual(nw.ClusterNetwork, want) || !reflect.DeepEqual(nw.ServiceNetwork, []string{"fd02::/112", "172.30.0.0/16"}) {
+					t.Errorf("networking = %+v", nw)
+				}
+			},
+		},
+		{
 			name: "static defaults",
 			site: Site{Nodes: []Node{{Role: RoleMaster}, {Role: RoleMaster}, {Role: RoleMaster}}},
 			check: func(t *testing.T, s *Site) {

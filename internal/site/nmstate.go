@@ -11,10 +11,16 @@ type nmIface struct {
 	path  string // field path of the interface entry
 	name  string
 	typ   string // ethernet, bond, vlan, ... ("" is taken as ethernet)
+	state string
 	mac   string
 	ports []string // bond ports or bridge ports
 	base  string   // vlan base-iface
 	addrs []nmAddr
+	raw   map[string]any
+	// dynamic[fam] is true when the family gets addresses from DHCP or autoconf.
+	dynamic map[string]bool
+	// disabled[fam] is true when the family is written with enabled: false.
+	disabled map[string]bool
 }
 
 // nmAddr is one static address.
@@ -24,10 +30,31 @@ type nmAddr struct {
 	prefix int
 }
 
-// virtualTypes are nmstate interface types that need no NIC of their own.
-var virtualTypes = map[string]bool{
-	"bond": true, "vlan": true, "linux-bridge": true, "ovs-bridge": true, "ovs-interface": true,
-	"dummy": true, "loopback": true, "vrf": true, "macvlan": true, "vxlan": true, "team": true,
+// NMStateTypes is the one table of nmstate interface types bootstrap knows (the `type` values
+// of the nmstate 2.x schema, as nmstatectl on RHCOS reads them), each marked with whether it
+// names a NIC of the host. A NIC type (ethernet, infiniband) is matched to nodes[].interfaces by
+// name, since the agent maps names to NICs through their MACs; every other type is a device
+// nmstate creates (or, for loopback, one that always exists) and needs no entry there.
+var NMStateTypes = map[string]bool{
+	"ethernet": true, "infiniband": true,
+	"bond": false, "vlan": false, "linux-bridge": false, "ovs-bridge": false, "ovs-interface": false,
+	"vxlan": false, "mac-vlan": false, "mac-vtap": false, "vrf": false, "dummy": false, "loopback": false,
+	"team": false, "veth": false, "ipvlan": false, "macsec": false, "hsr": false, "xfrm": false, "ipsec": false,
+}
+
+// NMStateNeedsNIC reports whether an nmstate interface type names a NIC that must be listed
+// in nodes[].interfaces ("" is ethernet, as in nmstate). Unknown types report false.
+func NMStateNeedsNIC(typ string) bool {
+	if typ == "" {
+		typ = "ethernet"
+	}
+	return NMStateTypes[typ]
+}
+
+// nmTypeSpellings are spellings seen in the field (other tools, older docs) and nmstate's own.
+var nmTypeSpellings = map[string]string{
+	"macvlan": "mac-vlan", "macvtap": "mac-vtap", "bridge": "linux-bridge", "linux_bridge": "linux-bridge",
+	"ovs_bridge": "ovs-bridge", "ovs-port": "ovs-interface", "eth": "ethernet", "bonding": "bond", "ip-vlan": "ipvlan",
 }
 
 // parseNMState reads networkConfig.interfaces. Malformed entries are reported on c.
@@ -49,7 +76,8 @@ func (c *checker) parseNMState(cfg map[string]any, base string) []nmIface {
 			c.err(p, "an nmstate interface must be a mapping", "write `- name: eno1` with `type:` and `state:` below it")
 			continue
 		}
-		ifc := nmIface{path: p, name: str(m["name"]), typ: str(m["type"]), mac: str(m["mac-address"])}
+		ifc := nmIface{path: p, name: str(m["name"]), typ: str(m["type"]), state: str(m["state"]), mac: str(m["mac-address"]),
+			raw: m, dynamic: map[string]bool{}, disabled: map[string]bool{}}
 		if ifc.name == "" {
 			c.err(p+".name", "nmstate interface has no name", "add `name:` (the kernel interface name, e.g. ens1f0np0)")
 		}
@@ -74,6 +102,10 @@ func (c *checker) parseNMState(cfg map[string]any, base string) []nmIface {
 		}
 		for _, fam := range []string{"ipv4", "ipv6"} {
 			ifc.addrs = append(ifc.addrs, c.nmAddrs(m[fam], p+"."+fam, fam)...)
+			if fm, ok := m[fam].(map[string]any); ok {
+				ifc.dynamic[fam] = fm["dhcp"] == true || fm["autoconf"] == true
+				ifc.disabled[fam] = fm["enabled"] == false
+			}
 		}
 		out = append(out, ifc)
 	}

@@ -53,7 +53,9 @@ type Cluster struct {
 	IngressVIPs []string `yaml:"ingressVIPs,omitempty" json:"ingressVIPs,omitempty"`
 	// RendezvousIP is the static address of the control-plane node that runs the assisted service.
 	RendezvousIP string `yaml:"rendezvousIP" json:"rendezvousIP"`
-	// NTPSources are host names or addresses the nodes (and preflight) use for time.
+	// NTPSources are host names or addresses the nodes (and preflight) use for time, without a
+	// port: chrony on the nodes always uses 123. A loopback address is preflight's only (the
+	// lab's responder, which may give a port) and is not passed to the nodes.
 	NTPSources []string `yaml:"ntpSources,omitempty" json:"ntpSources,omitempty"`
 	// DNSServers, when set, are queried by preflight instead of the jump host's resolver.
 	DNSServers []string `yaml:"dnsServers,omitempty" json:"dnsServers,omitempty"`

@@ -173,6 +173,39 @@ func isDNSName(s string) bool {
 	return true
 }
 
+// maxClusterName is the installer's limit on metadata.name (validate.ClusterName): a DNS label
+// (63) less the nine characters of "\052.apps" in the DNS records.
+const maxClusterName = 63 - 9
+
+var subdomainRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+
+// subdomainProblem says, in the installer's words (Kubernetes' IsDNS1123Subdomain, which the
+// installer's validate.DomainName calls), why v is not a lowercase RFC 1123 subdomain; "" when it
+// is one. It also holds each label to 63 characters, as DNS does (Kubernetes does not).
+func subdomainProblem(v string) string {
+	switch {
+	case len(v) > 253:
+		return "must be no more than 253 characters"
+	case !subdomainRE.MatchString(v):
+		return "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', " +
+			"and must start and end with an alphanumeric character"
+	}
+	for _, l := range strings.Split(v, ".") {
+		if len(l) > 63 {
+			return fmt.Sprintf("the label %q is longer than 63 characters", l)
+		}
+	}
+	return ""
+}
+
+// domainRemedy suggests the lower-case spelling of a name when that is all that is wrong.
+func domainRemedy(v, example string) string {
+	if l := strings.ToLower(strings.TrimSuffix(v, ".")); l != v && subdomainProblem(l) == "" {
+		return "write it in lower case without a trailing dot: " + l + " (DNS is case-insensitive, the installer is not)"
+	}
+	return "write the name alone in lower case, e.g. " + example
+}
+
 // suggestLabel lower-cases a name and replaces what a DNS label cannot hold with '-'.
 func suggestLabel(s string) string {
 	var b strings.Builder

@@ -26,9 +26,17 @@ func (c *checker) cluster() {
 	cl := c.s.Cluster
 	if cl.Name != "" && !isDNSLabel(cl.Name) {
 		c.err("cluster.name", fmt.Sprintf("%q is not a DNS label", cl.Name), "use lower-case letters, digits and '-', e.g. "+suggestLabel(cl.Name))
+	} else if len(cl.Name) > maxClusterName {
+		// openshift-install (validate.ClusterName): api.<name> and *.apps.<name> must fit a DNS label.
+		c.err("cluster.name", fmt.Sprintf("%q is %d characters; the installer says it must be no more than %d characters", cl.Name, len(cl.Name), maxClusterName),
+			fmt.Sprintf("shorten it to %d characters or fewer", maxClusterName))
 	}
-	if cl.BaseDomain != "" && !isDNSName(strings.ToLower(cl.BaseDomain)) {
-		c.err("cluster.baseDomain", fmt.Sprintf("%q is not a DNS domain", cl.BaseDomain), "write the domain alone, e.g. lab.example.com")
+	if d := cl.BaseDomain; d != "" {
+		if why := subdomainProblem(d); why != "" {
+			c.err("cluster.baseDomain", fmt.Sprintf("%q is not a DNS domain: %s", d, why), domainRemedy(d, "lab.example.com"))
+		} else if cl.Name != "" && len(cl.Name)+1+len(d) > 253 {
+			c.err("cluster.baseDomain", fmt.Sprintf("the cluster domain %s.%s is longer than 253 characters", cl.Name, d), "use a shorter base domain or cluster name")
+		}
 	}
 	r := cl.Release
 	if r.Version != "" && !versionRE.MatchString(r.Version) {
@@ -49,7 +57,7 @@ func (c *checker) cluster() {
 			"use OVNKubernetes (OpenShiftSDN was removed in OpenShift 4.15)")
 	}
 	for i, src := range cl.NTPSources {
-		c.hostPort(fmt.Sprintf("cluster.ntpSources[%d]", i), src, "ntp1.site.example.com or 10.0.0.2")
+		c.ntpSource(fmt.Sprintf("cluster.ntpSources[%d]", i), src)
 	}
 	if len(cl.NTPSources) == 0 {
 		c.warn("cluster.ntpSources", "no NTP sources: air-gapped nodes cannot reach the default RHCOS pools, and certificates fail when clocks drift",
@@ -121,36 +129,48 @@ func (c *checker) topology() {
 func (c *checker) networks() {
 	nw := c.s.Cluster.Networking
 	var machine []netip.Prefix
-	type named struct {
-		path string
-		p    netip.Prefix
-	}
-	var all []named
+	var all, machineN, clusterN, serviceN []namedPrefix
 	for i, m := range nw.MachineNetwork {
 		path := fmt.Sprintf("cluster.networking.machineNetwork[%d]", i)
 		if p, ok := c.prefix(path, m); ok {
 			machine = append(machine, p)
-			all = append(all, named{path, p})
+			machineN = append(machineN, namedPrefix{path, p})
 		}
 	}
+	var v4HostPrefix *namedPrefix
 	for i, cn := range nw.ClusterNetwork {
 		path := fmt.Sprintf("cluster.networking.clusterNetwork[%d]", i)
 		p, ok := c.prefix(path+".cidr", cn.CIDR)
 		if !ok {
 			continue
 		}
-		all = append(all, named{path + ".cidr", p})
-		if cn.HostPrefix != 0 && (cn.HostPrefix < p.Bits() || cn.HostPrefix > p.Addr().BitLen()-2) {
+		clusterN = append(clusterN, namedPrefix{path + ".cidr", p})
+		switch {
+		case cn.HostPrefix == 0:
+		case cn.HostPrefix < p.Bits() || cn.HostPrefix > p.Addr().BitLen()-2:
 			c.err(path+".hostPrefix", fmt.Sprintf("hostPrefix %d does not fit in %s", cn.HostPrefix, p),
 				fmt.Sprintf("use a prefix between %d and %d (23 gives each node 512 pod addresses)", p.Bits(), p.Addr().BitLen()-2))
+		case p.Addr().Is6() && cn.HostPrefix != 64:
+			c.err(path+".hostPrefix", fmt.Sprintf("hostPrefix %d on IPv6 %s: the installer says cluster network host subnetwork prefix must be 64 for IPv6 networks", cn.HostPrefix, p),
+				"set `hostPrefix: 64` (each node gets a /64 of the pod network)")
+		case p.Addr().Is4() && v4HostPrefix != nil && v4HostPrefix.p.Bits() != cn.HostPrefix:
+			c.err(path+".hostPrefix", fmt.Sprintf("hostPrefix %d differs from %s's %d: the installer says cluster network host subnetwork prefix must be the same value for IPv4 networks",
+				cn.HostPrefix, v4HostPrefix.path, v4HostPrefix.p.Bits()), fmt.Sprintf("use `hostPrefix: %d` on every IPv4 cluster network", v4HostPrefix.p.Bits()))
+		case p.Addr().Is4() && v4HostPrefix == nil:
+			// remember the first IPv4 hostPrefix (carried in a prefix's length)
+			v4HostPrefix = &namedPrefix{path + ".hostPrefix", netip.PrefixFrom(p.Addr(), cn.HostPrefix)}
 		}
 	}
 	for i, sn := range nw.ServiceNetwork {
 		path := fmt.Sprintf("cluster.networking.serviceNetwork[%d]", i)
 		if p, ok := c.prefix(path, sn); ok {
-			all = append(all, named{path, p})
+			serviceN = append(serviceN, namedPrefix{path, p})
+			c.serviceSize(path, p)
 		}
 	}
+	all = append(append(append(all, machineN...), clusterN...), serviceN...)
+	c.ovnReserved(all)
+	c.families(machineN, clusterN, serviceN)
 	for i := range all {
 		for j := 0; j < i; j++ {
 			if all[i].p.Overlaps(all[j].p) {
@@ -180,19 +200,45 @@ func (c *checker) networks() {
 	}
 	// The assisted service rejects a host with no address in the machine network
 	// ("belongs-to-machine-cidr"), and the install stalls waiting for it.
-	if len(machine) > 0 {
-		for i, addrs := range c.nodeAddrs {
-			if len(addrs) > 0 && !slices.ContainsFunc(addrs, func(a nmAddr) bool {
-				return slices.ContainsFunc(machine, func(m netip.Prefix) bool { return m.Contains(a.addr) })
-			}) {
-				c.err(addrs[0].path, fmt.Sprintf("none of node %q's static addresses is in the machine network (%s)", c.s.Nodes[i].Name, joinPrefixes(machine)),
-					"give the node an address in cluster.networking.machineNetwork, or add its subnet there")
+	// Per address family: a dual-stack host belongs to the machine network of each family. An
+	// address outside the machine networks (a storage or backend VLAN) is fine beside one inside;
+	// a family the node gets from DHCP or autoconf only is not checked.
+	for i := range c.s.Nodes {
+		addrs := c.nodeAddrs[i]
+		for _, is4 := range []bool{true, false} {
+			var fam []netip.Prefix
+			for _, m := range machine {
+				if m.Addr().Is4() == is4 {
+					fam = append(fam, m)
+				}
 			}
+			var mine []nmAddr
+			for _, a := range addrs {
+				if a.addr.Is4() == is4 {
+					mine = append(mine, a)
+				}
+			}
+			if len(fam) == 0 || len(mine) == 0 || slices.ContainsFunc(mine, func(a nmAddr) bool {
+				return slices.ContainsFunc(fam, func(m netip.Prefix) bool { return m.Contains(a.addr) })
+			}) {
+				continue
+			}
+			what := "static addresses"
+			if len(machine) > len(fam) {
+				what = "static " + family(is4) + " addresses"
+			}
+			c.err(mine[0].path, fmt.Sprintf("none of node %q's %s is in the machine network (%s)", c.s.Nodes[i].Name, what, joinPrefixes(fam)),
+				"give the node an address in cluster.networking.machineNetwork, or add its subnet there "+
+					"(the assisted service holds back a host outside the machine network, and the install waits for it)")
 		}
 	}
 	vips := map[netip.Addr]string{}
 	c.vips("cluster.apiVIPs", cl.APIVIPs, machine, vips)
 	c.vips("cluster.ingressVIPs", cl.IngressVIPs, machine, vips)
+	if cl.Platform != PlatformNone {
+		c.vipFamilies("cluster.apiVIPs", "API", cl.APIVIPs, machineN, clusterN, serviceN)
+		c.vipFamilies("cluster.ingressVIPs", "Ingress", cl.IngressVIPs, machineN, clusterN, serviceN)
+	}
 	c.rendezvous(machine)
 }
 
@@ -205,6 +251,10 @@ func (c *checker) prefix(path, v string) (netip.Prefix, bool) {
 	}
 	if p.Masked() != p {
 		c.err(path, fmt.Sprintf("%s has host bits set", v), fmt.Sprintf("write the network address: %s", p.Masked()))
+		return p, false
+	}
+	if p.Addr().IsUnspecified() {
+		c.err(path, fmt.Sprintf("%s: the installer says address must be specified", v), "write the network's own address, e.g. 10.0.0.0/24")
 		return p, false
 	}
 	return p, true

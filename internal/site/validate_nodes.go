@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -37,9 +38,8 @@ func (c *checker) nodes() {
 		n := &s.Nodes[i]
 		p := fmt.Sprintf("nodes[%d]", i)
 		if n.Name != "" {
-			if !isDNSLabel(n.Name) {
-				c.err(p+".name", fmt.Sprintf("%q is not a valid host name", n.Name),
-					"use lower-case letters, digits and '-', e.g. "+suggestLabel(n.Name))
+			if why := hostnameProblem(n.Name); why != "" {
+				c.err(p+".name", fmt.Sprintf("%q is not a valid host name: %s", n.Name, why), domainRemedy(n.Name, "gpu-0 or gpu-0.site.example.com"))
 			} else if first, dup := names[n.Name]; dup {
 				c.err(p+".name", fmt.Sprintf("node name %q is already used by %s", n.Name, first), "give every node its own name")
 			} else {
@@ -117,6 +117,11 @@ func (c *checker) interfaces(p string, n *Node, macs map[string]string) {
 				"write six hex pairs separated by ':', e.g. b4:96:91:aa:bb:01 (quote it in YAML)")
 			continue
 		}
+		if b, _ := strconv.ParseUint(ifc.MACAddress[:2], 16, 8); b&1 == 1 {
+			// openshift-install (validate.MAC) takes unicast EUI-48 addresses only.
+			c.err(ip+".macAddress", fmt.Sprintf("%s is a multicast address: the installer says expected unicast mac address, found multicast", ifc.MACAddress),
+				"copy the NIC's own MAC from iDRAC → System → Network Devices (the first byte of a NIC's MAC is even)")
+		}
 		mac := normalizeMAC(ifc.MACAddress)
 		local[mac] = true
 		if first, dup := macs[mac]; dup {
@@ -135,6 +140,27 @@ func (c *checker) interfaces(p string, n *Node, macs map[string]string) {
 		c.err(p+".bootMAC", fmt.Sprintf("boot MAC %s is not among this node's interfaces", n.BootMAC),
 			"add the boot NIC to interfaces[] with its name, or correct bootMAC")
 	}
+}
+
+// forbiddenHostnames are the names the assisted service refuses for a host.
+var forbiddenHostnames = map[string]bool{
+	"localhost": true, "localhost.localdomain": true, "localhost4": true,
+	"localhost4.localdomain4": true, "localhost6": true, "localhost6.localdomain6": true,
+}
+
+// hostnameProblem says why a node name cannot be a host's name; "" when it can. The name is
+// agent-config's hosts[].hostname, which the installer passes on unchecked and the assisted
+// service holds to a lowercase RFC 1123 name of at most 253 characters (a short name or a
+// fully qualified one), localhost excepted. The host, and so its Kubernetes Node, is named
+// exactly that: gpu-0.gpu05.ai.example.com stays gpu-0.gpu05.ai.example.com, not gpu-0.
+func hostnameProblem(name string) string {
+	if why := subdomainProblem(name); why != "" {
+		return why
+	}
+	if forbiddenHostnames[name] {
+		return "the assisted service refuses localhost names"
+	}
+	return ""
 }
 
 // byPathRemedy says how to find a disk's by-path name and which form to pick.
@@ -189,7 +215,7 @@ func (c *checker) networkConfig(idx int, p string, n *Node) {
 		defined[ifc.name] = true
 	}
 	for _, ifc := range ifaces {
-		if ifc.name != "" && !virtualTypes[ifc.typ] {
+		if ifc.name != "" && NMStateNeedsNIC(ifc.typ) {
 			mac, ok := nics[ifc.name]
 			switch {
 			case !ok:
@@ -211,6 +237,9 @@ func (c *checker) networkConfig(idx int, p string, n *Node) {
 					"define the bond or NIC the VLAN sits on")
 			}
 		}
+		if ifc.state == "absent" {
+			continue // removed: carries no address
+		}
 		for _, a := range ifc.addrs {
 			c.nodeAddrs[idx] = append(c.nodeAddrs[idx], a)
 			key := a.addr.String()
@@ -221,4 +250,5 @@ func (c *checker) networkConfig(idx int, p string, n *Node) {
 			c.nodeIPs[key] = ipOwner{node: n.Name, role: n.Role, path: a.path}
 		}
 	}
+	c.nmstateRules(base, ifaces, nics, n.NetworkConfig)
 }

@@ -43,9 +43,40 @@ func (c *checker) hostPort(path, v, example string) {
 	}
 }
 
+// ntpSource holds an NTP source to the installer's rule for agent-config additionalNTPSources
+// (platform baremetal validation.ValidateNTPServers): an IP address or a lowercase RFC 1123
+// domain name, nothing more. chrony always queries port 123, so there is no port to give.
+//
+// A loopback source (the lab's SNTP responder on an unprivileged port) is the exception: it is
+// the jump host's alone, checked by preflight and never given to the nodes (on a node it would
+// name the node itself), so it may carry a port.
+func (c *checker) ntpSource(path, v string) {
+	if net.ParseIP(v) != nil || subdomainProblem(strings.TrimSuffix(v, ".")) == "" {
+		return
+	}
+	if IsLoopbackNTP(v) {
+		c.hostPort(path, v, "127.0.0.1:12300")
+		return
+	}
+	msg := fmt.Sprintf("%q: the installer rejects it as additionalNTPSources: NTP server is not a valid IP or domain name", v)
+	remedy := domainRemedy(v, "ntp1.site.example.com or 10.0.0.2")
+	if strings.Contains(v, "/") {
+		remedy = "write the server alone, without a scheme or path, e.g. ntp1.site.example.com or 10.0.0.2"
+	} else if host, _, err := net.SplitHostPort(v); err == nil {
+		remedy = fmt.Sprintf("drop the port: write %s (chrony always uses port 123)", host)
+	}
+	c.err(path, msg, remedy)
+}
+
 func (c *checker) registry() {
 	r := c.s.Registry
 	c.hostPort("registry.host", r.Host, "quay.site.example.com:8443")
+	if host := hostOnly(r.Host); host != strings.ToLower(host) {
+		// Stricter than openshift-install: the host is written as-is into the pull secret and
+		// the mirror sets, which CRI-O matches by the string; one spelling avoids silent misses.
+		c.err("registry.host", fmt.Sprintf("%q has upper-case letters: host names in the pull secret and image references must be lower case", r.Host),
+			"write it in lower case: "+strings.ToLower(r.Host))
+	}
 	if r.Namespace != "" && !namespaceRE.MatchString(r.Namespace) {
 		c.err("registry.namespace", fmt.Sprintf("%q is not a repository namespace", r.Namespace), "use lower-case path components, e.g. ocp/mirror")
 	}
@@ -53,6 +84,21 @@ func (c *checker) registry() {
 		c.warn("registry.insecure", "TLS verification of the mirror registry is off: image pulls and pushes can be intercepted",
 			"give the registry's CA in registry.caFile instead")
 	}
+}
+
+// IsLoopbackNTP reports whether an NTP source is a loopback address, with or without a port:
+// a source for preflight on the jump host only, which the rendered agent-config leaves out.
+func IsLoopbackNTP(v string) bool {
+	a, err := netip.ParseAddr(hostOnly(v))
+	return err == nil && a.IsLoopback()
+}
+
+// hostOnly returns the host of "host" or "host:port".
+func hostOnly(v string) string {
+	if h, _, err := net.SplitHostPort(v); err == nil {
+		return h
+	}
+	return v
 }
 
 func (c *checker) mirror() {

@@ -72,6 +72,9 @@ type bootNodeInput struct {
 // Name implements pipeline.Stage.
 func (Boot) Name() string { return NameBoot }
 
+// NodeScoped says replay --node may limit boot to some nodes.
+func (Boot) NodeScoped() bool { return true }
+
 // Summary implements pipeline.Stage.
 func (Boot) Summary() string {
 	return "boot every node from the agent ISO over Redfish virtual media (Dell iDRAC9 or generic Redfish), verified by read-back"
@@ -180,8 +183,8 @@ func (b Boot) Verify(ctx context.Context, env *pipeline.Env) error {
 	targets, _ := bootTargets(env)
 	// Nodes booted with a persistent override are handed over to their disk by the install
 	// stage (override off, ISO ejected): that state verifies too.
-	var own BootOutput
-	if _, err := env.Output("boot", &own); err != nil {
+	own, _, err := BootOutputKey.Read(env)
+	if err != nil {
 		return err
 	}
 	persistent := map[string]bool{}

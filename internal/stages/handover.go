@@ -45,8 +45,8 @@ type handover struct {
 // newHandover finds the nodes the boot stage left with a persistent override.
 func newHandover(env *pipeline.Env, opts []bmc.Option) (*handover, error) {
 	h := &handover{env: env, opts: opts, targets: map[string]bmc.Target{}, urls: map[string]string{}}
-	var boot BootOutput
-	if ok, err := env.Output("boot", &boot); err != nil || !ok {
+	boot, ok, err := BootOutputKey.Read(env)
+	if err != nil || !ok {
 		return h, err
 	}
 	persistent := map[string]string{}
@@ -137,6 +137,6 @@ func (h *handover) node(host string) string {
 
 func (h *handover) emit(kind pipeline.EventKind, node, msg string) {
 	if h.env.Events != nil {
-		h.env.Events(pipeline.Event{Time: time.Now(), Kind: kind, Stage: "install", Node: node, Step: stepHandover, Message: msg})
+		h.env.Events(pipeline.Event{Time: time.Now(), Kind: kind, Stage: NameInstall, Node: node, Step: stepHandover, Message: msg})
 	}
 }

@@ -1,0 +1,40 @@
+# lib.sh — sourced by the scripts: phase, a long step that is never silent.
+#
+#   phase LABEL COMMAND [ARGS...]
+#
+# logs "LABEL ...", runs COMMAND, logs "LABEL: still running, 2m30s" every $BOOTSTRAP_HEARTBEAT
+# seconds (default 30) while it runs, then "LABEL: done in 4m12s" or "LABEL: failed after 10s
+# (exit 2)". Returns COMMAND's status. The caller defines log() (a prefix and stderr).
+
+elapsed() {
+  local s=$(( SECONDS - $1 ))
+  if [ "$s" -ge 60 ]; then printf '%dm%02ds' $(( s / 60 )) $(( s % 60 )); else printf '%ds' "$s"; fi
+}
+
+phase() {
+  local label=$1 start=$SECONDS rc=0 hb
+  shift
+  log "$label ..."
+  # The heartbeat's sleep holds no output descriptor, so a pipe (make | tee) closes when we end.
+  (
+    trap 'kill "$s" 2>/dev/null; exit 0' TERM
+    while :; do
+      sleep "${BOOTSTRAP_HEARTBEAT:-30}" </dev/null >/dev/null 2>&1 &
+      s=$!
+      wait "$s"
+      log "$label: still running, $(elapsed "$start")"
+    done
+  ) &
+  hb=$!
+  # In the background, not in an `||` list: `set -e` still applies inside COMMAND, and a function's
+  # `exit` ends COMMAND only, never the heartbeat's owner.
+  ( "$@" ) &
+  wait "$!" || rc=$?
+  kill "$hb" 2>/dev/null || true
+  wait "$hb" 2>/dev/null || true
+  if [ "$rc" -ne 0 ]; then
+    log "$label: failed after $(elapsed "$start") (exit $rc)"
+    return "$rc"
+  fi
+  log "$label: done in $(elapsed "$start")"
+}
