@@ -380,6 +380,45 @@ func checkReportInChromium(t *testing.T, l *testLab) {
 		}
 	}
 
+	// The summary first, then a row per node with its role, MACs, disk, firmware and BMC actions,
+	// and the timeline drawn inline.
+	var sum string
+	for _, n := range section(doc, "summary") {
+		sum += text(n)
+	}
+	if !strings.Contains(sum, "complete: every stage succeeded") ||
+		!strings.Contains(sum, fmt.Sprintf("%d images", len(c.Images))) {
+		t.Errorf("summary: %q", sum)
+	}
+	nodeRows := rows(section(doc, "nodes"))
+	if len(nodeRows) != len(l.Site.Nodes) {
+		t.Errorf("nodes table has %d rows, the lab %d nodes", len(nodeRows), len(l.Site.Nodes))
+	}
+	for i, r := range nodeRows {
+		if i < len(l.Site.Nodes) {
+			n := l.Site.Nodes[i]
+			if len(r) < 10 || r[0] != n.Name || r[1] != n.Role || r[3] != n.RootDevice ||
+				r[4] != l.bmcs.Sims[n.Name].Firmware() || r[6] == "0" || r[9] != "succeeded" {
+				t.Errorf("node row %d: %q", i, r)
+			}
+		}
+	}
+	svg := 0
+	walk(section(doc, "timeline")[0].Parent, func(n *html.Node) bool {
+		if n.Type == html.ElementNode && n.Data == "rect" {
+			svg++
+		}
+		return true
+	})
+	if svg < 7 {
+		t.Errorf("timeline draws %d bars, want at least one per stage", svg)
+	}
+	for _, r := range runs {
+		if len(r) < 3 || !strings.Contains(r[2], "@") {
+			t.Errorf("runs row %q does not say who ran it where", r)
+		}
+	}
+
 	shot := screenshot(t, out, filepath.Join(art, "report.png"))
 	t.Logf("evidence report %s, screenshot %s (rendered, checked and captured in %s)", out, shot, time.Since(start).Round(time.Millisecond))
 

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -36,7 +37,10 @@ func TestFullRunThenNothingToDo(t *testing.T) {
 	}
 	// The handoff proved the repository from the jump host before changing anything, and the run
 	// ends by printing the Argo CD console.
-	for _, want := range []string{"clusters/lab is a directory there", "Argo CD owns the cluster now", "console https://"} {
+	// Then what now: the kubeconfig to export, the console, Argo CD and how to log in.
+	for _, want := range []string{"clusters/lab is a directory there", "Argo CD owns the cluster now", "console https://",
+		"export KUBECONFIG=" + filepath.Join(l.workDir(), "kubeconfig"), "console:  https://console-openshift-console.apps.",
+		"Argo CD:  https://", "LOG IN VIA OPENSHIFT"} {
 		if !strings.Contains(first.out, want) {
 			t.Errorf("first run does not say %q:\n%s", want, tail(first.out, 30))
 		}

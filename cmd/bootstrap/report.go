@@ -10,6 +10,7 @@ import (
 
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/report"
+	"github.com/bootstrap-dev/bootstrap/internal/site"
 	"github.com/bootstrap-dev/bootstrap/internal/stages"
 )
 
@@ -44,12 +45,14 @@ the file holds the report and the result line says where it is.`,
 				g.output = "json" // --format json on stdout keeps the -o json contract: one result line
 			}
 			name := ""
+			var s *site.Site
 			if g.file != "" {
-				if s, err := g.loadSite(); err == nil {
+				if s, err = g.loadSite(); err == nil {
 					name = s.Metadata.Name
 				}
 			}
-			rep, err := report.Build(&pipeline.Runner{Stages: stages.All(), WorkDir: dir}, name)
+			// With the profile the summary names each node's role, MACs and root disk.
+			rep, err := report.Build(&pipeline.Runner{Stages: stages.All(), WorkDir: dir, Site: s}, name)
 			if err != nil {
 				return err
 			}

@@ -107,9 +107,19 @@ func (g *globals) withRunner(cmd *cobra.Command, command string, check func(*pip
 	err = fn(ctx, sess.runner)
 	sess.Close()
 	if err == nil {
-		if !g.json() {
-			fmt.Fprintln(g.stdout, "done: every stage succeeded; `bootstrap status` shows the details")
+		// What now: the kubeconfig, the console, the kubeadmin password's file, Argo CD.
+		var access *Access
+		if st, serr := sess.runner.Status(); serr == nil {
+			access = accessOf(sess.runner.WorkDir, s, st)
 		}
+		if g.json() {
+			if access != nil {
+				setResult(cmd, map[string]any{"access": access})
+			}
+			return nil
+		}
+		fmt.Fprintln(g.stdout, "done: every stage succeeded; `bootstrap status` shows the details")
+		printAccess(g.stdout, access)
 		return nil
 	}
 	var te *pipeline.TailError

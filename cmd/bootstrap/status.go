@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/site"
 	"github.com/bootstrap-dev/bootstrap/internal/stages"
 )
 
@@ -28,10 +29,19 @@ func newStatusCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			var s *site.Site
+			if g.file != "" {
+				s, _ = site.Load(g.file) // only for the console's domain; status needs no valid profile
+			}
+			access := accessOf(dir, s, st)
 			if g.json() {
-				setResult(cmd, st)
+				setResult(cmd, struct {
+					pipeline.Status
+					Access *Access `json:"access,omitempty"`
+				}{st, access})
 			} else {
 				printStatus(g.stdout, dir, st)
+				printAccess(g.stdout, access)
 			}
 			if st.Chain != "" { // shown above; the exit code tells scripts
 				return integrityError{fmt.Errorf("journal integrity: %s", st.Chain)}
@@ -57,10 +67,7 @@ func printStatus(w io.Writer, dir string, st pipeline.Status) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "STAGE\tSTATE\tSTEPS\tNODES\tTIME\tNOTE")
 	for _, s := range st.Stages {
-		note := s.Reason
-		if s.Error != "" {
-			note = firstLine(s.Error)
-		}
+		note := stageNote(s)
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", s.Name, s.State, s.Steps, len(s.Nodes), dur(s.Seconds), note)
 	}
 	_ = tw.Flush()
@@ -99,4 +106,34 @@ func dur(sec float64) string {
 		return "-"
 	}
 	return (time.Duration(sec*float64(time.Second)) / time.Millisecond * time.Millisecond).String()
+}
+
+// stageNote says what is true of a stage now, not only why it last started: a stage that ran for
+// the first time and succeeded is "succeeded 14:02:11 (ran: first run)", not "first run".
+func stageNote(s pipeline.StageStatus) string {
+	at := func(t time.Time) string { return t.Local().Format(time.TimeOnly) }
+	switch s.State {
+	case pipeline.StatePending:
+		return "not run yet"
+	case pipeline.StateSucceeded:
+		if s.Skipped {
+			return "up to date, skipped in the last run: " + s.Reason
+		}
+		note := "succeeded " + at(s.Succeeded)
+		if s.Reason != "" {
+			note += " (ran: " + s.Reason + ")"
+		}
+		return note
+	case pipeline.StateStale:
+		return "will run again: " + s.Reason
+	case pipeline.StateRunning:
+		note := "started " + at(s.Started) + ", no end recorded (running now, or killed)"
+		if s.LastStep != "" {
+			note += "; last step " + s.LastStep
+		}
+		return note
+	case pipeline.StateFailed, pipeline.StateInterrupted:
+		return firstLine(s.Error)
+	}
+	return s.Reason
 }

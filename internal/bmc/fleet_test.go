@@ -266,7 +266,11 @@ func TestBootAllKillResume(t *testing.T) {
 	if err := second.Run(); err != nil {
 		t.Fatalf("resumed run: %v", err)
 	}
-	time.Sleep(100 * time.Millisecond) // let any (wrong) extra boot complete so it would be counted
+	for _, s := range sims { // a (wrong) extra power action's boot completes and is counted
+		if err := s.Idle(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for i, s := range sims {
 		st := s.Stats()
 		name := targets[i].Node

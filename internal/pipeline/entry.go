@@ -53,6 +53,7 @@ type RunInfo struct {
 	Command string   `json:"command,omitempty"`
 	Version string   `json:"version,omitempty"`
 	Host    string   `json:"host,omitempty"`
+	User    string   `json:"user,omitempty"` // the login that ran it (uid when it has no name)
 	PID     int      `json:"pid,omitempty"`
 	Mode    string   `json:"mode"` // run, replay
 	From    string   `json:"from,omitempty"`

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/user"
 	"regexp"
 	"strings"
 	"time"
@@ -153,6 +154,7 @@ func (r *Runner) open(info RunInfo) (*session, error) {
 	}
 	host, _ := os.Hostname()
 	info.Command, info.Version, info.Host, info.PID = r.Command, r.Version, host, os.Getpid()
+	info.User = currentUser()
 	data, _ := json.Marshal(info)
 	e, err := j.Append(Entry{Kind: EntryRunStarted, Data: data})
 	if err != nil {
@@ -208,4 +210,13 @@ func (r *Runner) scrubText(s string) string {
 		return "(error text withheld: scrub failed)"
 	}
 	return out
+}
+
+// currentUser is the login name running this process, for the run's record ("uid N" when the
+// account has no name, e.g. in a container).
+func currentUser() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return fmt.Sprintf("uid %d", os.Getuid())
 }

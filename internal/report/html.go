@@ -38,6 +38,8 @@ func (r *Report) HTML(w io.Writer) error {
 			return s
 		},
 		"command":    runCommand,
+		"runBy":      runBy,
+		"fields":     fields,
 		"secretNote": func() string { return SecretNotHashed },
 		"join":       func(ss []string) string { return strings.Join(ss, " ") },
 		"inc":        func(i int) int { return i + 1 },

@@ -16,14 +16,17 @@ import (
 
 	"github.com/bootstrap-dev/bootstrap/internal/filehash"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/units"
 )
 
 // Report is the evidence of one work dir.
 type Report struct {
 	Generated time.Time `json:"generated"`
 	Site      string    `json:"site,omitempty"`
-	WorkDir   string    `json:"workDir"`
-	Chain     Chain     `json:"chain"`
+	// Summary is what an auditor reads first: site, release, nodes, mirror, verdict.
+	Summary Summary `json:"summary"`
+	WorkDir string  `json:"workDir"`
+	Chain   Chain   `json:"chain"`
 	// Stages is each stage as it stands now (its latest attempt).
 	Stages []pipeline.StageStatus `json:"stages"`
 	// History is every run and every attempt of every stage, failed, killed and resumed ones
@@ -82,6 +85,7 @@ func Build(r *pipeline.Runner, siteName string) (*Report, error) {
 		return nil, err
 	}
 	rep.Evidence = readEvidence(r.WorkDir, h)
+	rep.Summary = summarize(rep, r.Site)
 	return rep, nil
 }
 
@@ -125,7 +129,30 @@ func (r *Report) Markdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# bootstrap evidence report: %s\n\n", or(r.Site, "(no site)"))
 	fmt.Fprintf(&b, "Generated %s from `%s`; %d run(s).\n\n", r.Generated.Format(time.RFC3339), r.WorkDir, len(r.History.Runs))
-	if r.Chain.Verified {
+	sum := r.Summary
+	b.WriteString("## Summary\n\n")
+	fmt.Fprintf(&b, "- **Verdict:** %s\n", sum.Verdict)
+	if sum.Cluster != "" {
+		fmt.Fprintf(&b, "- **Cluster:** %s, OpenShift %s\n", sum.Cluster, or(sum.Release, "-"))
+	}
+	fmt.Fprintf(&b, "- **Release image:** `%s`\n", or(sum.ReleaseImage, "not recorded yet"))
+	fmt.Fprintf(&b, "- **Mirrored:** %d images, %s", sum.Images, units.Bytes(sum.ImageBytes))
+	if sum.ImagesFailed > 0 {
+		fmt.Fprintf(&b, ", %d failed", sum.ImagesFailed)
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(&b, "- **Journal:** %s\n\n", chainText(r.Chain))
+	if len(sum.Nodes) > 0 {
+		b.WriteString("| node | role | MACs | root disk | BMC firmware | virtual media | power actions | BMC actions | install |\n|---|---|---|---|---|---|---|---|---|\n")
+		for _, n := range sum.Nodes {
+			fmt.Fprintf(&b, "| %s | %s | %s | `%s` | %s | %s | %d | %d | %s |\n", n.Name, or(n.Role, "-"), strings.Join(n.MACs, " "),
+				or(n.RootDisk, "-"), or(n.BMCFirmware, "-"), or(n.Media, "-"), n.PowerActions, n.Actions, or(n.Install, "-"))
+		}
+		b.WriteString("\n")
+	}
+	if r.Chain.Entries == 0 {
+		b.WriteString("Journal: no entries: nothing has run in this work dir.\n\n")
+	} else if r.Chain.Verified {
 		fmt.Fprintf(&b, "Journal: %d entries, hash chain **verified**, head `%s`.\n\n", r.Chain.Entries, r.Chain.Head)
 	} else {
 		fmt.Fprintf(&b, "Journal: %d entries, **HASH CHAIN BROKEN**: %s\n\n", r.Chain.Entries, r.Chain.Error)
@@ -136,7 +163,7 @@ func (r *Report) Markdown(w io.Writer) error {
 	}
 	b.WriteString("\n## Runs\n\n| run | command | started | finished | result | ran | skipped | error |\n|---|---|---|---|---|---|---|---|\n")
 	for _, run := range r.History.Runs {
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", run.Seq, cell([]byte(runCommand(run.Info))), ts(run.Started),
+		fmt.Fprintf(&b, "| %d | %s (by %s) | %s | %s | %s | %s | %s | %s |\n", run.Seq, cell([]byte(runCommand(run.Info))), runBy(run.Info), ts(run.Started),
 			ts(run.Finished), run.Result, strings.Join(run.Ran, " "), strings.Join(run.Skipped, " "), cell([]byte(run.Error)))
 	}
 	b.WriteString("\n## Attempts\n\nEvery execution of every attempt, oldest first.\n\n" +
@@ -158,7 +185,7 @@ func (r *Report) Markdown(w io.Writer) error {
 		fmt.Fprintf(&b, "\n### %s attempt %d%s: %d steps\n\n| seq | run | time | step | data |\n|---|---|---|---|---|\n",
 			a.Stage, a.Attempt, latestMark(a), len(a.Steps))
 		for _, st := range a.Steps {
-			fmt.Fprintf(&b, "| %d | %d | %s | `%s` | %s |\n", st.Seq, st.Run, ts(st.Time), st.Key, cell(st.Data))
+			fmt.Fprintf(&b, "| %d | %d | %s | `%s` | %s |\n", st.Seq, st.Run, ts(st.Time), st.Key, fieldsText(st.Data))
 		}
 	}
 	ev := r.Evidence
@@ -179,7 +206,7 @@ func (r *Report) Markdown(w io.Writer) error {
 		for _, n := range ev.BMC {
 			fmt.Fprintf(&b, "\n### %s\n\n| seq | time | stage | attempt | run | action | result |\n|---|---|---|---|---|---|---|\n", n.Node)
 			for _, a := range n.Actions {
-				res := cell(a.Data)
+				res := fieldsText(a.Data)
 				if a.Note != "" {
 					res = a.Note + " " + res
 				}
@@ -239,6 +266,26 @@ func runCommand(ri pipeline.RunInfo) string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// runBy says who ran a run, where: "alice@jump-1 (pid 4242), bootstrap v1.2.3".
+func runBy(ri pipeline.RunInfo) string {
+	who := or(ri.User, "unknown user") + "@" + or(ri.Host, "unknown host")
+	if ri.PID != 0 {
+		who += fmt.Sprintf(" (pid %d)", ri.PID)
+	}
+	return who + ", bootstrap " + or(ri.Version, "(unknown version)")
+}
+
+// chainText is the journal's integrity in words; an empty journal is "no entries", not verified.
+func chainText(c Chain) string {
+	switch {
+	case c.Entries == 0:
+		return "no entries: nothing has run in this work dir"
+	case c.Verified:
+		return fmt.Sprintf("%d entries, hash chain verified, head %s", c.Entries, c.Head)
+	}
+	return fmt.Sprintf("%d entries, HASH CHAIN BROKEN: %s", c.Entries, c.Error)
 }
 
 func latestMark(a pipeline.AttemptRecord) string {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -143,6 +144,16 @@ func TestReport(t *testing.T) {
 	if err := rep.Markdown(&md); err != nil {
 		t.Fatal(err)
 	}
+	// Step data as readable fields, never raw JSON; the summary first; who ran each run.
+	u, _ := user.Current()
+	for _, want := range []string{"## Summary", "**Verdict:**", "digest: sha256:bbb", "(by " + u.Username + "@"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+	if strings.Contains(md.String(), `{"digest"`) {
+		t.Errorf("markdown shows step data as raw JSON:\n%s", md.String())
+	}
 	for _, want := range []string{"hash chain **verified**", "| mirror | succeeded |", "sha256:bbb", "`idms.yaml`",
 		"ImageDigestMirrorSet bootstrap-mirror | created | `1f67d5a40e398f9fd03143d25042f69a3e6b3529e30a14000093ed223ab28436`",
 		"Secret openshift-gitops/repo | created | " + report.SecretNotHashed} {
@@ -154,6 +165,11 @@ func TestReport(t *testing.T) {
 	var html bytes.Buffer
 	if err := rep.HTML(&html); err != nil {
 		t.Fatal(err)
+	}
+	for _, want := range []string{`id="summary"`, `id="nodes"`, "<svg", "<rect", `<dt>digest</dt><dd>sha256:bbb</dd>`} {
+		if !strings.Contains(html.String(), want) {
+			t.Errorf("html lacks %q", want)
+		}
 	}
 	for _, want := range []string{`id="timeline"`, "hash chain verified", "a6ea237c6e86f11e842f23fad2b2be6d836f446c73284d03d8be02a463f04c74"} {
 		if !strings.Contains(html.String(), want) {
@@ -188,6 +204,30 @@ func TestReport(t *testing.T) {
 // is resumed to success, then a new attempt (one more node) that carries the first two nodes.
 // The report lists every run and every execution, and attributes each node's BMC actions to the
 // attempt and run that did them.
+// An empty journal is "no entries", never "verified".
+func TestReportEmptyJournal(t *testing.T) {
+	r := &pipeline.Runner{Stages: []pipeline.Stage{copyStage{}}, WorkDir: t.TempDir()}
+	rep, err := report.Build(r, "lab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md, html bytes.Buffer
+	if err := rep.Markdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.HTML(&html); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"markdown": md.String(), "html": html.String()} {
+		if !strings.Contains(out, "no entries") || strings.Contains(out, "verified") {
+			t.Errorf("%s of an empty journal does not say \"no entries\" or claims verified:\n%s", name, out)
+		}
+	}
+	if rep.Summary.Verdict != "incomplete: mirror has not run" {
+		t.Errorf("verdict %q", rep.Summary.Verdict)
+	}
+}
+
 func TestReportEveryAttempt(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()

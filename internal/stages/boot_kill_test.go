@@ -105,7 +105,11 @@ func TestBootStageKillResume(t *testing.T) {
 	if err := second.Run(); err != nil {
 		t.Fatalf("resumed run: %v\n%s", err, out2)
 	}
-	time.Sleep(100 * time.Millisecond) // a wrong extra boot would complete and be counted
+	for _, n := range names { // a wrong extra boot completes and is counted
+		if err := lab.sims[n].Idle(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, n := range names {
 		st := lab.sims[n].Stats()
 		if st.PowerActions != 1 {

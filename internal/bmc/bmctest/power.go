@@ -87,6 +87,7 @@ func (b *BMC) completeBoot() {
 	b.stats.Boots++
 	b.stats.BootedFrom = from
 	b.pending--
+	b.wakeIdle()
 }
 
 // fetch reads byte ranges of an image as the iDRAC's remote file share does.

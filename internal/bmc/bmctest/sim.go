@@ -1,7 +1,9 @@
 package bmctest
 
 import (
+	"context"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -95,7 +97,8 @@ type BMC struct {
 	nextID   int
 	jobs     map[string]*job
 	nics     []string
-	pending  int // power actions whose boot has not happened yet
+	pending  int             // power actions whose boot has not happened yet
+	idle     []chan struct{} // Idle callers waiting for pending to reach 0
 	closed   bool
 }
 
@@ -273,10 +276,42 @@ func (b *BMC) Stats() Stats {
 	return s
 }
 
+// Idle returns once no boot is pending: every power action the simulator accepted has reached its
+// boot (BootedFrom, Boots and the override are final), or the simulator is closed. Tests wait on
+// it, instead of sleeping, before they count what a run did.
+func (b *BMC) Idle(ctx context.Context) error {
+	b.mu.Lock()
+	if b.pending == 0 || b.closed {
+		b.mu.Unlock()
+		return nil
+	}
+	ch := make(chan struct{})
+	b.idle = append(b.idle, ch)
+	b.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("simulated BMC not idle: %w", ctx.Err())
+	}
+}
+
+// wakeIdle releases the Idle callers when nothing is pending; b.mu is held.
+func (b *BMC) wakeIdle() {
+	if b.pending > 0 && !b.closed {
+		return
+	}
+	for _, ch := range b.idle {
+		close(ch)
+	}
+	b.idle = nil
+}
+
 // Close stops the listener.
 func (b *BMC) Close() {
 	b.mu.Lock()
 	b.closed = true
+	b.wakeIdle()
 	b.mu.Unlock()
 	b.srv.Close()
 }

@@ -2,6 +2,7 @@ package bmctest
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -65,13 +66,40 @@ func TestStandardOverrideQuirk(t *testing.T) {
 		if r := call(t, c, "POST", b.URL()+b.sys+"/Actions/ComputerSystem.Reset", map[string]string{"ResetType": "On"}); r.StatusCode != 204 {
 			t.Fatalf("%s reset: %d", fw, r.StatusCode)
 		}
-		deadline := time.Now().Add(3 * time.Second)
-		for b.Stats().Boots == 0 && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
+		if err := b.Idle(t.Context()); err != nil {
+			t.Fatal(err)
 		}
 		if st := b.Stats(); st.BootedFrom != want || st.Power != "On" || st.PowerActions != 1 {
 			t.Errorf("%s: booted from %q power %s actions %d; want %q On 1", fw, st.BootedFrom, st.Power, st.PowerActions, want)
 		}
+	}
+}
+
+// TestIdle: Idle waits for the boot a power action started, and gives up with its context.
+func TestIdle(t *testing.T) {
+	f, err := NewFleet(1, Options{BootDelay: 200 * time.Millisecond}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := f.BMCs[0]
+	if err := b.Idle(t.Context()); err != nil {
+		t.Fatalf("idle before any power action: %v", err)
+	}
+	c := client(t, f.CAPEM)
+	if r := call(t, c, "POST", b.URL()+b.sys+"/Actions/ComputerSystem.Reset", map[string]string{"ResetType": "On"}); r.StatusCode != 204 {
+		t.Fatalf("reset: %d", r.StatusCode)
+	}
+	done, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := b.Idle(done); err == nil {
+		t.Fatal("Idle returned while a boot was pending")
+	}
+	if err := b.Idle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if st := b.Stats(); st.Boots != 1 || st.Power != "On" {
+		t.Fatalf("after Idle: %d boots, power %s; want 1, On", st.Boots, st.Power)
 	}
 }
 
