@@ -108,6 +108,9 @@ const (
 	Progress       EventKind = "progress" // Current/Total in Unit (bytes, images, nodes)
 	Info           EventKind = "info"
 	Warning        EventKind = "warning"
+	// Failure is something found failed that the stage reports in a list (a preflight FAIL),
+	// distinct from a Warning; whether the stage fails is its own StageFailed.
+	Failure EventKind = "failure"
 )
 
 // Event is one thing that happened, for display. Events are not the journal.
@@ -118,9 +121,11 @@ type Event struct {
 	Step    string    `json:"step,omitempty"`
 	Node    string    `json:"node,omitempty"`
 	Message string    `json:"message,omitempty"`
-	Current int64     `json:"current,omitempty"`
-	Total   int64     `json:"total,omitempty"`
-	Unit    string    `json:"unit,omitempty"`
+	// Status is a checked item's verdict (PASS, WARN, FAIL) when the event reports one.
+	Status  string `json:"status,omitempty"`
+	Current int64  `json:"current,omitempty"`
+	Total   int64  `json:"total,omitempty"`
+	Unit    string `json:"unit,omitempty"`
 	// Done counts finished items (images, nodes) next to byte progress.
 	Done      int64 `json:"done,omitempty"`
 	DoneTotal int64 `json:"doneTotal,omitempty"`

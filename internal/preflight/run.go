@@ -124,6 +124,7 @@ func (r Runner) Run(ctx context.Context, checks []Check) Report {
 	sort.SliceStable(results, func(a, b int) bool {
 		return categoryRank(results[a].Category) < categoryRank(results[b].Category)
 	})
+	results = collapseNotChecked(results)
 	rep := Report{Checks: results}
 	for _, c := range results {
 		switch c.Status {
@@ -180,4 +181,50 @@ func runOne(ctx context.Context, c Check, timeout time.Duration) CheckResult {
 	out.Duration = time.Since(start)
 	out.DurationMS = out.Duration.Milliseconds()
 	return out
+}
+
+// notCheckedPrefix starts the message of a check skipped because another one failed first.
+const notCheckedPrefix = "not checked: "
+
+// collapseNotChecked folds the checks of one target skipped for the same reason (nine BMC checks
+// behind an unreachable BMC) into one row: "not checked because ...", naming them. A table of
+// 59 rows where 45 said "not checked" hid the few that mattered.
+func collapseNotChecked(results []CheckResult) []CheckResult {
+	type group struct {
+		row   int
+		names []string
+	}
+	out := make([]CheckResult, 0, len(results))
+	groups := map[string]*group{} // category, target, reason
+	for _, c := range results {
+		target, _, ok := cutLast(c.Name)
+		if c.Status != Warn || !strings.HasPrefix(c.Message, notCheckedPrefix) || !ok {
+			out = append(out, c)
+			continue
+		}
+		reason := strings.TrimPrefix(c.Message, notCheckedPrefix)
+		key := string(c.Category) + "\x00" + target + "\x00" + reason
+		g := groups[key]
+		if g == nil {
+			groups[key] = &group{row: len(out), names: []string{c.Name}}
+			out = append(out, c) // alone it stays as it is
+			continue
+		}
+		g.names = append(g.names, c.Name)
+		r := &out[g.row]
+		r.Name = fmt.Sprintf("%s (%d checks)", target, len(g.names))
+		r.Message = "not checked because " + reason + ": " + strings.Join(g.names, ", ")
+		r.DurationMS = max(r.DurationMS, c.DurationMS)
+		r.Duration = max(r.Duration, c.Duration)
+	}
+	return out
+}
+
+// cutLast splits "bmc cp-0 media" into "bmc cp-0" and "media".
+func cutLast(name string) (target, last string, ok bool) {
+	i := strings.LastIndexByte(name, ' ')
+	if i <= 0 {
+		return "", "", false
+	}
+	return name[:i], name[i+1:], true
 }

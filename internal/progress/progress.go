@@ -120,10 +120,15 @@ func describe(e pipeline.Event) string {
 		s = "done " + e.Step
 	case pipeline.Warning:
 		s = "WARNING"
+	case pipeline.Failure:
+		s = "FAIL"
 	case pipeline.Info:
 		s = ""
 	default:
 		s = string(e.Kind)
+	}
+	if e.Status != "" { // a checked item says its own verdict: PASS, WARN, FAIL
+		s = e.Status
 	}
 	if e.Node != "" && e.Kind != pipeline.StepDone {
 		s += " [" + e.Node + "]"

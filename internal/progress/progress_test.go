@@ -263,3 +263,21 @@ func TestTimeLeft(t *testing.T) {
 		}
 	}
 }
+
+// A checked item says its own verdict; a FAIL row is never labelled WARNING.
+func TestDescribeCheckVerdicts(t *testing.T) {
+	for _, tc := range []struct {
+		e    pipeline.Event
+		want string
+	}{
+		{pipeline.Event{Kind: pipeline.Failure, Status: "FAIL", Message: "bmc  bmc cp-0 reachable  refused"}, "FAIL: bmc  bmc cp-0 reachable  refused"},
+		{pipeline.Event{Kind: pipeline.Warning, Status: "WARN", Message: "ntp  ntp 10.0.0.1  offset 2s"}, "WARN: ntp  ntp 10.0.0.1  offset 2s"},
+		{pipeline.Event{Kind: pipeline.Info, Status: "PASS", Message: "dns  dns api  ok"}, "PASS: dns  dns api  ok"},
+		{pipeline.Event{Kind: pipeline.Failure, Message: "image x failed"}, "FAIL: image x failed"},
+		{pipeline.Event{Kind: pipeline.Warning, Message: "slow"}, "WARNING: slow"},
+	} {
+		if got := describe(tc.e); got != tc.want {
+			t.Errorf("describe(%+v) = %q, want %q", tc.e, got, tc.want)
+		}
+	}
+}

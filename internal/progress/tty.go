@@ -76,7 +76,7 @@ func (r *TTYRenderer) Handle(e pipeline.Event) {
 	case pipeline.StageSkipped:
 		r.print("↷ " + e.Stage + " " + describe(e))
 		return
-	case pipeline.Warning:
+	case pipeline.Warning, pipeline.Failure:
 		r.print("! " + e.Stage + " " + describe(e))
 		return
 	}
