@@ -120,6 +120,9 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 	o.Source = mirror.Endpoint{Insecure: !f.srcTLSVerify, CAFile: f.srcCAFile, AuthFile: f.authfile}
 	o.SourceRegistry, o.Parallel, o.Retries, o.Platforms = f.sourceRegistry, f.parallel, f.retries, f.platforms
 	o.RepoLog = filepath.Join(ws, "working-dir", "repositories.log")
+	if f.archiveSize < 0 || f.archiveSize > mirror.MaxArchiveSize {
+		return usageError{fmt.Errorf("--archive-size %d: want a size in GiB from 1 to %d (0 or none: one OCI layout)", f.archiveSize, mirror.MaxArchiveSize)}
+	}
 	archiveBytes := f.archiveBytes
 	if archiveBytes == 0 {
 		size := f.archiveSize
@@ -357,6 +360,9 @@ func mirrorProgress(w io.Writer, asJSON, tty bool) mirror.ProgressFunc {
 }
 
 func mirrorIsTTY(w io.Writer) bool {
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok { // the secret scrubber
+		w = u.Unwrap()
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

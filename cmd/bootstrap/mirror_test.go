@@ -277,6 +277,23 @@ func writeISC(t *testing.T, dir string, refs ...string) string {
 	return isc
 }
 
+// TestMirrorArchiveSizeRange: sizes that would overflow the byte count or fit no medium are
+// refused up front, before anything is read or written (17179869184 GiB used to write nothing).
+func TestMirrorArchiveSizeRange(t *testing.T) {
+	dir := t.TempDir()
+	isc := filepath.Join(dir, "isc.yaml")
+	write(t, isc, []byte("apiVersion: mirror.openshift.io/v2alpha1\nkind: ImageSetConfiguration\nmirror:\n  additionalImages:\n  - name: 127.0.0.1:1/x:1\n"), 0o644)
+	for _, size := range []string{"17179869184", "8589934592", "1025", "-1"} {
+		code, out, errs := run(t, "mirror", "-c", isc, "--archive-size", size, "file://"+filepath.Join(dir, "out"))
+		if code != exitFailure || !strings.Contains(errs, "from 1 to 1024") {
+			t.Errorf("--archive-size %s: exit %d\n%s%s", size, code, out, errs)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out")); err == nil {
+		t.Error("a refused size still wrote the destination")
+	}
+}
+
 // TestMirrorCommandFilteredCatalogSneakernet is the air-gapped workflow with a filtered operator
 // catalog: to disk in archive parts on the connected side (the catalog filtered there, once, with
 // targetCatalog and targetTag), a second run writing no new part, the parts alone carried to

@@ -32,6 +32,6 @@
 // layers, signatures), an in-process registry and a fault injector live in package mirrortest.
 //
 // It never prints, never reads flags and imports no package of this module but the leaves units
-// (byte formatting) and filehash, so never the pipeline: callers pass a context, typed options and a
+// (byte formatting), filehash and fsroot (paths confined to a folder), so never the pipeline: callers pass a context, typed options and a
 // progress callback, and receive typed results.
 package mirror

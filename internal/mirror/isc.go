@@ -12,6 +12,10 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
+// MaxArchiveSize is the largest archive part size accepted, in GiB (archiveSize,
+// --archive-size): larger parts fit no removable medium, and the byte count must not overflow.
+const MaxArchiveSize = 1024
+
 // ISC API identity (oc-mirror v2).
 const (
 	ISCAPIVersion = "mirror.openshift.io/v2alpha1"
@@ -183,8 +187,8 @@ func (c *ImageSetConfig) Validate() error {
 	if c.Kind != ISCKind {
 		add("kind: %q, want %q", c.Kind, ISCKind)
 	}
-	if c.ArchiveSize < 0 {
-		add("archiveSize: %d; want a size in GiB (4, say) or none", c.ArchiveSize)
+	if c.ArchiveSize < 0 || c.ArchiveSize > MaxArchiveSize {
+		add("archiveSize: %d; want a size in GiB from 1 to %d (4, say) or none", c.ArchiveSize, MaxArchiveSize)
 	}
 	if c.Mirror.Platform.Graph {
 		add("mirror.platform.graph: building the update graph image is not supported yet; remove it or set it to false")

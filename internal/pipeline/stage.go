@@ -62,6 +62,17 @@ type Env struct {
 	Steps   Steps
 	Events  Sink
 	Log     *slog.Logger
+	// Scrub, when set, is the runner's secret scrubber: a stage passes a file it writes for
+	// operators (a report, a results file) through it. Nil scrubs nothing.
+	Scrub func([]byte) []byte
+}
+
+// ScrubBytes applies Scrub when it is set.
+func (e *Env) ScrubBytes(b []byte) []byte {
+	if e == nil || e.Scrub == nil {
+		return b
+	}
+	return e.Scrub(b)
 }
 
 // WantNode reports whether a node-level stage should act on the named node.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Defaults for Runner.
@@ -140,7 +141,23 @@ func (r Runner) Run(ctx context.Context, checks []Check) Report {
 }
 
 // runOne runs a check under its own deadline, turning a panic or an overrun into a Fail.
+// maxMessage bounds a result's message: a check may quote a peer's error body, which is the
+// peer's to fill.
+const maxMessage = 4 << 10
+
 func runOne(ctx context.Context, c Check, timeout time.Duration) CheckResult {
+	out := runCheck(ctx, c, timeout)
+	if m := out.Result.Message; len(m) > maxMessage {
+		n := maxMessage
+		for n > 0 && !utf8.RuneStart(m[n]) {
+			n--
+		}
+		out.Result.Message = m[:n] + "… (truncated)"
+	}
+	return out
+}
+
+func runCheck(ctx context.Context, c Check, timeout time.Duration) CheckResult {
 	out := CheckResult{Name: c.Name(), Category: c.Category()}
 	start := time.Now()
 	if tc, ok := c.(TimeoutCheck); ok && tc.Timeout() > 0 {

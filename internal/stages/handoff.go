@@ -161,19 +161,20 @@ func (st Handoff) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 		r := o.Repo
 		pctx, cancel := context.WithTimeout(ctx, preflight.GitTimeout)
 		proof, err := gitrepo.Prove(pctx, gitrepo.Repo{URL: r.URL, Revision: r.Revision, Path: r.Path,
-			Username: r.Username, Password: r.Password, CA: r.CA, SSHKey: r.SSHPrivateKey, KnownHosts: r.KnownHosts})
+			Username: r.Username, Password: r.Password, CA: r.CA, SSHKey: r.SSHPrivateKey, KnownHosts: r.KnownHosts, Dir: env.WorkDir})
 		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("handoff: nothing changed: %w", err)
 		}
 		ev(pipeline.Info, "", fmt.Sprintf("%s: %s is commit %s; %s is a directory there", r.URL, revisionName(proof), proof.Commit, proof.Path))
 	}
-	c, err := cluster.NewFromKubeconfig(Kubeconfig(env.WorkDir), st.ClientOptions...)
+	changes := newChangeLog(env)
+	c, err := cluster.NewFromKubeconfig(Kubeconfig(env.WorkDir), append(st.ClientOptions[:len(st.ClientOptions):len(st.ClientOptions)], changes.option())...)
 	if err != nil {
 		return nil, fmt.Errorf("handoff: %w", err)
 	}
 	res, err := handoff.Run(ctx, c, o, func(m string) { ev(pipeline.Info, "", m) })
-	if rerr := recordApplied(env, ev, res.Applied, res.Changed); rerr != nil && err == nil {
+	if rerr := changes.done(ev, res.Applied, res.Changed); rerr != nil && err == nil {
 		err = rerr
 	}
 	if err != nil {

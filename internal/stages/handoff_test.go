@@ -228,6 +228,36 @@ func TestHandoffStageThroughTheRunner(t *testing.T) {
 	var co ConfigureOutput
 	mustUnmarshal(t, first, &ho)
 	mustUnmarshal(t, lastOutput(j, "configure"), &co)
+	// Each change is journaled as it is made, one step per object and per approval (so a killed
+	// attempt's changes are on record): configure's and handoff's objects, and the approval.
+	for _, stage := range []struct {
+		name string
+		objs []AppliedObject
+	}{{"configure", co.Objects}, {"handoff", ho.Objects}} {
+		var steps []string
+		for _, e := range j {
+			if e.Kind == pipeline.EntryStepDone && e.Stage == stage.name && e.Step == AppliedStep {
+				var rec appliedRecord
+				mustUnmarshal(t, e.Data, &rec)
+				if len(rec.Objects) != 1 {
+					t.Errorf("%s: an applied step with %d objects, want one per step", stage.name, len(rec.Objects))
+				}
+				for _, o := range rec.Objects {
+					steps = append(steps, o.Kind+" "+o.Name+" "+string(o.Action))
+				}
+			}
+		}
+		want := len(stage.objs)
+		if stage.name == "handoff" {
+			want++ // the InstallPlan approval
+			if !strings.Contains(strings.Join(steps, ","), "InstallPlan "+stagePlan+" patched") {
+				t.Errorf("the InstallPlan approval is not journaled: %v", steps)
+			}
+		}
+		if len(steps) != want {
+			t.Errorf("%s journaled %d applied steps, want %d: %v", stage.name, len(steps), want, steps)
+		}
+	}
 	for _, o := range append(ho.Objects, co.Objects...) {
 		refs = append(refs, o.Ref)
 	}

@@ -100,7 +100,7 @@ func (p Preflight) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 			return nil, fmt.Errorf("preflight: journal results: %w", err)
 		}
 	}
-	if err := writeReport(env.WorkDir, rep); err != nil {
+	if err := writeReport(env.WorkDir, rep, env.ScrubBytes); err != nil {
 		return nil, err
 	}
 	out := PreflightOutput{ResultsFile: PreflightResultsFile}
@@ -204,8 +204,9 @@ func tableEvents(sink pipeline.Sink, rep preflight.Report) {
 		Message: fmt.Sprintf("%d passed, %d warning(s), %d failed", rep.Summary.Pass, rep.Summary.Warn, rep.Summary.Fail)})
 }
 
-// writeReport writes the report to the work dir atomically, for operators and `bootstrap report`.
-func writeReport(dir string, rep preflight.Report) error {
+// writeReport writes the report to the work dir atomically, for operators and `bootstrap report`,
+// through the runner's secret scrubber (a check's detail may quote a peer that echoes credentials).
+func writeReport(dir string, rep preflight.Report, scrub func([]byte) []byte) error {
 	if dir == "" {
 		return nil
 	}
@@ -221,7 +222,7 @@ func writeReport(dir string, rep preflight.Report) error {
 		return fmt.Errorf("preflight: write report: %w", err)
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b.Bytes()); err != nil {
+	if _, err := tmp.Write(scrub(b.Bytes())); err != nil {
 		tmp.Close()
 		return fmt.Errorf("preflight: write report: %w", err)
 	}
