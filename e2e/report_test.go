@@ -426,8 +426,8 @@ func checkReportInChromium(t *testing.T, l *testLab) {
 	path := filepath.Join(l.workDir(), "journal.jsonl")
 	tamperJournal(t, path)
 	tampered := filepath.Join(art, "report-tampered.html")
-	if r := l.run(t, "report", "--format", "html", "--out", tampered); r.code != 1 {
-		t.Errorf("report of an edited journal: exit %d, want 1\n%s", r.code, tail(r.out, 10))
+	if r := l.run(t, "report", "--format", "html", "--out", tampered); r.code != 6 { // exit 6: journal integrity failure
+		t.Errorf("report of an edited journal: exit %d, want 6\n%s", r.code, tail(r.out, 10))
 	}
 	doc, _ = renderedPage(t, tampered)
 	chain = byID(doc, "chain")

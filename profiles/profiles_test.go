@@ -115,7 +115,11 @@ func create(t *testing.T, lp site.LocalPath) {
 	case "exec":
 		mode = 0o755
 	}
-	if err := os.WriteFile(lp.Path, []byte("fixture\n"), mode); err != nil {
+	content := "fixture\n"
+	if lp.Kind == "secret" {
+		content = "fixture-secret\n" // secrets have at least 8 characters
+	}
+	if err := os.WriteFile(lp.Path, []byte(content), mode); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(lp.Path, mode); err != nil { // umask may have widened nothing, but be exact

@@ -22,7 +22,7 @@ func addCommands(root *cobra.Command, g *globals) {
 		newMirrorCmd(),
 		newISOCmd(g),
 		newServeCmd(g),
-		newGatherCmd(),
+		newGatherCmd(g),
 		newPlanCmd(g),
 		newRunCmd(g),
 		newReplayCmd(g),
@@ -36,6 +36,8 @@ func domainExitCode(err error) (int, bool) {
 	switch {
 	case isLocked(err):
 		return exitLocked, true
+	case isIntegrity(err):
+		return exitIntegrity, true
 	case site.IsInvalid(err):
 		return exitInvalid, true
 	}

@@ -1,6 +1,10 @@
 package main
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+)
 
 // Exit codes scripts can trust.
 const (
@@ -10,7 +14,24 @@ const (
 	exitInvalid   = 3
 	exitLocked    = 4
 	exitPartial   = 5 // gather: the tarball was written, some sources failed (its index lists them)
+	// exitIntegrity: the journal was edited, truncated (rolled back) or extended outside
+	// bootstrap; run refuses it, status and report say so.
+	exitIntegrity = 6
 )
+
+// integrityError is a journal integrity failure already shown (status, report).
+type integrityError struct{ error }
+
+func (e integrityError) Unwrap() error { return e.error }
+
+// isIntegrity reports a journal integrity failure: a broken hash chain or an end that does not
+// match its witness.
+func isIntegrity(err error) bool {
+	var ce *pipeline.ChainError
+	var te *pipeline.TailError
+	var ie integrityError
+	return errors.As(err, &ce) || errors.As(err, &te) || errors.As(err, &ie)
+}
 
 // usageError is a mistake in the command line itself.
 type usageError struct{ error }

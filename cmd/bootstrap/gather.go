@@ -14,7 +14,7 @@ import (
 
 // newGatherCmd is `bootstrap gather`: node logs over SSH, BMC event logs over Redfish and the
 // journal, into one tarball with an index. It reads the root's -f, --dir and --output flags.
-func newGatherCmd() *cobra.Command {
+func newGatherCmd(g *globals) *cobra.Command {
 	var (
 		out     string
 		noBMC   bool
@@ -44,6 +44,7 @@ index.txt), 1 no tarball.`,
 				return fmt.Errorf("no site profile: pass -f site.yaml")
 			}
 			s, _, err := site.LoadValidated(file)
+			addSiteSecrets(g.scrub, s)
 			if err != nil {
 				return err
 			}
@@ -68,7 +69,7 @@ index.txt), 1 no tarball.`,
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "%-45s %9d bytes  %s\n", e.Name, e.Bytes, status)
 			}
-			idx, err := stages.Gather(cmd.Context(), s, dir, out, stages.GatherOptions{SSHPort: sshPort, NoBMC: noBMC, Progress: progress})
+			idx, err := stages.Gather(cmd.Context(), s, dir, out, stages.GatherOptions{SSHPort: sshPort, NoBMC: noBMC, Progress: progress, Scrub: g.scrub.Bytes})
 			if err != nil {
 				return err
 			}

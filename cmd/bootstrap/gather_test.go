@@ -26,7 +26,6 @@ func TestGatherCommandWritesTarballAndListsFailures(t *testing.T) {
 	for _, format := range []string{"text", "json"} {
 		var stdout, stderr bytes.Buffer
 		root := NewRootCmd(&stdout, &stderr)
-		root.AddCommand(newGatherCmd())
 		root.SetArgs([]string{"gather", "-f", file, "-o", format, "--no-bmc", "--ssh-port", strconv.Itoa(port), "--out", out})
 		// Every node source failed: the tarball is written and the exit code says "partial".
 		if err := root.Execute(); exitCode(err) != exitPartial {

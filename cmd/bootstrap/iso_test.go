@@ -66,7 +66,7 @@ func TestISOManifestsOnlyCmd(t *testing.T) {
 // The command loads the profile as every command does: an invalid one exits 3, naming file,
 // line and field.
 func TestISOCmdInvalidExit3(t *testing.T) {
-	p := labSite(t, "x", "rootDevice: /dev/disk/by-path/pci-0000:04:00.0", "rootDevice: /dev/disk/by-id/wwn-0x5000c500a0b1c2d3")
+	p := labSite(t, "not-a-canary", "rootDevice: /dev/disk/by-path/pci-0000:04:00.0", "rootDevice: /dev/disk/by-id/wwn-0x5000c500a0b1c2d3")
 	var out, errb bytes.Buffer
 	g := &globals{file: p, output: "text", stdout: &out, stderr: &errb}
 	cmd := newISOCmd(g)
@@ -96,7 +96,7 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 // serve --listen replaces iso.serveAddress, and the URLs it announces name the bound address
 // (iso.baseURL defaults to serveAddress's).
 func TestServeCmd(t *testing.T) {
-	p := labSite(t, "x", "serveAddress: 127.0.0.1:8080", "serveAddress: 127.0.0.1:8080\n  perNode: true",
+	p := labSite(t, "not-a-canary", "serveAddress: 127.0.0.1:8080", "serveAddress: 127.0.0.1:8080\n  perNode: true",
 		"rootDevice: /dev/disk/by-path/pci-0000:04:00.0\n", "rootDevice: /dev/disk/by-path/pci-0000:04:00.0\n    iso: {kernelArgs: [\"console=ttyS1,115200n8\"]}\n")
 	iso := filepath.Join(t.TempDir(), "agent.x86_64.iso")
 	if err := (agentisotest.LiveISO{}).Build(iso); err != nil {

@@ -120,6 +120,9 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 	o.Source = mirror.Endpoint{Insecure: !f.srcTLSVerify, CAFile: f.srcCAFile, AuthFile: f.authfile}
 	o.SourceRegistry, o.Parallel, o.Retries, o.Platforms = f.sourceRegistry, f.parallel, f.retries, f.platforms
 	o.RepoLog = filepath.Join(ws, "working-dir", "repositories.log")
+	if f.archiveSize < 0 || f.archiveSize > mirror.MaxArchiveSize {
+		return usageError{fmt.Errorf("--archive-size %d: want a size in GiB from 1 to %d (0 or none: one OCI layout)", f.archiveSize, mirror.MaxArchiveSize)}
+	}
 	archiveBytes := f.archiveBytes
 	if archiveBytes == 0 {
 		size := f.archiveSize
@@ -136,13 +139,7 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 	case toDir == "":
 		archiveBytes = 0 // the ISC's archiveSize concerns disk mirrors only
 	}
-	o.DestDir, o.SourceDir = toDir, fromDir
-	if archiveBytes > 0 {
-		o.DestDir = mirror.ArchiveLayout(toDir)
-		if err := os.MkdirAll(o.DestDir, 0o755); err != nil {
-			return err
-		}
-	}
+	o.DestDir, o.SourceDir = toDir, fromDir // mirror.Load sets the layouts it reads and writes
 	if err := o.Validate(); err != nil {
 		return err
 	}
@@ -160,53 +157,47 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 	if f.verify {
 		return verifyMirror(ctx, cmd, out, f.output, outDir, o)
 	}
-	var res *mirror.Resolved
-	var archive mirror.Content
-	switch {
-	case fromDir != "":
-		if _, err := os.Stat(filepath.Join(fromDir, mirror.ArchiveIndexFile)); err == nil {
-			un, err := mirror.UnpackArchive(fromDir)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(errOut, "archive %s: %d parts checked and extracted, %d extracted before", fromDir, len(un.Extracted), len(un.Skipped))
-			if len(un.Missing) > 0 {
-				fmt.Fprintf(errOut, "; not here (carried earlier?): %s", strings.Join(un.Missing, " "))
-			}
-			fmt.Fprintln(errOut)
-			fromDir = un.Layout
-			o.SourceDir = fromDir
+	job := mirror.Job{ISC: isc, Target: mirror.Target{Host: host, Namespace: ns}, ToDir: toDir, ArchiveBytes: archiveBytes,
+		FromDir: fromDir, OutDir: outDir, SignatureStore: f.signatureStore}
+	loaded, err := mirror.Load(ctx, job, &o)
+	if err != nil {
+		if fromDir != "" {
+			return fmt.Errorf("--from: %w", err)
 		}
-		if archive, err = mirror.ReadContent(filepath.Join(fromDir, "content.json")); err != nil {
-			return fmt.Errorf("--from: not a disk mirror written by bootstrap mirror file://: %w", err)
+		return err
+	}
+	if un := loaded.Unpacked; un != nil {
+		fmt.Fprintf(errOut, "archive %s: %d parts checked and extracted, %d extracted before", fromDir, len(un.Extracted), len(un.Skipped))
+		if len(un.Missing) > 0 {
+			fmt.Fprintf(errOut, "; not here (carried earlier?): %s", strings.Join(un.Missing, " "))
 		}
-		ims, err := mirror.ArchiveImages(archive, host, ns)
-		if err != nil {
-			return err
-		}
-		res = &mirror.Resolved{Images: ims}
-	default:
-		target := mirror.Target{Host: host, Namespace: ns}
-		if toDir != "" {
-			target.Host = "archive" // placeholder: the disconnected half maps names to its registry
-		}
-		if res, err = mirror.Resolve(ctx, isc, target, o); err != nil {
-			return err
-		}
-		if toDir != "" && mirror.HasFilteredCatalogs(res) {
-			return errors.New("disk mirroring of filtered operator catalogs is not supported yet; mirror them registry to registry, or use full: true without packages")
+		fmt.Fprintln(errOut)
+	}
+	for _, c := range loaded.Resolved.Catalogs {
+		for _, w := range c.Warnings {
+			fmt.Fprintf(errOut, "WARNING: catalog %s: %s\n", c.Source, w)
 		}
 	}
 	if f.dryRun {
-		plan, err := mirror.Plan(ctx, res.Images, o)
+		plan, err := mirror.Plan(ctx, loaded.Resolved.Images, o)
 		if err != nil {
 			return err
 		}
 		if f.output == "json" {
 			setResult(cmd, plan)
-			return nil
+		} else if err := printMirrorPlan(out, f.output, plan); err != nil {
+			return err
 		}
-		return printMirrorPlan(out, f.output, plan)
+		failed := 0
+		for _, im := range plan.Images {
+			if im.Error != "" {
+				failed++
+			}
+		}
+		if failed > 0 { // the byte totals leave these out: the plan is not the whole mirror
+			return fmt.Errorf("%d of %d images could not be resolved (ERROR in the plan); the totals leave them out", failed, len(plan.Images))
+		}
+		return nil
 	}
 	progressOut := errOut
 	if f.output == "json" { // -o json: every line on stdout, the result last
@@ -221,93 +212,17 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 			return mirrorDiskCheck(errOut, dir, need)
 		}
 	}
-	cr, cerr := mirror.Copy(ctx, res.Images, o)
+	rep, cerr := loaded.Run(ctx, o)
 	var fe *mirror.FailedError
-	if cerr != nil && !errors.As(cerr, &fe) {
+	if cerr != nil && (rep == nil || !errors.As(cerr, &fe)) {
 		return cerr
 	}
+	cr, outs, parts, sigFiles := rep.Copy, rep.Outputs, rep.Parts, rep.SignatureConfigMaps
 	for _, w := range cr.Warnings { // a registry that refused sparse indexes: once per registry
 		fmt.Fprintln(errOut, "WARNING:", w)
 	}
-	var outs mirror.Outputs
-	var sigFiles []string
-	var parts []mirror.ArchivePart
 	if toDir != "" {
 		outDir = toDir
-		outs.Content = "content.json"
-		if archiveBytes == 0 {
-			if err := mirror.WriteContent(filepath.Join(toDir, outs.Content), mirror.Content{Images: cr.Images}); err != nil {
-				return err
-			}
-		} else {
-			// "already present" describes the staging layout, not the archive: leave it out so
-			// that a run with nothing new writes the same content.json (and no new part)
-			// (an image found present was not read again: its size comes from the last content.json)
-			prev := map[string]int64{}
-			if old, err := mirror.ReadContent(mirror.ArchiveContent(toDir)); err == nil {
-				for _, im := range old.Images {
-					prev[im.Source+" "+im.Dest+" "+im.Digest] = im.Size
-				}
-			}
-			ims := append([]mirror.ImageResult(nil), cr.Images...)
-			for i := range ims {
-				if ims[i].Skipped && ims[i].Size == 0 {
-					ims[i].Size = prev[ims[i].Source+" "+ims[i].Dest+" "+ims[i].Digest]
-				}
-				ims[i].Skipped = false
-			}
-			if err := mirror.WriteContent(mirror.ArchiveContent(toDir), mirror.Content{Images: ims}); err != nil {
-				return err
-			}
-			parts, err = mirror.WriteArchive(toDir, o.DestDir, archiveBytes, map[string]string{
-				"content.json": mirror.ArchiveContent(toDir),
-				"index.json":   filepath.Join(o.DestDir, "index.json"),
-				"oci-layout":   filepath.Join(o.DestDir, "oci-layout")})
-			if err != nil {
-				return fmt.Errorf("archive: %w", err)
-			}
-			outs.Content = filepath.Join("working-dir", "content.json")
-		}
-	} else {
-		cats, catImages, err := mirror.Catalogs(ctx, res, cr.Images, o)
-		if err != nil {
-			return err
-		}
-		content := mirror.Content{Images: append(cr.Images, catImages...), Catalogs: cats}
-		for _, c := range archive.Catalogs { // catalogs carried whole through a disk mirror
-			for _, im := range cr.Images {
-				if im.Source == c.Source && im.Kind == mirror.KindCatalog && im.Digest != "" {
-					c.Image = strings.SplitN(im.Dest, "@", 2)[0]
-					if i := strings.LastIndex(c.Image, ":"); i > strings.LastIndex(c.Image, "/") {
-						c.Image = c.Image[:i]
-					}
-					c.Image += "@" + im.Digest
-					content.Catalogs = append(content.Catalogs, c)
-				}
-			}
-		}
-		if err := os.MkdirAll(outDir, 0o755); err != nil {
-			return err
-		}
-		if outs, err = mirror.WriteOutputs(outDir, content); err != nil {
-			return err
-		}
-		if f.signatureStore != "" {
-			for _, im := range cr.Images {
-				if im.Kind != mirror.KindRelease || im.Digest == "" {
-					continue
-				}
-				sigs, err := mirror.FetchReleaseSignatures(ctx, nil, f.signatureStore, im.Digest)
-				if err != nil {
-					return fmt.Errorf("--signature-store: release %s: %w", im.Source, err)
-				}
-				file, err := mirror.WriteSignatureConfigMap(outDir, im.Digest, sigs)
-				if err != nil {
-					return err
-				}
-				sigFiles = append(sigFiles, file)
-			}
-		}
 	}
 	if f.output == "json" {
 		setResult(cmd, map[string]any{"mirror": cr, "outputs": outs, "outputDir": outDir, "archiveParts": parts})
@@ -445,6 +360,9 @@ func mirrorProgress(w io.Writer, asJSON, tty bool) mirror.ProgressFunc {
 }
 
 func mirrorIsTTY(w io.Writer) bool {
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok { // the secret scrubber
+		w = u.Unwrap()
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

@@ -38,13 +38,20 @@ func TestMirrorCommand(t *testing.T) {
 	logrus.SetOutput(io.Discard)
 	src, dst, b := mirrortest.Pair(t, 3)
 	dir := t.TempDir()
-	isc := writeISC(t, dir, sampleRefs(t, b, src, 8)...)
+	refs := sampleRefs(t, b, src, 8)
+	isc := writeISC(t, dir, refs...)
 	common := []string{"-c", isc, "--src-tls-verify=false", "--ca-file", dst.CAFile, "--authfile", dst.AuthFile,
 		"--workspace", "file://" + dir, "docker://" + dst.Host + "/mirror"}
 
 	out, err := runMirrorCmd(t, append([]string{"--dry-run"}, common...)...)
 	if err != nil || !strings.Contains(out, "5 images") || !strings.Contains(out, "saved by dedup") {
 		t.Fatalf("dry run: %v\n%s", err, out)
+	}
+	// a source that does not resolve makes the dry run fail: its totals are not the whole mirror
+	bad := writeISC(t, t.TempDir(), append(refs[:1:1], src.Host+"/nowhere/missing:v1")...)
+	out, err = runMirrorCmd(t, append([]string{"--dry-run", "-c", bad}, common[2:]...)...)
+	if err == nil || !strings.Contains(err.Error(), "1 of 2 images could not be resolved") || !strings.Contains(out, "ERROR") {
+		t.Fatalf("dry run with a missing source: want exit 1 naming it, got %v\n%s", err, out)
 	}
 	out, err = runMirrorCmd(t, common...)
 	if err != nil || !strings.Contains(out, "mirrored 5 images (0 already present, 0 failed)") {
@@ -268,4 +275,115 @@ func writeISC(t *testing.T, dir string, refs ...string) string {
 		t.Fatal(err)
 	}
 	return isc
+}
+
+// TestMirrorArchiveSizeRange: sizes that would overflow the byte count or fit no medium are
+// refused up front, before anything is read or written (17179869184 GiB used to write nothing).
+func TestMirrorArchiveSizeRange(t *testing.T) {
+	dir := t.TempDir()
+	isc := filepath.Join(dir, "isc.yaml")
+	write(t, isc, []byte("apiVersion: mirror.openshift.io/v2alpha1\nkind: ImageSetConfiguration\nmirror:\n  additionalImages:\n  - name: 127.0.0.1:1/x:1\n"), 0o644)
+	for _, size := range []string{"17179869184", "8589934592", "1025", "-1"} {
+		code, out, errs := run(t, "mirror", "-c", isc, "--archive-size", size, "file://"+filepath.Join(dir, "out"))
+		if code != exitFailure || !strings.Contains(errs, "from 1 to 1024") {
+			t.Errorf("--archive-size %s: exit %d\n%s%s", size, code, out, errs)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out")); err == nil {
+		t.Error("a refused size still wrote the destination")
+	}
+}
+
+// TestMirrorCommandFilteredCatalogSneakernet is the air-gapped workflow with a filtered operator
+// catalog: to disk in archive parts on the connected side (the catalog filtered there, once, with
+// targetCatalog and targetTag), a second run writing no new part, the parts alone carried to
+// another directory and pushed with --from into the TLS + htpasswd registry; the CatalogSource,
+// content.json and IDMS name the loaded catalog, --verify passes and the real opm serves it.
+func TestMirrorCommandFilteredCatalogSneakernet(t *testing.T) {
+	logrus.SetOutput(io.Discard)
+	src, dst, b := mirrortest.Pair(t, 11)
+	cat, err := b.Catalog(t.Context(), mirrortest.CatalogSpec{PushHost: src.Host, Repo: "redhat/redhat-operator-index", Tag: "v4.16", LayerKiB: 4,
+		Packages: []mirrortest.PackageSpec{
+			{Name: "alpha-op", DefaultChannel: "stable", Channels: map[string][]string{"stable": {"1.0.0", "1.1.0", "1.2.0"}, "fast": {"1.2.0", "1.3.0"}}, Deprecated: []string{"1.0.0"}},
+			{Name: "beta-op", DefaultChannel: "v2", Channels: map[string][]string{"v1": {"1.0.0", "1.0.1"}, "v2": {"2.0.0", "2.1.0", "2.2.0"}}},
+			{Name: "gamma-op", DefaultChannel: "stable", Channels: map[string][]string{"stable": {"0.1.0"}}},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	isc := filepath.Join(dir, "isc.yaml")
+	write(t, isc, []byte(`apiVersion: mirror.openshift.io/v2alpha1
+kind: ImageSetConfiguration
+mirror:
+  operators:
+  - catalog: `+cat.Image+`
+    targetCatalog: site/operator-index
+    targetTag: v4.16-filtered
+    packages:
+    - name: alpha-op
+      channels:
+      - name: stable
+        minVersion: 1.1.0
+    - name: beta-op
+      minVersion: 2.1.0
+`), 0o644)
+	archive := filepath.Join(dir, "archive")
+	toDir := []string{"-c", isc, "--src-tls-verify=false", "--archive-size-bytes", "65536", "file://" + archive}
+	out, err := runMirrorCmd(t, toDir...)
+	// alpha-op stable 1.1.0 1.2.0, beta-op v2 2.1.0 2.2.0 (v1 emptied by the range): 4 bundles, 4 operators
+	if err != nil || !strings.Contains(out, "mirrored 8 images") || !strings.Contains(out, "new part(s)") {
+		t.Fatalf("to dir: %v\n%s", err, out)
+	}
+	c, err := mirror.ReadContent(mirror.ArchiveContent(archive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var catImage mirror.ImageResult
+	for _, im := range c.Images {
+		if im.Kind == mirror.KindCatalog {
+			catImage = im
+		}
+	}
+	if len(c.Catalogs) != 1 || c.Catalogs[0].Name != "cs-operator-index" || len(c.Catalogs[0].Advertised) != 8 ||
+		catImage.Dest != mirror.ArchiveHost+"/site/operator-index:v4.16-filtered" || catImage.Digest == cat.Digest {
+		t.Fatalf("disk content: catalogs %+v, catalog image %+v; want the filtered catalog (not the source %s) under its target name", c.Catalogs, catImage, cat.Digest)
+	}
+	if out, err := runMirrorCmd(t, toDir...); err != nil || !strings.Contains(out, "nothing new") {
+		t.Fatalf("to dir again: the filtered catalog must be rebuilt identically, no new part: %v\n%s", err, out)
+	}
+	parts, _ := filepath.Glob(filepath.Join(archive, "mirror_*.tar"))
+	far := t.TempDir()
+	for _, p := range append(parts, filepath.Join(archive, "archive.json")) {
+		write(t, filepath.Join(far, filepath.Base(p)), []byte(readFile(t, p)), 0o644)
+	}
+	ws := filepath.Join(dir, "ws")
+	fromDir := []string{"-c", isc, "--from", "file://" + far, "--ca-file", dst.CAFile, "--authfile", dst.AuthFile, "--workspace", "file://" + ws, "docker://" + dst.Host + "/mirror"}
+	if out, err := runMirrorCmd(t, fromDir...); err != nil || !strings.Contains(out, "mirrored 9 images (0 already present, 0 failed)") ||
+		!strings.Contains(out, "catalogsource-cs-operator-index.yaml") {
+		t.Fatalf("from the parts: %v\n%s", err, out)
+	}
+	res := filepath.Join(ws, "working-dir", "cluster-resources")
+	loaded := dst.Host + "/mirror/site/operator-index@" + catImage.Digest
+	if cs := readFile(t, filepath.Join(res, "catalogsource-cs-operator-index.yaml")); !strings.Contains(cs, "image: "+loaded) {
+		t.Errorf("CatalogSource does not name the loaded filtered catalog %s:\n%s", loaded, cs)
+	}
+	if idms := readFile(t, filepath.Join(res, "idms.yaml")); !strings.Contains(idms, src.Host+"/operators/alpha-op-bundle") || !strings.Contains(idms, dst.Host+"/mirror/operators/alpha-op-bundle") {
+		t.Errorf("idms.yaml lacks the bundle mirror:\n%s", idms)
+	}
+	if out, err := runMirrorCmd(t, "-c", isc, "--verify", "--ca-file", dst.CAFile, "--authfile", dst.AuthFile, "--workspace", "file://"+ws, "docker://"+dst.Host+"/mirror"); err != nil {
+		t.Fatalf("verify: %v\n%s", err, out)
+	}
+	rc := regclient.New(regclient.WithConfigHost(config.Host{Name: dst.Host, RegCert: readFile(t, dst.CAFile), User: "robot", Pass: "pw"}))
+	r, _ := ref.New(dst.Host + "/mirror/site/operator-index:v4.16-filtered")
+	if m, err := rc.ManifestHead(t.Context(), r); err != nil || m.GetDescriptor().Digest.String() != catImage.Digest {
+		t.Fatalf("the target tag does not name the filtered catalog: %v", err)
+	}
+	if opm := mirrortest.OPM(); opm != "" {
+		configs := filepath.Join(t.TempDir(), "configs")
+		if n, err := mirrortest.TopLayerFiles(t.Context(), rc, loaded, "configs/", configs); err != nil || n != 2 {
+			t.Fatalf("extract the loaded catalog: %d files, %v", n, err)
+		}
+		mirrortest.Serves(t, opm, configs)
+	}
 }

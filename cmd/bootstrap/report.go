@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -75,6 +76,9 @@ the file holds the report and the result line says where it is.`,
 				defer f.Close()
 				w = f
 			}
+			// rendered whole, then scrubbed in one piece (templates write value by value)
+			dst, buf := w, &bytes.Buffer{}
+			w = buf
 			switch format {
 			case "md", "markdown":
 				err = rep.Markdown(w)
@@ -83,11 +87,14 @@ the file holds the report and the result line says where it is.`,
 			case "html":
 				err = rep.HTML(w)
 			}
+			if err == nil {
+				_, err = dst.Write(g.scrub.Bytes(buf.Bytes()))
+			}
 			if err != nil {
 				return err
 			}
 			if !rep.Chain.Verified {
-				return fmt.Errorf("journal hash chain broken: %s", rep.Chain.Error)
+				return integrityError{fmt.Errorf("journal integrity: %s", rep.Chain.Error)}
 			}
 			return nil
 		},

@@ -4,12 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/bootstrap-dev/bootstrap/internal/progress"
+	"github.com/bootstrap-dev/bootstrap/internal/redact"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -20,7 +21,12 @@ type globals struct {
 	output string         // --output: text or json
 	cmd    *cobra.Command // the command running (set before it runs)
 
+	// stdout and stderr pass through scrub, which learns the site's secrets when a command
+	// loads the profile.
 	stdout, stderr io.Writer
+	scrub          *redact.Scrubber
+
+	acceptTail bool // run/replay --accept-journal-tail
 }
 
 // workDir is --dir, or .bootstrap/ beside the site file, or ./.bootstrap.
@@ -53,7 +59,9 @@ func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
 }
 
 func newRoot(stdout, stderr io.Writer) (*cobra.Command, *globals) {
-	g := &globals{stdout: stdout, stderr: stderr}
+	sc := redact.New()
+	stdout, stderr = sc.Writer(stdout), sc.Writer(stderr)
+	g := &globals{stdout: stdout, stderr: stderr, scrub: sc}
 	root := &cobra.Command{
 		Use:   "bootstrap",
 		Short: "Take a site from bare metal to a GitOps-managed OpenShift cluster, resumably",
@@ -62,7 +70,9 @@ GitOps-managed OpenShift cluster on an air-gapped site. Every step is recorded i
 hash-chained journal (.bootstrap/journal.jsonl); any run can be stopped anywhere and continued.
 
 Exit codes: 0 ok, 1 failure, 2 preflight failed, 3 invalid profile, 4 journal locked by another run,
-5 gather wrote its tarball but some sources failed (listed in its index).`,
+5 gather wrote its tarball but some sources failed (listed in its index), 6 journal integrity
+failure (an entry edited or removed, or the journal truncated, rolled back or extended outside
+bootstrap: run refuses it, status and report show it).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
@@ -105,7 +115,8 @@ func (g *globals) check(cmd *cobra.Command) error {
 
 // Execute runs the CLI and returns the process exit code.
 func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root, _ := newRoot(stdout, stderr)
+	root, g := newRoot(stdout, stderr)
+	stdout, stderr = g.stdout, g.stderr // scrubbed
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	jl := &jsonLines{w: stdout, command: root.Name()}
@@ -124,14 +135,7 @@ func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // isTerminal reports whether w is a terminal (progress bars are drawn only there).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
+func isTerminal(w io.Writer) bool { return progress.IsTerminal(w) }
 
 // versionAsked reports whether cobra answered --version (it prints the line itself).
 func versionAsked(root *cobra.Command) bool {

@@ -34,6 +34,7 @@ Stages:
 	}
 	cmd.Flags().StringVar(&opts.From, "from", "", "first stage to run ("+stageNames()+")")
 	cmd.Flags().StringVar(&opts.Until, "until", "", "last stage to run")
+	acceptTailFlag(cmd, g)
 	completeStages(cmd, "from", "until")
 	return cmd
 }
@@ -61,7 +62,28 @@ Stages:
 		},
 	}
 	cmd.Flags().StringSliceVar(&nodes, "node", nil, "limit node-level stages to this node (repeatable)")
+	acceptTailFlag(cmd, g)
 	return cmd
+}
+
+// acceptTailFlagName continues from a journal whose end does not match its witness.
+const acceptTailFlagName = "accept-journal-tail"
+
+func acceptTailFlag(cmd *cobra.Command, g *globals) {
+	cmd.Flags().BoolVar(&g.acceptTail, acceptTailFlagName, false,
+		"continue from a journal that was truncated (rolled back), edited at its end or extended outside bootstrap; "+
+			"what the missing entries recorded is done again")
+}
+
+// tailRemedy says what refusing a journal's end means and what the flag would do.
+func tailRemedy(err error) error {
+	return fmt.Errorf("%w\nbootstrap refuses to continue: the entries that are missing or changed may have recorded actions "+
+		"(a node powered on or rebooted, media inserted, a manifest applied) that a run would then repeat or skip.\n"+
+		"remedy: find out what happened to the journal (restore it from a backup, or keep it as evidence and move the "+
+		"work dir aside to start afresh). To continue from the journal as it is, run again with --%s: every stage and "+
+		"step it no longer records as done runs again (nodes may be powered on or rebooted again, media inserted again, "+
+		"manifests applied again), and the journal's witness is reset to the journal as it is, with a warning entry "+
+		"saying so", err, acceptTailFlagName)
 }
 
 // withRunner loads the site, refuses what check refuses (before anything is created or journaled),
@@ -99,6 +121,10 @@ func (g *globals) withRunner(cmd *cobra.Command, command string, check func(*pip
 		fmt.Fprintln(g.stdout, "done: every stage succeeded; `bootstrap status` shows the details")
 		printAccess(g.stdout, access)
 		return nil
+	}
+	var te *pipeline.TailError
+	if errors.As(err, &te) {
+		return tailRemedy(err)
 	}
 	var se *pipeline.StageError
 	if errors.As(err, &se) && se.Remedy() != "" && !g.json() {

@@ -22,6 +22,7 @@ func (g *globals) loadSite() (*site.Site, error) {
 		return nil, err
 	}
 	s, ps, err := site.LoadValidated(g.file)
+	addSiteSecrets(g.scrub, s)
 	if err != nil {
 		if p, ok := site.AsProblems(err); ok {
 			ps = p
@@ -92,7 +93,8 @@ func (g *globals) newSession(s *site.Site, command string) (*session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("log file: %w", err)
 	}
-	red := newRedactor(s)
+	addSiteSecrets(g.scrub, s)
+	red := redactor{g.scrub}
 	log := slog.New(slog.NewTextHandler(red.Writer(lf), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	sink := r.Handle
 	iso := &stages.ISOServer{}
@@ -107,6 +109,8 @@ func (g *globals) newSession(s *site.Site, command string) (*session, error) {
 			Command: command,
 			Version: buildInfo().Version,
 			Scrub:   red.Bytes,
+
+			AcceptTail: g.acceptTail,
 		},
 		renderer: r,
 		logFile:  lf,

@@ -39,10 +39,13 @@ func newStatusCmd(g *globals) *cobra.Command {
 					pipeline.Status
 					Access *Access `json:"access,omitempty"`
 				}{st, access})
-				return nil
+			} else {
+				printStatus(g.stdout, dir, st)
+				printAccess(g.stdout, access)
 			}
-			printStatus(g.stdout, dir, st)
-			printAccess(g.stdout, access)
+			if st.Chain != "" { // shown above; the exit code tells scripts
+				return integrityError{fmt.Errorf("journal integrity: %s", st.Chain)}
+			}
 			return nil
 		},
 	}
@@ -77,10 +80,13 @@ func printStatus(w io.Writer, dir string, st pipeline.Status) {
 			fmt.Fprintf(w, "remedy: %s\n", s.Remedy)
 		}
 	}
-	if st.Chain != "" {
+	switch {
+	case st.Tail != "":
+		fmt.Fprintf(w, "\nJOURNAL %s: %s\n", strings.ToUpper(st.Tail), st.Chain)
+	case st.Chain != "":
 		fmt.Fprintf(w, "\nJOURNAL CHAIN BROKEN: %s\n", st.Chain)
-	} else if st.Entries > 0 {
-		fmt.Fprintf(w, "journal hash chain verified; head %s\n", st.Head)
+	case st.Entries > 0:
+		fmt.Fprintf(w, "journal hash chain verified, its end witnessed; head %s\n", st.Head)
 	}
 	for _, warn := range st.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)

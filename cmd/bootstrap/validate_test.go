@@ -121,7 +121,7 @@ func TestValidateValidAndFlags(t *testing.T) {
 }
 
 func TestValidateJSONAndAllowMissing(t *testing.T) {
-	t.Setenv("TEST_GIT_TOKEN", "x")
+	t.Setenv("TEST_GIT_TOKEN", "test-git-token")
 	root, _ := siteTestdata(t)
 	t.Chdir(filepath.Join(root, "invalid"))
 	code, out, _ := run(t, "validate", "-f", "files.yaml", "--output", "json")
@@ -164,7 +164,7 @@ func TestValidateJSONAndAllowMissing(t *testing.T) {
 // each invalid profile prints the golden text and exits 3; a valid one exits 0; init works
 // under the root's global -f/--file and -o/--output flags.
 func TestExecuteExitCodes(t *testing.T) {
-	t.Setenv("TEST_GIT_TOKEN", "x")
+	t.Setenv("TEST_GIT_TOKEN", "test-git-token")
 	os.Unsetenv("UNSET_GIT_TOKEN")
 	root, src := siteTestdata(t)
 	t.Chdir(filepath.Join(root, "invalid"))

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/mirror"
@@ -200,7 +201,17 @@ func cachedInstaller(index, releaseImage string) (*InstallerInfo, error) {
 
 func writeFileAtomic(path string, data []byte) error {
 	tmp := fmt.Sprintf("%s.tmp-%d-%d", path, os.Getpid(), time.Now().UnixNano())
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+	// a fresh file, never one (or a link) found at the name
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
 		return err
 	}
 	return os.Rename(tmp, path)

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"time"
+	"unicode/utf8"
 )
 
 // raw is a minimal Redfish client for the reads and Dell actions bmclib does not expose. It uses
@@ -135,7 +136,23 @@ func parseRedfishError(method, path string, status int, data []byte) *RedfishErr
 			e.Message = body.Error.Message
 		}
 	}
+	e.Message = clip(e.Message, maxPeerMessage)
 	return e
+}
+
+// maxPeerMessage bounds the text kept from a BMC's error body: enough for any real Redfish
+// message, and a BMC that echoes requests or dumps pages cannot flood the journal and reports.
+const maxPeerMessage = 512
+
+// clip cuts s to at most n bytes on a rune boundary, saying so.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "… (truncated)"
 }
 
 // classifyTransport maps a transport error to ErrTLS or ErrUnreachable (context errors pass).

@@ -20,6 +20,8 @@ const (
 	Created    Action = "created"
 	Configured Action = "configured"
 	Unchanged  Action = "unchanged"
+	// Patched: a merge patch was sent (an InstallPlan approved); SHA256 is the patch's.
+	Patched Action = "patched"
 )
 
 // Applied is the record of one applied object: what, what happened, and the SHA-256 of the exact
@@ -73,6 +75,9 @@ func (c *Client) Apply(ctx context.Context, objs []*unstructured.Unstructured, s
 			a.Source = sources[i]
 		}
 		res.Objects = append(res.Objects, a)
+		if c.changed != nil {
+			c.changed(a)
+		}
 		progress.say("%s %s", a.Ref, a.Action)
 	}
 	return res, nil

@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -26,6 +28,18 @@ type Client struct {
 	mapper *mapper
 	// interval is how often waits poll.
 	interval time.Duration
+	// changed is told each object applied and each patch, as it is made.
+	changed func(Applied)
+}
+
+// WithChangeHook has fn told every change the client makes, as it makes it: each object Apply
+// applies (created, configured or unchanged) and each Patch (an InstallPlan approved). A caller
+// journals them there, so what a killed attempt did is on record. fn must not block for long.
+func WithChangeHook(fn func(Applied)) Option {
+	return func(c *Client) error {
+		c.changed = fn
+		return nil
+	}
 }
 
 // Option configures a Client.
@@ -178,5 +192,10 @@ func (c *Client) Patch(ctx context.Context, r Ref, mergePatch []byte) (*unstruct
 	if err != nil {
 		return nil, err
 	}
-	return ri.Patch(ctx, r.Name, types.MergePatchType, mergePatch, metav1.PatchOptions{FieldManager: FieldManager})
+	out, err := ri.Patch(ctx, r.Name, types.MergePatchType, mergePatch, metav1.PatchOptions{FieldManager: FieldManager})
+	if err == nil && c.changed != nil {
+		sum := sha256.Sum256(mergePatch)
+		c.changed(Applied{Ref: r, Action: Patched, SHA256: hex.EncodeToString(sum[:])})
+	}
+	return out, err
 }

@@ -17,10 +17,20 @@ func SHA256(path string) (sum string, size int64, err error) {
 		return "", 0, err
 	}
 	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
+	sum, size, err = Reader(f)
 	if err != nil {
 		return "", 0, fmt.Errorf("hash %s: %w", path, err)
+	}
+	return sum, size, nil
+}
+
+// Reader returns the lower-case hex SHA-256 of what r yields and its size in bytes (a file
+// already open, so that it is checked and then used without being opened again).
+func Reader(r io.Reader) (sum string, size int64, err error) {
+	h := sha256.New()
+	n, err := io.Copy(h, r)
+	if err != nil {
+		return "", 0, err
 	}
 	return hex.EncodeToString(h.Sum(nil)), n, nil
 }

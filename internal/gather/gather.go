@@ -2,18 +2,22 @@ package gather
 
 import (
 	"archive/tar"
+	"bytes"
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -48,6 +52,10 @@ type Options struct {
 	SourceTimeout time.Duration
 	// Progress is told each finished entry; nil means no reports.
 	Progress func(Entry)
+	// Scrub, when set, rewrites every byte that goes into the tarball (each source's content,
+	// line by line, and the index's error texts) to remove secrets: a BMC that echoes the
+	// credentials in an error, a node log that quotes them. Nil keeps everything.
+	Scrub func([]byte) []byte
 }
 
 // Gather collects every source into the gzip tarball at out, with index.json (and a readable
@@ -59,6 +67,9 @@ func Gather(ctx context.Context, out string, sources []Source, o Options) (Index
 	}
 	if o.SourceTimeout <= 0 {
 		o.SourceTimeout = 5 * time.Minute
+	}
+	if o.Scrub == nil {
+		o.Scrub = func(b []byte) []byte { return b }
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(out), ".gather-")
 	if err != nil {
@@ -75,7 +86,8 @@ func Gather(ctx context.Context, out string, sources []Source, o Options) (Index
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			e := collect(ctx, s, filepath.Join(tmp, fmt.Sprintf("%05d", i)), o.SourceTimeout)
+			e := collect(ctx, s, filepath.Join(tmp, fmt.Sprintf("%05d", i)), o.SourceTimeout, o.Scrub)
+			e.Error = string(o.Scrub([]byte(e.Error)))
 			idx.Entries[i] = e
 			if o.Progress != nil {
 				o.Progress(e)
@@ -94,18 +106,22 @@ func Gather(ctx context.Context, out string, sources []Source, o Options) (Index
 	return idx, nil
 }
 
-func collect(ctx context.Context, s Source, path string, timeout time.Duration) Entry {
+func collect(ctx context.Context, s Source, path string, timeout time.Duration, scrub func([]byte) []byte) Entry {
 	e := Entry{Name: s.Name()}
 	start := time.Now()
-	f, err := os.Create(path)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		e.Error = err.Error()
 		return e
 	}
 	h := sha256.New()
 	cw := &counter{w: io.MultiWriter(f, h)}
+	lw := &lineScrubber{w: cw, scrub: scrub}
 	sctx, cancel := context.WithTimeout(ctx, timeout)
-	err = s.Collect(sctx, cw)
+	err = s.Collect(sctx, lw)
+	if ferr := lw.flush(); err == nil {
+		err = ferr
+	}
 	cancel()
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -128,9 +144,51 @@ func (c *counter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// lineScrubber hands whole lines (or maxLine bytes) to scrub, so a secret is seen whole unless
+// a line is longer than maxLine.
+type lineScrubber struct {
+	w     io.Writer
+	scrub func([]byte) []byte
+	buf   []byte
+}
+
+const maxLine = 64 << 10
+
+func (l *lineScrubber) Write(p []byte) (int, error) {
+	l.buf = append(l.buf, p...)
+	for {
+		i := bytes.IndexByte(l.buf, '\n')
+		if i < 0 && len(l.buf) < maxLine {
+			return len(p), nil
+		}
+		n := i + 1
+		if i < 0 {
+			n = maxLine
+		}
+		if _, err := l.w.Write(l.scrub(l.buf[:n:n])); err != nil {
+			return 0, err
+		}
+		l.buf = l.buf[n:]
+	}
+}
+
+func (l *lineScrubber) flush() error {
+	if len(l.buf) == 0 {
+		return nil
+	}
+	_, err := l.w.Write(l.scrub(l.buf))
+	l.buf = nil
+	return err
+}
+
+// writeTar writes the tarball beside out and renames it into place; the temporary name is
+// created afresh (whatever is there, a planted link included, is removed, never followed).
 func writeTar(out, tmp string, idx Index) error {
 	part := out + ".part"
-	f, err := os.OpenFile(part, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err := os.Remove(part); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("gather: %w", err)
+	}
+	f, err := os.OpenFile(part, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return fmt.Errorf("gather: %w", err)
 	}

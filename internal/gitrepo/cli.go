@@ -30,9 +30,9 @@ func newCLI(r Repo) (*cli, error) {
 	if _, err := exec.LookPath("git"); err != nil {
 		return nil, fmt.Errorf("git is not installed on the jump host (apt-get install git): %w", err)
 	}
-	dir, err := os.MkdirTemp("", "bootstrap-git-")
+	dir, err := privateDir(privateRoot(r.Dir))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("git: private folder: %w", err)
 	}
 	g := &cli{dir: dir, repo: filepath.Join(dir, "repo.git"), url: r.URL}
 	ok := false
@@ -45,7 +45,8 @@ func newCLI(r Repo) (*cli, error) {
 		p := filepath.Join(dir, name)
 		return p, os.WriteFile(p, b, 0o600)
 	}
-	cfg := "[protocol]\n\tversion = 2\n[init]\n\tdefaultBranch = main\n[http]\n\tsslVerify = true\n"
+	// lowSpeed*: git-remote-https gives up on a server that stops sending, on its own too.
+	cfg := "[protocol]\n\tversion = 2\n[init]\n\tdefaultBranch = main\n[http]\n\tsslVerify = true\n\tlowSpeedLimit = 1\n\tlowSpeedTime = 60\n"
 	if len(r.CA) > 0 {
 		p, err := write("ca.pem", r.CA)
 		if err != nil {
@@ -109,7 +110,7 @@ func newCLI(r Repo) (*cli, error) {
 	return g, nil
 }
 
-func (g *cli) close() { _ = os.RemoveAll(g.dir) }
+func (g *cli) close() { removeAll(g.dir) }
 
 // cmdError is a failed git command with its (redacted) standard error.
 type cmdError struct {
@@ -130,14 +131,16 @@ func (e *cmdError) Unwrap() error { return e.err }
 
 // run runs git; argv never holds a secret (they are in the config's files).
 func (g *cli) run(ctx context.Context, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd := groupCommand(ctx, "git", args...)
 	cmd.Dir = g.dir
 	cmd.Env = g.env
 	// ssh, a grandchild, may hold the pipes after git is killed.
 	cmd.WaitDelay = 2 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	err := cmd.Run()
+	_ = killGroup(cmd) // whatever git started and left behind
+	if err != nil {
 		name := args[0]
 		if name == "--git-dir" && len(args) > 2 {
 			name = args[2]

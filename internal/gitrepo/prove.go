@@ -28,6 +28,9 @@ type Repo struct {
 	// SSHKey is the SSH private key; KnownHosts the known_hosts lines the server's host key is
 	// verified against.
 	SSHKey, KnownHosts []byte
+	// Dir is the work dir: the credentials live in Dir/git (0700) while Prove runs. "" means
+	// the system's temporary folder.
+	Dir string
 }
 
 // Step names what a proof step establishes; Error.Step says which one failed.

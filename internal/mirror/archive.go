@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/opencontainers/go-digest"
 
 	"github.com/bootstrap-dev/bootstrap/internal/filehash"
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 )
 
 // Archives: a file:// run with an archive size (oc-mirror v2's archiveSize / --archive-size, in
@@ -71,10 +73,24 @@ func tarEntrySize(n int64) int64 { return 512 + (n+511)/512*512 }
 // tarTrailer is the end-of-archive marker.
 const tarTrailer = 1024
 
-// ReadArchiveIndex reads DIR/archive.json; a missing file is an empty index.
+// maxArchiveIndex bounds archive.json (a part lists its blobs: some 75 bytes each).
+const maxArchiveIndex = 256 << 20
+
+// ReadArchiveIndex reads DIR/archive.json; a missing file is an empty index. The file must be a
+// regular file in DIR (not a link), and every part's name a plain file name in DIR.
 func ReadArchiveIndex(dir string) (*ArchiveIndex, error) {
+	root, err := fsroot.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return readArchiveIndex(root)
+}
+
+func readArchiveIndex(root *fsroot.Root) (*ArchiveIndex, error) {
 	idx := &ArchiveIndex{APIVersion: ArchiveAPIVersion}
-	b, err := os.ReadFile(filepath.Join(dir, ArchiveIndexFile))
+	name := root.Name(ArchiveIndexFile)
+	b, err := root.ReadFile(ArchiveIndexFile, maxArchiveIndex)
 	if errors.Is(err, fs.ErrNotExist) {
 		return idx, nil
 	}
@@ -82,20 +98,36 @@ func ReadArchiveIndex(dir string) (*ArchiveIndex, error) {
 		return nil, err
 	}
 	if err := json.Unmarshal(b, idx); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ArchiveIndexFile), err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if idx.APIVersion != ArchiveAPIVersion {
-		return nil, fmt.Errorf("%s: apiVersion %q, want %q", filepath.Join(dir, ArchiveIndexFile), idx.APIVersion, ArchiveAPIVersion)
+		return nil, fmt.Errorf("%s: apiVersion %q, want %q", name, idx.APIVersion, ArchiveAPIVersion)
+	}
+	seen := map[string]bool{}
+	for i, p := range idx.Parts {
+		if !partName(p.Name) {
+			return nil, fmt.Errorf("%s: parts[%d].name %q: not a file name in the archive's folder (want mirror_NNNNNN.tar); the file was not written by bootstrap mirror", name, i, p.Name)
+		}
+		if seen[p.Name] {
+			return nil, fmt.Errorf("%s: parts[%d].name %q: listed twice", name, i, p.Name)
+		}
+		seen[p.Name] = true
 	}
 	return idx, nil
 }
 
-func writeArchiveIndex(dir string, idx *ArchiveIndex) error {
+// partName: a part is a plain, visible file name in DIR, never a path.
+func partName(n string) bool {
+	return n != "" && len(n) <= 255 && !strings.ContainsAny(n, "/\\\x00") && !strings.HasPrefix(n, ".") &&
+		strings.HasSuffix(n, ".tar")
+}
+
+func writeArchiveIndex(root *fsroot.Root, idx *ArchiveIndex) error {
 	b, err := json.MarshalIndent(idx, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeFile(filepath.Join(dir, ArchiveIndexFile), append(b, '\n'))
+	return root.WriteFile(ArchiveIndexFile, append(b, '\n'), 0o644)
 }
 
 // packFile is one file to put in a part: its name in the tar and where it is.
@@ -112,11 +144,16 @@ func WriteArchive(dir, layout string, limit int64, meta map[string]string) ([]Ar
 	if limit <= 0 {
 		return nil, fmt.Errorf("archive size must be positive")
 	}
-	idx, err := ReadArchiveIndex(dir)
+	root, err := fsroot.Open(dir)
 	if err != nil {
 		return nil, err
 	}
-	if idx, err = finishParts(dir, idx); err != nil {
+	defer root.Close()
+	idx, err := readArchiveIndex(root)
+	if err != nil {
+		return nil, err
+	}
+	if idx, err = finishParts(root, idx); err != nil {
 		return nil, err
 	}
 	carried := map[string]bool{}
@@ -131,12 +168,12 @@ func WriteArchive(dir, layout string, limit int64, meta map[string]string) ([]Ar
 		}
 	}
 	var blobs []packFile
-	root := filepath.Join(layout, "blobs")
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	blobRoot := filepath.Join(layout, "blobs")
+	err = filepath.WalkDir(blobRoot, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		rel, _ := filepath.Rel(root, p)
+		rel, _ := filepath.Rel(blobRoot, p)
 		alg, hexPart, ok := strings.Cut(filepath.ToSlash(rel), "/")
 		dig := digest.NewDigestFromEncoded(digest.Algorithm(alg), hexPart)
 		if !ok || dig.Validate() != nil || carried[dig.String()] {
@@ -214,15 +251,15 @@ func WriteArchive(dir, layout string, limit int64, meta map[string]string) ([]Ar
 
 	var written []ArchivePart
 	for _, g := range groups {
-		p, err := writePart(dir, fmt.Sprintf("mirror_%06d.tar", next), g)
+		p, err := writePart(root, fmt.Sprintf("mirror_%06d.tar", next), g)
 		if err != nil {
 			return written, err
 		}
 		idx.Parts = append(idx.Parts, p)
-		if err := writeArchiveIndex(dir, idx); err != nil {
+		if err := writeArchiveIndex(root, idx); err != nil {
 			return written, err
 		}
-		if err := os.Rename(filepath.Join(dir, p.Name+".partial"), filepath.Join(dir, p.Name)); err != nil {
+		if err := root.Rename(p.Name+".partial", p.Name); err != nil {
 			return written, err
 		}
 		written = append(written, p)
@@ -234,48 +271,51 @@ func WriteArchive(dir, layout string, limit int64, meta map[string]string) ([]Ar
 // finishParts makes the index agree with the files after an interrupted run: a recorded part
 // whose file was not yet renamed is renamed when its .partial is complete (size and SHA-256),
 // otherwise dropped from the index so its blobs are packed again; stray .partial files go.
-func finishParts(dir string, idx *ArchiveIndex) (*ArchiveIndex, error) {
+func finishParts(root *fsroot.Root, idx *ArchiveIndex) (*ArchiveIndex, error) {
 	kept := idx.Parts[:0]
 	changed := false
 	for _, p := range idx.Parts {
-		final := filepath.Join(dir, p.Name)
-		partial := final + ".partial"
-		if _, err := os.Stat(final); err == nil {
+		final, partial := p.Name, p.Name+".partial"
+		if _, err := root.Lstat(final); err == nil {
 			kept = append(kept, p)
 			continue
 		}
-		if sum, size, err := filehash.SHA256(partial); err == nil && size == p.Size && sum == p.SHA256 {
-			if err := os.Rename(partial, final); err != nil {
+		if sum, size, err := rootSHA256(root, partial); err == nil && size == p.Size && sum == p.SHA256 {
+			if err := root.Rename(partial, final); err != nil {
 				return nil, err
 			}
 			kept = append(kept, p)
 			continue
 		}
-		if _, err := os.Stat(partial); err != nil {
+		if _, err := root.Lstat(partial); err != nil {
 			// neither file: the part was carried away (incremental archives); keep the record
 			kept = append(kept, p)
 			continue
 		}
-		_ = os.Remove(partial)
+		_ = root.Remove(partial)
 		changed = true
 	}
 	idx.Parts = kept
-	stray, _ := filepath.Glob(filepath.Join(dir, "mirror_*.tar.partial"))
+	stray, _ := filepath.Glob(root.Name("mirror_*.tar.partial"))
 	for _, s := range stray {
-		_ = os.Remove(s)
+		_ = root.Remove(filepath.Base(s))
 	}
 	if changed {
-		if err := writeArchiveIndex(dir, idx); err != nil {
+		if err := writeArchiveIndex(root, idx); err != nil {
 			return nil, err
 		}
 	}
 	return idx, nil
 }
 
-// writePart writes files into DIR/NAME.partial, synced, and describes it.
-func writePart(dir, name string, files []packFile) (ArchivePart, error) {
+// writePart writes files into DIR/NAME.partial (created afresh: whatever was there, a link
+// included, is removed first), synced, and describes it.
+func writePart(root *fsroot.Root, name string, files []packFile) (ArchivePart, error) {
 	p := ArchivePart{Name: name}
-	f, err := os.OpenFile(filepath.Join(dir, name+".partial"), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err := root.Remove(name + ".partial"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return p, err
+	}
+	f, err := root.Create(name+".partial", 0o644)
 	if err != nil {
 		return p, err
 	}
@@ -337,6 +377,15 @@ func (c *sizeWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+func rootSHA256(root *fsroot.Root, rel string) (string, int64, error) {
+	f, err := root.Open(rel)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	return filehash.Reader(f)
+}
+
 // UnpackResult says what UnpackArchive did.
 type UnpackResult struct {
 	Layout    string   // the extracted layout to push from
@@ -349,8 +398,19 @@ type UnpackResult struct {
 // them, in order, into UnpackedLayout(dir). A part whose checksum does not match fails the whole
 // call before anything of it is extracted. A part already extracted (a marker records its
 // checksum) is not extracted again.
+//
+// DIR arrives on removable media and is trusted with nothing but its bytes: every path is
+// resolved beneath DIR without following a link (a link anywhere in the archive's layout, the
+// unpack folder included, is refused), parts are read from DIR only, each part is checked and
+// extracted from the same open file, files are created O_EXCL, and the markers live where no
+// tar entry may write (an entry under .parts is refused).
 func UnpackArchive(dir string) (*UnpackResult, error) {
-	idx, err := ReadArchiveIndex(dir)
+	root, err := fsroot.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	idx, err := readArchiveIndex(root)
 	if err != nil {
 		return nil, err
 	}
@@ -358,48 +418,74 @@ func UnpackArchive(dir string) (*UnpackResult, error) {
 		return nil, fmt.Errorf("%s: no %s; not an archive written with an archive size", dir, ArchiveIndexFile)
 	}
 	out := &UnpackResult{Layout: UnpackedLayout(dir)}
-	marks := filepath.Join(out.Layout, ".parts")
-	if err := os.MkdirAll(marks, 0o755); err != nil {
+	unpacked := "working-dir/unpacked"
+	if err := root.MkdirAll(unpacked, 0o755); err != nil {
+		return nil, fmt.Errorf("the unpack folder: %w; remove it (it is not one bootstrap made)", err)
+	}
+	dest, err := root.Sub(unpacked)
+	if err != nil {
 		return nil, err
 	}
+	defer dest.Close()
+	if err := dest.Mkdir(markDir, 0o755); err != nil {
+		return nil, fmt.Errorf("the unpack folder: %w; remove it (it is not one bootstrap made)", err)
+	}
 	for _, p := range idx.Parts {
-		path := filepath.Join(dir, p.Name)
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		done, err := unpackPart(root, dest, p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			out.Missing = append(out.Missing, p.Name)
-			continue
-		}
-		if m, err := os.ReadFile(filepath.Join(marks, p.Name)); err == nil && string(m) == p.SHA256 {
+		case err != nil:
+			return nil, err
+		case done:
+			out.Extracted = append(out.Extracted, p.Name)
+		default:
 			out.Skipped = append(out.Skipped, p.Name)
-			continue
 		}
-		sum, size, err := filehash.SHA256(path)
-		if err != nil {
-			return nil, err
-		}
-		if sum != p.SHA256 || size != p.Size {
-			return nil, fmt.Errorf("%s: sha256 %s (%d bytes), archive.json says %s (%d bytes): the part is damaged; copy it again",
-				path, sum, size, p.SHA256, p.Size)
-		}
-		if err := extractPart(path, out.Layout); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if err := writeFile(filepath.Join(marks, p.Name), []byte(p.SHA256)); err != nil {
-			return nil, err
-		}
-		out.Extracted = append(out.Extracted, p.Name)
 	}
 	return out, nil
 }
 
-// extractPart extracts a part's regular files under dest, refusing names that leave it. Files are
-// written to a temporary name and renamed, so an interrupted extraction leaves no torn blob.
-func extractPart(path, dest string) error {
-	f, err := os.Open(path)
+// markDir holds one marker per extracted part, in the unpack folder; no tar entry may write there.
+const markDir = ".parts"
+
+// unpackPart checks and extracts one part unless its marker says it was; fs.ErrNotExist when
+// the part is not in DIR.
+func unpackPart(root, dest *fsroot.Root, p ArchivePart) (bool, error) {
+	f, err := root.Open(p.Name)
 	if err != nil {
-		return err
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, fs.ErrNotExist
+		}
+		return false, fmt.Errorf("part %s: %w", p.Name, err)
 	}
 	defer f.Close()
-	tr := tar.NewReader(f)
+	mark := markDir + "/" + p.Name
+	if m, err := dest.ReadFile(mark, 128); err == nil && string(m) == p.SHA256 {
+		return false, nil
+	}
+	sum, size, err := filehash.Reader(f)
+	if err != nil {
+		return false, err
+	}
+	if sum != p.SHA256 || size != p.Size {
+		return false, fmt.Errorf("%s: sha256 %s (%d bytes), archive.json says %s (%d bytes): the part is damaged; copy it again",
+			f.Name(), sum, size, p.SHA256, p.Size)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return false, err
+	}
+	if err := extractPart(f, dest); err != nil {
+		return false, fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	return true, dest.WriteFile(mark, []byte(p.SHA256), 0o644)
+}
+
+// extractPart extracts a part's regular files under dest, refusing names that leave it, names in
+// the markers' folder and links on the way. Files are written to a fresh temporary name and
+// renamed, so an interrupted extraction leaves no torn blob.
+func extractPart(r io.Reader, dest *fsroot.Root) error {
+	tr := tar.NewReader(r)
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -411,18 +497,25 @@ func extractPart(path, dest string) error {
 		if h.Typeflag != tar.TypeReg {
 			continue
 		}
-		name := filepath.Clean(filepath.FromSlash(h.Name))
-		if filepath.IsAbs(name) || name == ".." || strings.HasPrefix(name, ".."+string(filepath.Separator)) {
+		name := path.Clean(strings.TrimPrefix(filepath.ToSlash(h.Name), "./"))
+		if path.IsAbs(name) || name == ".." || strings.HasPrefix(name, "../") || name == "." || strings.ContainsRune(name, 0) {
 			return fmt.Errorf("entry %q leaves the layout", h.Name)
 		}
-		target := filepath.Join(dest, name)
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		if name == markDir || strings.HasPrefix(name, markDir+"/") {
+			return fmt.Errorf("entry %q writes where bootstrap keeps its own records; the part was not written by bootstrap mirror", h.Name)
+		}
+		if d := path.Dir(name); d != "." {
+			if err := dest.MkdirAll(d, 0o755); err != nil {
+				return fmt.Errorf("entry %q: %w", h.Name, err)
+			}
+		}
+		tmp := name + ".extracting"
+		if err := dest.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
-		tmp := target + ".extracting"
-		w, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+		w, err := dest.Create(tmp, 0o644)
 		if err != nil {
-			return err
+			return fmt.Errorf("entry %q: %w", h.Name, err)
 		}
 		if _, err := io.Copy(w, tr); err != nil {
 			w.Close()
@@ -431,8 +524,8 @@ func extractPart(path, dest string) error {
 		if err := w.Close(); err != nil {
 			return err
 		}
-		if err := os.Rename(tmp, target); err != nil {
-			return err
+		if err := dest.Rename(tmp, name); err != nil {
+			return fmt.Errorf("entry %q: %w", h.Name, err)
 		}
 	}
 }

@@ -2,11 +2,16 @@ package mirror
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"sort"
+	"io"
 	"strings"
 
+	"github.com/operator-framework/operator-registry/alpha/declcfg"
+	"github.com/operator-framework/operator-registry/alpha/property"
+
 	"github.com/regclient/regclient"
+	"github.com/regclient/regclient/types/descriptor"
 	"github.com/regclient/regclient/types/manifest"
 	"github.com/regclient/regclient/types/ref"
 )
@@ -19,7 +24,35 @@ const ConfigsLabel = "operators.operatorframework.io.index.configs.v1"
 // from the last one back and reading stops after the first layer holding catalog files, so the
 // opm base layers below are never downloaded. When packages are named, the documents of every
 // other package are dropped while parsing, so memory follows the selection, not the catalog.
-func ReadCatalog(ctx context.Context, image, plat string, o Options, packages ...string) (*Catalog, error) {
+func ReadCatalog(ctx context.Context, image, plat string, o Options, packages ...string) (*declcfg.DeclarativeConfig, error) {
+	c, err := readCatalogAs(ctx, image, plat, o, false, packages)
+	if err != nil {
+		return nil, err
+	}
+	return c.dc, nil
+}
+
+// catalogRead is a catalog as read: with light set, bundles hold only their olm.package property
+// (what selection and model validation need) besides their images, and the full documents of the
+// bundles selected are read again from the layer that holds the catalog (fullBundles). A catalog's
+// bulk is in its bundles' other properties (olm.csv.metadata, olm.bundle.object): so memory
+// follows the selection, not the catalog.
+type catalogRead struct {
+	dc     *declcfg.DeclarativeConfig
+	r      ref.Ref
+	layer  descriptor.Descriptor // the layer holding the catalog
+	prefix string                // the configs directory, "configs/"
+	only   map[string]bool
+	light  bool
+}
+
+// readCatalogLight reads a catalog for selection: light bundles, see catalogRead.
+func readCatalogLight(ctx context.Context, image, plat string, o Options, packages ...string) (*catalogRead, error) {
+	return readCatalogAs(ctx, image, plat, o, true, packages)
+}
+
+// readCatalogAs reads a catalog, retrying temporary failures.
+func readCatalogAs(ctx context.Context, image, plat string, o Options, light bool, packages []string) (*catalogRead, error) {
 	rc, err := newClient(o, hostsOf([]Image{{Source: image}})...)
 	if err != nil {
 		return nil, err
@@ -28,24 +61,67 @@ func ReadCatalog(ctx context.Context, image, plat string, o Options, packages ..
 	if err != nil {
 		return nil, err
 	}
-	var c *Catalog
+	var c *catalogRead
 	o = o.withRun()
 	err = o.retry(ctx, []string{r.Registry}, func(ctx context.Context) error {
 		var err error
-		c, err = readCatalog(ctx, rc, r, image, plat, packages)
+		c, err = readCatalog(ctx, rc, r, plat, packages, light)
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
+	return c, err
 }
 
-// readCatalog is one attempt of ReadCatalog.
-func readCatalog(ctx context.Context, rc *regclient.RegClient, r ref.Ref, image, plat string, packages []string) (*Catalog, error) {
+// fullBundles replaces the light bundles of dc (a selection from c) with their full documents,
+// read again from the catalog's layer, one document at a time.
+func (c *catalogRead) fullBundles(ctx context.Context, o Options, dc *declcfg.DeclarativeConfig) error {
+	if !c.light {
+		return nil
+	}
+	want := make(map[string]int, len(dc.Bundles))
+	for i, b := range dc.Bundles {
+		want[b.Package+"/"+b.Name] = i
+	}
+	rc, err := newClient(o, c.r.Registry)
+	if err != nil {
+		return err
+	}
+	o = o.withRun()
+	return o.retry(ctx, []string{c.r.Registry}, func(ctx context.Context) error {
+		found := 0
+		_, err := scanLayer(ctx, rc, c.r, c.layer.Digest.String(), c.layer.Size, c.isCatalogFile, func(name string, rd io.Reader) (bool, error) {
+			return true, declcfg.WalkMetasReader(rd, func(m *declcfg.Meta, err error) error {
+				if err != nil {
+					return fmt.Errorf("%s: %w", name, err)
+				}
+				i, ok := want[m.Package+"/"+m.Name]
+				if m.Schema != declcfg.SchemaBundle || !ok {
+					return nil
+				}
+				part, err := declcfg.LoadSlice([]*declcfg.Meta{m})
+				if err != nil {
+					return fmt.Errorf("%s: %w", name, err)
+				}
+				dc.Bundles[i] = part.Bundles[0]
+				found++
+				return nil
+			})
+		})
+		if err == nil && found != len(want) {
+			err = permanent(fmt.Errorf("layer %s: %d of the %d selected bundles found on the second read", c.layer.Digest, found, len(want)))
+		}
+		return err
+	})
+}
+
+func (c *catalogRead) isCatalogFile(name string) bool {
+	return strings.HasPrefix(name, c.prefix) && (strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml"))
+}
+
+// readCatalog is one attempt of ReadCatalog or readCatalogLight.
+func readCatalog(ctx context.Context, rc *regclient.RegClient, r ref.Ref, plat string, packages []string, light bool) (*catalogRead, error) {
 	m, err := platformImage(ctx, rc, r, plat)
 	if err != nil {
-		return nil, fmt.Errorf("catalog %s: %w", image, err)
+		return nil, err
 	}
 	cd, err := m.(manifest.Imager).GetConfig()
 	if err != nil {
@@ -53,152 +129,73 @@ func readCatalog(ctx context.Context, rc *regclient.RegClient, r ref.Ref, image,
 	}
 	cfg, err := rc.BlobGetOCIConfig(ctx, r, cd)
 	if err != nil {
-		return nil, fmt.Errorf("catalog %s: config: %w", image, err)
+		return nil, fmt.Errorf("config: %w", err)
 	}
 	dir := cfg.GetConfig().Config.Labels[ConfigsLabel]
 	if dir == "" {
-		return nil, permanent(fmt.Errorf("catalog %s: no %s label; is it a file-based catalog?", image, ConfigsLabel))
+		return nil, permanent(fmt.Errorf("no %s label; is it a file-based catalog?", ConfigsLabel))
 	}
-	prefix := strings.Trim(dir, "/") + "/"
-	c := &Catalog{}
+	c := &catalogRead{dc: &declcfg.DeclarativeConfig{}, r: r, prefix: strings.Trim(dir, "/") + "/", light: light}
 	if len(packages) > 0 {
 		c.only = map[string]bool{}
 		for _, p := range packages {
 			c.only[p] = true
 		}
 	}
-	err = scanImageFiles(ctx, rc, r, plat, func(name string) bool {
-		return strings.HasPrefix(name, prefix) && (strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml"))
-	}, func(name string, data []byte) (bool, error) {
-		return true, c.ParseFBC(name, data)
-	})
+	err = scanImageFilesAt(ctx, rc, r, plat, c.isCatalogFile, func(name string, rd io.Reader) (bool, error) {
+		return true, parseFBC(c.dc, name, rd, c.only, light)
+	}, &c.layer)
 	if err != nil {
-		return nil, fmt.Errorf("catalog %s: %w", image, err)
+		return nil, err
 	}
-	if len(c.Packages) == 0 {
-		return nil, permanent(fmt.Errorf("catalog %s: no packages under %s", image, dir))
+	if len(c.dc.Packages) == 0 {
+		return nil, permanent(fmt.Errorf("no packages under %s", dir))
 	}
 	return c, nil
 }
 
-// Selection is what a filter keeps: package → channel → bundle names.
-type Selection map[string]map[string]map[string]bool
-
-// Select applies oc-mirror v2's rules for one catalog entry of an ImageSetConfiguration:
-//
-//   - no packages, full false: each package's default-channel head (one bundle per package);
-//   - no packages, full true: every bundle of every channel;
-//   - a package with neither channels nor versions: the head of its default channel (oc-mirror
-//     v1 took every channel's head; v2 takes only the default channel, which is the rule here);
-//   - a package with full true: every bundle of every channel of that package;
-//   - a package with minVersion/maxVersion: the default channel's bundles in the range; a
-//     maxVersion below the channel head drops the head, and the kept bundle with the highest
-//     version becomes the filtered channel's head;
-//   - listed channels: per channel, its head, or its bundles in the channel's range, or all of
-//     them with full true; the package's defaultChannel is kept only if selected, else the
-//     configured defaultChannel (or the first selected channel by name) replaces it.
-//
-// An empty range is an error naming the package and channel, not a silent empty mirror.
-func Select(c *Catalog, op ISCOperator) (Selection, error) {
-	sel := Selection{}
-	add := func(p *Package, ch, b string) {
-		if sel[p.Name] == nil {
-			sel[p.Name] = map[string]map[string]bool{}
+// parseFBC adds the documents of one catalog file (a JSON stream or YAML documents) to c, as
+// opm loads them, one document at a time from the stream: no document is kept raw beside its
+// parsed form, and when only is set, documents of other packages are dropped as they are read, so
+// memory follows the selection, not the catalog.
+func parseFBC(c *declcfg.DeclarativeConfig, name string, r io.Reader, only map[string]bool, light bool) error {
+	err := declcfg.WalkMetasReader(r, func(m *declcfg.Meta, err error) error {
+		if err != nil {
+			return err
 		}
-		if sel[p.Name][ch] == nil {
-			sel[p.Name][ch] = map[string]bool{}
+		pkg := m.Package
+		if m.Schema == declcfg.SchemaPackage {
+			pkg = m.Name
 		}
-		sel[p.Name][ch][b] = true
-	}
-	pick := func(p *Package, chName, minV, maxV string, full bool) error {
-		ch := p.Channels[chName]
-		if ch == nil {
-			return fmt.Errorf("package %s: no channel %q (has %s)", p.Name, chName, strings.Join(sortedKeys(p.Channels), ", "))
-		}
-		if !full && minV == "" && maxV == "" {
-			add(p, chName, p.Head(ch))
+		if only != nil && pkg != "" && !only[pkg] {
 			return nil
 		}
-		n := 0
-		for _, e := range ch.Entries {
-			v := p.version(e.Name)
-			if minV != "" && compareVersions(v, minV) < 0 || maxV != "" && compareVersions(v, maxV) > 0 {
-				continue
+		if light && m.Schema == declcfg.SchemaBundle {
+			var b declcfg.Bundle
+			if err := json.Unmarshal(m.Blob, &b); err != nil {
+				return fmt.Errorf("parse bundle: %w", err)
 			}
-			add(p, chName, e.Name)
-			n++
+			for _, p := range b.Properties {
+				if p.Type == property.TypePackage {
+					b.Properties = []property.Property{p} // a new array: the others are freed
+					break
+				}
+			}
+			if len(b.Properties) > 1 {
+				b.Properties = nil
+			}
+			c.Bundles = append(c.Bundles, b)
+			return nil
 		}
-		if n == 0 {
-			return fmt.Errorf("package %s channel %s: no bundle between minVersion %q and maxVersion %q", p.Name, chName, minV, maxV)
+		part, err := declcfg.LoadSlice([]*declcfg.Meta{m})
+		if err != nil {
+			return err
 		}
+		c.Merge(part)
 		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
 	}
-	if len(op.Packages) == 0 {
-		for _, name := range sortedKeys(c.Packages) {
-			p := c.Packages[name]
-			chans := []string{p.DefaultChannel}
-			if op.Full {
-				chans = sortedKeys(p.Channels)
-			}
-			for _, ch := range chans {
-				if err := pick(p, ch, "", "", op.Full); err != nil {
-					return nil, err
-				}
-			}
-		}
-		return sel, nil
-	}
-	for _, ip := range op.Packages {
-		p := c.Packages[ip.Name]
-		if p == nil {
-			return nil, fmt.Errorf("catalog %s: no package %q", op.Catalog, ip.Name)
-		}
-		switch {
-		case len(ip.Channels) > 0:
-			for _, ch := range ip.Channels {
-				if err := pick(p, ch.Name, ch.MinVersion, ch.MaxVersion, op.Full); err != nil {
-					return nil, err
-				}
-			}
-		case op.Full:
-			for _, ch := range sortedKeys(p.Channels) {
-				if err := pick(p, ch, "", "", true); err != nil {
-					return nil, err
-				}
-			}
-		default:
-			if err := pick(p, p.DefaultChannel, ip.MinVersion, ip.MaxVersion, false); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return sel, nil
-}
-
-// Images returns the selection's bundle images and every related image, deduplicated and sorted.
-func (s Selection) Images(c *Catalog) []string {
-	set := map[string]bool{}
-	for pkg, chans := range s {
-		p := c.Packages[pkg]
-		for _, bundles := range chans {
-			for b := range bundles {
-				bd := p.Bundles[b]
-				if bd == nil {
-					continue
-				}
-				set[bd.Image] = true
-				for _, ri := range bd.RelatedImages {
-					if ri.Image != "" {
-						set[ri.Image] = true
-					}
-				}
-			}
-		}
-	}
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return nil
 }

@@ -57,16 +57,6 @@ func Catalogs(ctx context.Context, res *Resolved, copied []ImageResult, o Option
 	return outs, ims, nil
 }
 
-// HasFilteredCatalogs reports whether a resolution has catalogs that must be rebuilt filtered.
-func HasFilteredCatalogs(res *Resolved) bool {
-	for _, c := range res.Catalogs {
-		if c.filtered {
-			return true
-		}
-	}
-	return false
-}
-
 // pushFilteredCatalog builds the filtered catalog: the source image's layers, plus one layer that
 // replaces the configs directory (an opaque whiteout, then the filtered documents) and empties the
 // opm cache directory. The cache is removed rather than rebuilt: a cache computed from the
@@ -106,10 +96,7 @@ func pushFilteredCatalog(ctx context.Context, rc *regclient.RegClient, cat Resol
 	if err := json.Unmarshal(rawCfg, &cfg); err != nil {
 		return ImageResult{}, fmt.Errorf("config: %w", err)
 	}
-	files, err := FilteredFBC(cat.cat, cat.sel, cat.defaults)
-	if err != nil {
-		return ImageResult{}, err
-	}
+	files := cat.fbc
 	cc, _ := cfg["config"].(map[string]any)
 	if cc == nil {
 		cc = map[string]any{}
@@ -141,27 +128,29 @@ func pushFilteredCatalog(ctx context.Context, rc *regclient.RegClient, cat Resol
 	ids, _ := rootfs["diff_ids"].([]any)
 	rootfs["diff_ids"] = append(ids, diffID.String())
 	hist, _ := cfg["history"].([]any)
-	cfg["history"] = append(hist, map[string]any{"created_by": "bootstrap mirror: filtered catalog (" + strings.Join(sortedKeys(cat.sel), ",") + ")"})
+	cfg["history"] = append(hist, map[string]any{"created_by": "bootstrap mirror: filtered catalog (" + strings.Join(cat.Packages, ",") + ")"})
 	newCfg, err := json.Marshal(cfg)
 	if err != nil {
 		return ImageResult{}, err
 	}
 
-	destStr, err := DestFor(cat.Source, cat.target.Host, cat.target.Namespace)
+	dst, err := ref.New(cat.Dest)
 	if err != nil {
-		return ImageResult{}, err
-	}
-	dst, err := ref.New(destStr)
-	if err != nil {
-		return ImageResult{}, err
+		return ImageResult{}, fmt.Errorf("destination %q: %w", cat.Dest, err)
 	}
 	if dst.Tag == "" {
 		dst.Tag = "latest"
 	}
 	dst = dst.SetTag(dst.Tag)
+	push := dst // a disk mirror's layout holds it by digest; content.json keeps its name
+	if o.DestDir != "" {
+		if push, err = ref.New("ocidir://" + o.DestDir); err != nil {
+			return ImageResult{}, err
+		}
+	}
 	for _, l := range layers {
-		err := o.retry(ctx, []string{src.Registry, dst.Registry}, func(ctx context.Context) error {
-			return rc.BlobCopy(ctx, src, dst, l)
+		err := o.retry(ctx, []string{src.Registry, push.Registry}, func(ctx context.Context) error {
+			return rc.BlobCopy(ctx, src, push, l)
 		})
 		if err != nil {
 			return ImageResult{}, fmt.Errorf("layer %s: %w", l.Digest, err)
@@ -173,8 +162,8 @@ func pushFilteredCatalog(ctx context.Context, rc *regclient.RegClient, cat Resol
 		d    descriptor.Descriptor
 		data []byte
 	}{{layerDesc, layer}, {newCfgDesc, newCfg}} {
-		err := o.retry(ctx, []string{dst.Registry}, func(ctx context.Context) error {
-			_, err := rc.BlobPut(ctx, dst, b.d, bytes.NewReader(b.data))
+		err := o.retry(ctx, []string{push.Registry}, func(ctx context.Context) error {
+			_, err := rc.BlobPut(ctx, push, b.d, bytes.NewReader(b.data))
 			return err
 		})
 		if err != nil {
@@ -186,7 +175,12 @@ func pushFilteredCatalog(ctx context.Context, rc *regclient.RegClient, cat Resol
 	if err != nil {
 		return ImageResult{}, err
 	}
-	err = o.retry(ctx, []string{dst.Registry}, func(ctx context.Context) error { return rc.ManifestPut(ctx, dst, nm) })
+	if o.DestDir != "" {
+		push = push.SetDigest(nm.GetDescriptor().Digest.String())
+	} else {
+		push = dst
+	}
+	err = o.retry(ctx, []string{push.Registry}, func(ctx context.Context) error { return rc.ManifestPut(ctx, push, nm) })
 	if err != nil {
 		return ImageResult{}, err
 	}
@@ -194,7 +188,7 @@ func pushFilteredCatalog(ctx context.Context, rc *regclient.RegClient, cat Resol
 	for _, l := range layers {
 		size += l.Size
 	}
-	return ImageResult{Image: Image{Source: cat.Source, Dest: dst.CommonName(), Kind: KindCatalog},
+	return ImageResult{Image: Image{Source: cat.Source, Dest: repoOnly(cat.Dest) + ":" + dst.Tag, Kind: KindCatalog},
 		Digest: nm.GetDescriptor().Digest.String(), Size: size}, nil
 }
 

@@ -2,11 +2,13 @@
 // images) from source registries into a local mirror registry and writes what a disconnected cluster
 // needs to use it: ImageDigestMirrorSet, ImageTagMirrorSet, CatalogSources and content.json.
 //
-// The package owns four things:
+// The package owns these things, behind one driver (driver.go: Load and Run, what `bootstrap
+// mirror` and the mirror stage both call):
 //
 //   - resolution: an oc-mirror v2 ImageSetConfiguration (isc.go) becomes a list of images
-//     (release.go reads release-manifests/image-references, catalog.go reads and filters the
-//     file-based catalog);
+//     (release.go reads release-manifests/image-references, catalog.go reads the file-based
+//     catalog, filter.go selects from it with oc-mirror's own filter library and validates the
+//     result with operator-registry's model, iscoperators.go refuses what oc-mirror refuses);
 //   - planning: every image's manifest tree is read from the source and the unique blob set, with
 //     sizes from the manifests, is computed (plan.go);
 //   - copying: one global worker pool over unique blobs, with a single in-flight entry per digest so
@@ -17,7 +19,8 @@
 //   - release channels: resolved from the release repository's tags, not from the update graph
 //     (channels.go documents the rule and how it differs from oc-mirror's Cincinnati lookup);
 //   - catalogs: a filtered catalog is rebuilt as a new image holding only the selection, with the
-//     stale opm cache removed (catalogbuild.go, fbcwrite.go), and pushed instead of the original;
+//     stale opm cache removed (catalogbuild.go), and pushed instead of the original, into the
+//     registry or into a disk mirror's layout;
 //   - disk mirrors: Options.DestDir writes one OCI layout (content-addressed, incremental) and
 //     Options.SourceDir pushes from it, every blob's digest checked before it is sent; with an
 //     archive size the layout is packed into numbered tar parts (archive.go);
@@ -29,6 +32,6 @@
 // layers, signatures), an in-process registry and a fault injector live in package mirrortest.
 //
 // It never prints, never reads flags and imports no package of this module but the leaves units
-// (byte formatting) and filehash, so never the pipeline: callers pass a context, typed options and a
+// (byte formatting), filehash and fsroot (paths confined to a folder), so never the pipeline: callers pass a context, typed options and a
 // progress callback, and receive typed results.
 package mirror

@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
+
+// MaxArchiveSize is the largest archive part size accepted, in GiB (archiveSize,
+// --archive-size): larger parts fit no removable medium, and the byte count must not overflow.
+const MaxArchiveSize = 1024
 
 // ISC API identity (oc-mirror v2).
 const (
@@ -24,6 +29,8 @@ type ImageSetConfig struct {
 	ArchiveSize int       `yaml:"archiveSize,omitempty"` // GiB per archive (to-dir)
 	Mirror      ISCMirror `yaml:"mirror"`
 	File        string    `yaml:"-"`
+	// lines maps a field path ("mirror.operators[0].packages[1]") to its line in File.
+	lines map[string]int
 }
 
 // ISCMirror is the mirror section.
@@ -110,8 +117,64 @@ func LoadISC(path string) (*ImageSetConfig, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	var second yaml.Node
+	if err := dec.Decode(&second); err == nil {
+		return nil, fmt.Errorf("%s:%d: a second YAML document; an ImageSetConfiguration file holds one document: remove the \"---\" and what follows, or put it in a file of its own", path, max(second.Line, docStart(second)))
+	} else if !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err == nil {
+		c.lines = map[string]int{}
+		fieldLines(&root, "", c.lines)
+	}
 	c.File = path
 	return &c, c.Validate()
+}
+
+// docStart is the first line of a document node's content.
+func docStart(n yaml.Node) int {
+	if len(n.Content) > 0 {
+		return n.Content[0].Line
+	}
+	return n.Line
+}
+
+// fieldLines records the line of every mapping value and sequence item under n, by field path.
+func fieldLines(n *yaml.Node, path string, lines map[string]int) {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			fieldLines(c, path, lines)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			p := n.Content[i].Value
+			if path != "" {
+				p = path + "." + p
+			}
+			lines[p] = n.Content[i].Line
+			fieldLines(n.Content[i+1], p, lines)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			p := fmt.Sprintf("%s[%d]", path, i)
+			lines[p] = c.Line
+			fieldLines(c, p, lines)
+		}
+	}
+}
+
+// At names a field of the configuration for an error message: "isc.yaml:12: mirror.operators[0]"
+// (without the line when the configuration was not read from a file).
+func (c *ImageSetConfig) At(path string) string {
+	if l := c.lines[path]; l > 0 {
+		return fmt.Sprintf("%s:%d: %s", c.File, l, path)
+	}
+	if c.File != "" {
+		return c.File + ": " + path
+	}
+	return path
 }
 
 // Validate checks semantic rules, returning every problem at once with its field path.
@@ -124,8 +187,8 @@ func (c *ImageSetConfig) Validate() error {
 	if c.Kind != ISCKind {
 		add("kind: %q, want %q", c.Kind, ISCKind)
 	}
-	if c.ArchiveSize < 0 {
-		add("archiveSize: %d; want a size in GiB (4, say) or none", c.ArchiveSize)
+	if c.ArchiveSize < 0 || c.ArchiveSize > MaxArchiveSize {
+		add("archiveSize: %d; want a size in GiB from 1 to %d (4, say) or none", c.ArchiveSize, MaxArchiveSize)
 	}
 	if c.Mirror.Platform.Graph {
 		add("mirror.platform.graph: building the update graph image is not supported yet; remove it or set it to false")
@@ -140,18 +203,8 @@ func (c *ImageSetConfig) Validate() error {
 			add("mirror.platform.architectures: %q is not one of amd64, arm64, ppc64le, s390x, multi", a)
 		}
 	}
-	for i, op := range c.Mirror.Operators {
-		if op.Catalog == "" {
-			add("mirror.operators[%d].catalog: required", i)
-		}
-		for j, p := range op.Packages {
-			if p.Name == "" {
-				add("mirror.operators[%d].packages[%d].name: required", i, j)
-			}
-			if len(p.Channels) > 0 && (p.MinVersion != "" || p.MaxVersion != "") {
-				add("mirror.operators[%d].packages[%d]: minVersion/maxVersion go on the channels when channels are listed", i, j)
-			}
-		}
+	for _, e := range c.validateOperators() {
+		errs = append(errs, e)
 	}
 	for i, im := range c.Mirror.AdditionalImages {
 		if im.Name == "" {

@@ -3,6 +3,7 @@ package mirror
 import (
 	"bytes"
 	"errors"
+	"io"
 	"testing"
 
 	"github.com/opencontainers/go-digest"
@@ -35,7 +36,11 @@ func TestScanImageFilesReadsEveryCompression(t *testing.T) {
 			r, _ := ref.New(repo + "@" + d.Digest.String())
 			var got []string
 			err = scanImageFiles(ctx(t), rc, r, "linux/amd64", func(n string) bool { return n == imageRefsPath },
-				func(n string, data []byte) (bool, error) { got = append(got, n+"="+string(data)); return true, nil })
+				func(n string, rd io.Reader) (bool, error) {
+					data, err := io.ReadAll(rd)
+					got = append(got, n+"="+string(data))
+					return true, err
+				})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -52,7 +57,7 @@ func TestScanImageFilesReadsEveryCompression(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, _ := ref.New(repo + "@" + d.Digest.String())
-	err = scanImageFiles(ctx(t), rc, r, "linux/amd64", func(string) bool { return true }, func(string, []byte) (bool, error) { return true, nil })
+	err = scanImageFiles(ctx(t), rc, r, "linux/amd64", func(string) bool { return true }, func(string, io.Reader) (bool, error) { return true, nil })
 	var p *permanentError
 	if err == nil || !errors.As(err, &p) {
 		t.Fatalf("a layer that is no tar stream: %v, want a permanent error", err)

@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"context"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -33,7 +34,7 @@ func TestFilteredCatalogServesWithOPM(t *testing.T) {
 		t.Fatal(err)
 	}
 	isc := &ImageSetConfig{File: "isc.yaml", Mirror: ISCMirror{Operators: []ISCOperator{{Catalog: cat.Image,
-		Packages: []ISCPackage{{Name: "alpha-op"}, {Name: "beta-op", Channels: []ISCPackageChannel{{Name: "v1"}}}}}}}}
+		Packages: []ISCPackage{{Name: "alpha-op"}, {Name: "beta-op", DefaultChannel: "v1", Channels: []ISCPackageChannel{{Name: "v1"}}}}}}}}
 	o := e.opts()
 	res, err := Resolve(ctx(t), isc, Target{Host: e.dst.Host, Namespace: "mirror"}, o)
 	if err != nil {
@@ -52,9 +53,13 @@ func TestFilteredCatalogServesWithOPM(t *testing.T) {
 	rc, _ := newClient(o)
 	r, _ := ref.New(cats[0].Image)
 	err = scanImageFiles(ctx(t), rc, r, "linux/amd64", func(n string) bool { return strings.HasPrefix(n, "configs/") },
-		func(n string, data []byte) (bool, error) {
+		func(n string, rd io.Reader) (bool, error) {
 			p := filepath.Join(dir, n)
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return false, err
+			}
+			data, err := io.ReadAll(rd)
+			if err != nil {
 				return false, err
 			}
 			return true, os.WriteFile(p, data, 0o644)

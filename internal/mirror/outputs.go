@@ -122,8 +122,13 @@ func WriteContent(path string, c Content) error {
 	return writeFile(path, append(b, '\n'))
 }
 
+// ArchiveHost is the registry name a disk mirror records its destinations under: the
+// disconnected half replaces it with its own registry and namespace.
+const ArchiveHost = "archive"
+
 // ArchiveImages turns the content.json of a disk mirror into images to push from it into
-// host/namespace, each pinned to its recorded digest.
+// host/namespace, each pinned to its recorded digest. A destination recorded under ArchiveHost
+// keeps its path (a catalog's targetCatalog and targetTag) under host/namespace.
 func ArchiveImages(c Content, host, namespace string) ([]Image, error) {
 	var out []Image
 	for _, im := range c.Images {
@@ -134,9 +139,31 @@ func ArchiveImages(c Content, host, namespace string) ([]Image, error) {
 		if err != nil {
 			return nil, err
 		}
+		if rest, ok := strings.CutPrefix(im.Dest, ArchiveHost+"/"); ok {
+			d = host + "/" + rest
+			if ns := strings.Trim(namespace, "/"); ns != "" {
+				d = host + "/" + ns + "/" + rest
+			}
+		}
 		out = append(out, Image{Source: im.Source, Dest: d, Kind: im.Kind, Origin: im.Origin, Pinned: im.Digest})
 	}
 	return out, nil
+}
+
+// CarriedCatalogs are the catalogs a disk mirror carried (filtered on the connected side, or whole),
+// pointed at the digest they were pushed with from it: what their CatalogSources name.
+func CarriedCatalogs(c Content, copied []ImageResult) []CatalogOut {
+	var out []CatalogOut
+	for _, cat := range c.Catalogs {
+		for _, im := range copied {
+			if im.Source == cat.Source && im.Kind == KindCatalog && im.Digest != "" {
+				cat.Image = repoOnly(im.Dest) + "@" + im.Digest
+				out = append(out, cat)
+				break
+			}
+		}
+	}
+	return out
 }
 
 func mirrorSet(kind, field string, m map[string]string) map[string]any {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/regclient/regclient"
+	"github.com/regclient/regclient/types/descriptor"
 	"github.com/regclient/regclient/types/manifest"
 	"github.com/regclient/regclient/types/platform"
 	"github.com/regclient/regclient/types/ref"
@@ -18,7 +19,7 @@ import (
 // imageRefsPath is where a release payload lists its component images.
 const imageRefsPath = "release-manifests/image-references"
 
-// maxFileSize bounds files read from layers (image-references, catalog documents).
+// maxFileSize bounds files read whole from layers (image-references); catalogs are streamed.
 const maxFileSize = 64 << 20
 
 // ReleaseComponent is one image of a release payload.
@@ -95,7 +96,11 @@ func ReadRelease(ctx context.Context, releaseImage, plat string, o Options) (*Re
 	err = o.retry(ctx, []string{r.Registry}, func(ctx context.Context) error {
 		found = nil
 		return scanImageFiles(ctx, rc, r, plat, func(name string) bool { return name == imageRefsPath },
-			func(name string, data []byte) (bool, error) { found = data; return true, nil })
+			func(name string, rd io.Reader) (bool, error) {
+				data, err := readCapped(name, rd)
+				found = data
+				return true, err
+			})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("release %s: %w", releaseImage, err)
@@ -119,10 +124,16 @@ func ReadRelease(ctx context.Context, releaseImage, plat string, o Options) (*Re
 }
 
 // scanImageFiles resolves r to one platform's image and streams its layers, last first, calling
-// found for every regular file want accepts. found returns stop=true to end the scan after the
+// found with a reader of every regular file want accepts (valid until found returns). found returns stop=true to end the scan after the
 // current layer (later files of that layer are still delivered).
 func scanImageFiles(ctx context.Context, rc *regclient.RegClient, r ref.Ref, plat string,
-	want func(name string) bool, found func(name string, data []byte) (stop bool, err error)) error {
+	want func(name string) bool, found func(name string, r io.Reader) (stop bool, err error)) error {
+	return scanImageFilesAt(ctx, rc, r, plat, want, found, nil)
+}
+
+// scanImageFilesAt is scanImageFiles that also records, in at, the layer where the scan stopped.
+func scanImageFilesAt(ctx context.Context, rc *regclient.RegClient, r ref.Ref, plat string,
+	want func(name string) bool, found func(name string, r io.Reader) (stop bool, err error), at *descriptor.Descriptor) error {
 	img, err := platformImage(ctx, rc, r, plat)
 	if err != nil {
 		return err
@@ -137,6 +148,9 @@ func scanImageFiles(ctx context.Context, rc *regclient.RegClient, r ref.Ref, pla
 			return fmt.Errorf("layer %s: %w", layers[i].Digest, err)
 		}
 		if stop {
+			if at != nil {
+				*at = layers[i]
+			}
 			return nil
 		}
 	}
@@ -172,20 +186,17 @@ func platformImage(ctx context.Context, rc *regclient.RegClient, r ref.Ref, plat
 // scanLayer reads one layer, passing each regular file want accepts to found; stop is true when
 // found said so for a file of this layer.
 func scanLayer(ctx context.Context, rc *regclient.RegClient, r ref.Ref, dig string, size int64,
-	want func(string) bool, found func(string, []byte) (bool, error)) (bool, error) {
+	want func(string) bool, found func(string, io.Reader) (bool, error)) (bool, error) {
 	stop := false
 	_, err := readLayer(ctx, rc, r, dig, size, func(name string, h *tar.Header, tr *tar.Reader) error {
 		if h.Typeflag != tar.TypeReg || !want(name) {
 			return nil
 		}
-		if h.Size > maxFileSize {
-			return permanent(fmt.Errorf("%s is %d bytes, more than %d", name, h.Size, maxFileSize))
+		s, err := found(name, &readErr{r: tr})
+		var re *readError
+		if errors.As(err, &re) {
+			return re.err // the layer stream broke: worth a retry
 		}
-		data, err := io.ReadAll(tr)
-		if err != nil {
-			return err
-		}
-		s, err := found(name, data)
 		if err != nil {
 			return permanent(err)
 		}
@@ -196,4 +207,33 @@ func scanLayer(ctx context.Context, rc *regclient.RegClient, r ref.Ref, dig stri
 		err = permanent(err)
 	}
 	return stop, err
+}
+
+// readErr marks errors of the layer stream itself, so that a found callback's parse error (the
+// content is wrong: permanent) is told apart from a broken transfer (temporary).
+type readErr struct{ r io.Reader }
+
+type readError struct{ err error }
+
+func (e *readError) Error() string { return e.err.Error() }
+func (e *readError) Unwrap() error { return e.err }
+
+func (r *readErr) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		err = &readError{err}
+	}
+	return n, err
+}
+
+// readCapped reads a whole file of at most maxFileSize bytes.
+func readCapped(name string, r io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxFileSize {
+		return nil, permanent(fmt.Errorf("%s is more than %d bytes", name, maxFileSize))
+	}
+	return data, nil
 }

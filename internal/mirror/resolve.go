@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/regclient/regclient/types/ref"
@@ -26,12 +27,14 @@ type ResolvedCatalog struct {
 	// Advertised are the selected bundle and related images (source references).
 	Advertised []string
 
-	filtered bool // rebuilt with only the selection (anything but full with no packages)
-	cat      *Catalog
-	sel      Selection
-	defaults map[string]string // package -> configured defaultChannel
+	// Dest is where the catalog image goes (targetCatalog and targetTag applied).
+	Dest string
+	// Warnings are the filter's: bundles outside a range kept so each channel has one head.
+	Warnings []string
+
+	filtered bool              // rebuilt with only the selection (anything but full with no packages)
+	fbc      map[string][]byte // the filtered file-based catalog, file name -> content
 	platform string
-	target   Target
 }
 
 // Resolved is an ImageSetConfiguration turned into images.
@@ -104,55 +107,13 @@ func Resolve(ctx context.Context, isc *ImageSetConfig, t Target, o Options) (*Re
 	if catArch == "multi" {
 		catArch = "amd64"
 	}
-	for _, op := range isc.Mirror.Operators {
-		names := make([]string, 0, len(op.Packages))
-		for _, p := range op.Packages {
-			names = append(names, p.Name)
-		}
-		c, err := ReadCatalog(ctx, op.Catalog, "linux/"+catArch, o, names...)
+	for i := range isc.Mirror.Operators {
+		rcat, ims, err := resolveCatalog(ctx, isc, i, "linux/"+catArch, t, o)
 		if err != nil {
 			return nil, err
 		}
-		sel, err := Select(c, op)
-		if err != nil {
-			return nil, fmt.Errorf("%s: catalog %s: %w", isc.File, op.Catalog, err)
-		}
-		rcat := ResolvedCatalog{Name: catalogName(op), Source: op.Catalog, Packages: sortedKeys(sel), Advertised: sel.Images(c),
-			filtered: !op.Full || len(op.Packages) > 0, cat: c, sel: sel, defaults: map[string]string{},
-			platform: "linux/" + catArch, target: t}
-		for _, p := range op.Packages {
-			rcat.defaults[p.Name] = p.DefaultChannel
-		}
-		res.Catalogs = append(res.Catalogs, rcat)
-		if !rcat.filtered { // the whole catalog is the selection: mirror the image as it is
-			if err := add([]string{op.Catalog}, KindCatalog, ""); err != nil {
-				return nil, err
-			}
-		}
-		var bundles, related []string
-		bundleSet := map[string]bool{}
-		for pkg, chans := range sel {
-			for _, bs := range chans {
-				for b := range bs {
-					if bd := c.Packages[pkg].Bundles[b]; bd != nil {
-						bundleSet[bd.Image] = true
-					}
-				}
-			}
-		}
-		for _, im := range rcat.Advertised {
-			if bundleSet[im] {
-				bundles = append(bundles, im)
-			} else {
-				related = append(related, im)
-			}
-		}
-		if err := add(bundles, KindBundle, op.Catalog); err != nil {
-			return nil, err
-		}
-		if err := add(related, KindRelated, op.Catalog); err != nil {
-			return nil, err
-		}
+		res.Catalogs = append(res.Catalogs, *rcat)
+		res.Images = append(res.Images, ims...)
 	}
 	add2 := make([]string, 0, len(isc.Mirror.AdditionalImages))
 	for _, a := range isc.Mirror.AdditionalImages {
@@ -176,6 +137,55 @@ func Resolve(ctx context.Context, isc *ImageSetConfig, t Target, o Options) (*Re
 	return res, nil
 }
 
+// resolveCatalog reads and filters the catalog of mirror.operators[i] and returns it with the
+// images it needs mirrored: the catalog image itself when it is mirrored whole, the selected
+// bundles and their related images.
+func resolveCatalog(ctx context.Context, isc *ImageSetConfig, i int, plat string, t Target, o Options) (*ResolvedCatalog, []Image, error) {
+	op := isc.Mirror.Operators[i]
+	at := fmt.Sprintf("mirror.operators[%d]", i)
+	names := make([]string, 0, len(op.Packages))
+	for _, p := range op.Packages {
+		names = append(names, p.Name)
+	}
+	cr, err := readCatalogLight(ctx, op.Catalog, plat, o, names...)
+	if err != nil {
+		return nil, nil, &CatalogError{Catalog: op.Catalog, At: isc.At(at + ".catalog"), Err: err}
+	}
+	f, err := FilterCatalog(ctx, cr.dc, op, isc, at)
+	if err != nil {
+		return nil, nil, err
+	}
+	rcat := &ResolvedCatalog{Name: catalogName(op), Source: op.Catalog, Packages: f.Packages(), Dest: CatalogDest(op, t.Host, t.Namespace),
+		Warnings: f.Warnings, filtered: !op.Full || len(op.Packages) > 0, platform: plat}
+	var ims []Image
+	if rcat.filtered {
+		// the selection's full bundle documents, validated again whole before anything is pushed
+		if err := cr.fullBundles(ctx, o, f.DC); err != nil {
+			return nil, nil, &CatalogError{Catalog: op.Catalog, At: isc.At(at + ".catalog"), Err: err}
+		}
+		if err := validateCatalog(op.Catalog, f.DC); err != nil {
+			return nil, nil, err
+		}
+		if rcat.fbc, err = WriteFBC(f.DC); err != nil {
+			return nil, nil, &CatalogError{Catalog: op.Catalog, At: isc.At(at), Err: err}
+		}
+	} else { // the whole catalog is the selection: mirror the image as it is
+		ims = append(ims, Image{Source: op.Catalog, Dest: rcat.Dest, Kind: KindCatalog})
+	}
+	bundles, related := f.Images()
+	rcat.Advertised = append(append([]string(nil), bundles...), related...)
+	sort.Strings(rcat.Advertised)
+	b, err := Images(bundles, KindBundle, op.Catalog, t.Host, t.Namespace)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := Images(related, KindRelated, op.Catalog, t.Host, t.Namespace)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rcat, append(append(ims, b...), r...), nil
+}
+
 // blocked matches oc-mirror v2's blockedImages: a name without tag or digest blocks the whole
 // repository; otherwise the entry is a regular expression matched against the reference.
 func blocked(src string, list []ISCImage) bool {
@@ -196,7 +206,7 @@ func blocked(src string, list []ISCImage) bool {
 }
 
 // catalogName derives a CatalogSource name: "cs-" plus the catalog repository's last element
-// (or targetCatalog's), lower-case, as oc-mirror v2 names them.
+// (or targetCatalog's), lower-case.
 func catalogName(op ISCOperator) string {
 	n := op.TargetCatalog
 	if n == "" {
@@ -208,4 +218,31 @@ func catalogName(op ISCOperator) string {
 		n = n[i+1:]
 	}
 	return "cs-" + strings.ToLower(n)
+}
+
+// CatalogDest is where a catalog entry's image goes under host/namespace, as oc-mirror v2 names
+// it: targetCatalog replaces the repository path, targetTag the tag; otherwise the source's path
+// and tag (or digest) are kept.
+func CatalogDest(op ISCOperator, host, namespace string) string {
+	r, err := ref.New(op.Catalog)
+	if err != nil {
+		return ""
+	}
+	repo := r.Repository
+	if op.TargetCatalog != "" {
+		repo = op.TargetCatalog
+	}
+	if ns := strings.Trim(namespace, "/"); ns != "" {
+		repo = ns + "/" + repo
+	}
+	out := host + "/" + repo
+	switch {
+	case op.TargetTag != "":
+		out += ":" + op.TargetTag
+	case r.Digest != "":
+		out += "@" + r.Digest
+	case r.Tag != "":
+		out += ":" + r.Tag
+	}
+	return out
 }

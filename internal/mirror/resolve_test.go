@@ -3,7 +3,6 @@ package mirror
 import (
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -24,9 +23,9 @@ func testCatalogSpec(host string) mirrortest.CatalogSpec {
 		}}
 }
 
-// TestSelectRules pins the oc-mirror v2 selection rules, including the defaults and the
-// maxVersion-below-head pitfall.
-func TestSelectRules(t *testing.T) {
+// TestReadCatalogAndFilter reads a catalog image from a registry (never its opm base layer) and
+// filters what it read with oc-mirror's rules (TestFilterRules pins them all on synthetic catalogs).
+func TestReadCatalogAndFilter(t *testing.T) {
 	e := newEnv(t, nil)
 	cat, err := e.b.Catalog(ctx(t), testCatalogSpec(e.src.Host))
 	if err != nil {
@@ -41,58 +40,35 @@ func TestSelectRules(t *testing.T) {
 	if got := e.srcCount.blobGets.Load() - before; got != 3 {
 		t.Errorf("reading the catalog fetched %d blobs, want 3 (config, cache, configs)", got)
 	}
+	only, err := ReadCatalog(ctx(t), cat.Image, "linux/amd64", e.opts(), "beta-op")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(only.Packages) != 1 || len(only.Bundles) != 5 || len(only.Channels) != 2 {
+		t.Errorf("reading only beta-op kept %d packages, %d channels, %d bundles; want 1, 2, 5", len(only.Packages), len(only.Channels), len(only.Bundles))
+	}
 	tests := []struct {
 		name string
 		op   ISCOperator
-		want []string // package/channel/bundle
+		want string
 	}{
-		{"catalog only: default channel head of each package", ISCOperator{},
-			[]string{"alpha-op/stable/alpha-op.v1.2.0", "beta-op/v2/beta-op.v2.2.0", "gamma-op/stable/gamma-op.v0.1.0"}},
-		{"full catalog: everything", ISCOperator{Full: true}, nil},
-		{"package only: default channel head", ISCOperator{Packages: []ISCPackage{{Name: "beta-op"}}},
-			[]string{"beta-op/v2/beta-op.v2.2.0"}},
-		{"package full: all channels", ISCOperator{Full: true, Packages: []ISCPackage{{Name: "beta-op"}}},
-			[]string{"beta-op/v1/beta-op.v1.0.0", "beta-op/v1/beta-op.v1.0.1", "beta-op/v2/beta-op.v2.0.0", "beta-op/v2/beta-op.v2.1.0", "beta-op/v2/beta-op.v2.2.0"}},
-		{"package minVersion: default channel from min to head", ISCOperator{Packages: []ISCPackage{{Name: "beta-op", MinVersion: "2.1.0"}}},
-			[]string{"beta-op/v2/beta-op.v2.1.0", "beta-op/v2/beta-op.v2.2.0"}},
-		{"maxVersion below head drops the head", ISCOperator{Packages: []ISCPackage{{Name: "beta-op", MaxVersion: "2.1.0"}}},
-			[]string{"beta-op/v2/beta-op.v2.0.0", "beta-op/v2/beta-op.v2.1.0"}},
-		{"channel listed: its head", ISCOperator{Packages: []ISCPackage{{Name: "alpha-op", Channels: []ISCPackageChannel{{Name: "fast"}}}}},
-			[]string{"alpha-op/fast/alpha-op.v1.3.0-rc.1"}},
-		{"channel range", ISCOperator{Packages: []ISCPackage{{Name: "alpha-op", Channels: []ISCPackageChannel{{Name: "stable", MinVersion: "1.1.0", MaxVersion: "1.1.0"}}}}},
-			[]string{"alpha-op/stable/alpha-op.v1.1.0"}},
+		{"catalog only: the head of every channel", ISCOperator{},
+			"alpha-op default=stable\nalpha-op/fast: 1.3.0-rc.1\nalpha-op/stable: 1.2.0\nbeta-op default=v2\nbeta-op/v1: 1.0.1\nbeta-op/v2: 2.2.0\n" +
+				"bundles: 0.1.0 1.0.1 1.2.0 1.3.0-rc.1 2.2.0\ngamma-op default=stable\ngamma-op/stable: 0.1.0"},
+		{"package minVersion: every channel, emptied ones dropped", ISCOperator{Packages: []ISCPackage{{Name: "beta-op", MinVersion: "2.1.0"}}},
+			"beta-op default=v2\nbeta-op/v2: 2.1.0 2.2.0\nbundles: 2.1.0 2.2.0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sel, err := Select(c, tt.op)
+			tt.op.Catalog = cat.Image
+			f, err := FilterCatalog(ctx(t), c, tt.op, nil, "mirror.operators[0]")
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []string
-			for p, chans := range sel {
-				for ch, bs := range chans {
-					for b := range bs {
-						got = append(got, p+"/"+ch+"/"+b)
-					}
-				}
-			}
-			sort.Strings(got)
-			if tt.want == nil { // full: 3+2 alpha, 2+3 beta, 1 gamma
-				if len(got) != 11 {
-					t.Fatalf("full selection has %d entries, want 11: %v", len(got), got)
-				}
-				return
-			}
-			if strings.Join(got, " ") != strings.Join(tt.want, " ") {
-				t.Errorf("got  %v\nwant %v", got, tt.want)
+			if got, want := summary(f.DC), sortLines(tt.want); got != want {
+				t.Errorf("got:\n%s\nwant:\n%s", got, want)
 			}
 		})
-	}
-	if _, err := Select(c, ISCOperator{Packages: []ISCPackage{{Name: "beta-op", MinVersion: "9.0.0"}}}); err == nil {
-		t.Error("an empty range must be an error")
-	}
-	if _, err := Select(c, ISCOperator{Packages: []ISCPackage{{Name: "nope"}}}); err == nil {
-		t.Error("an unknown package must be an error")
 	}
 }
 
@@ -124,6 +100,7 @@ mirror:
     packages:
     - name: alpha-op
     - name: beta-op
+      defaultChannel: v1
       channels:
       - name: v1
   additionalImages:
@@ -144,17 +121,18 @@ mirror:
 	if err != nil {
 		t.Fatal(err)
 	}
-	// release: only the payload layer; catalog: config, cache and configs layers
-	if got := e.srcCount.blobGets.Load() - before; got != 4 {
-		t.Errorf("resolution fetched %d blobs, want 4", got)
+	// release: only the payload layer; catalog: config, cache and configs layers, and the configs
+	// layer again for the full documents of the selected bundles (memory follows the selection)
+	if got := e.srcCount.blobGets.Load() - before; got != 5 {
+		t.Errorf("resolution fetched %d blobs, want 5", got)
 	}
 	kinds := map[Kind]int{}
 	for _, im := range res.Images {
 		kinds[im.Kind]++
 	}
-	// alpha-op stable head 1.2.0; beta-op v1 head 1.0.1: 2 bundles, 2 operator images
-	// the catalog is filtered: it is rebuilt after the copy, not copied
-	want := map[Kind]int{KindRelease: 1, KindReleaseComponent: 20, KindCatalog: 0, KindBundle: 2, KindRelated: 2, KindAdditional: 1}
+	// alpha-op: the heads of stable (1.2.0) and fast (1.3.0-rc.1); beta-op v1 head 1.0.1:
+	// 3 bundles, 3 operator images; the catalog is filtered: it is rebuilt after the copy, not copied
+	want := map[Kind]int{KindRelease: 1, KindReleaseComponent: 20, KindCatalog: 0, KindBundle: 3, KindRelated: 3, KindAdditional: 1}
 	for k, n := range want {
 		if kinds[k] != n {
 			t.Errorf("%d images of kind %s, want %d (all: %v)", kinds[k], k, n, kinds)
@@ -213,22 +191,16 @@ mirror:
 
 // checkFilteredCatalog reads the rebuilt catalog back from the destination: only the selected
 // packages, channels and bundles, deprecations of dropped bundles gone, no opm cache arguments.
+// With OPM set, the real opm validates and serves it.
 func checkFilteredCatalog(t *testing.T, e *testEnv, image string, o Options) {
 	t.Helper()
 	c, err := ReadCatalog(ctx(t), image, "linux/amd64", o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(sortedKeys(c.Packages), ","); got != "alpha-op,beta-op" {
-		t.Fatalf("filtered catalog packages %s, want alpha-op,beta-op", got)
-	}
-	beta := c.Packages["beta-op"]
-	if got := strings.Join(sortedKeys(beta.Channels), ","); got != "v1" || beta.DefaultChannel != "v1" || len(beta.Bundles) != 1 {
-		t.Errorf("beta-op: channels %s default %s bundles %d; want only v1 (now the default) with its head", got, beta.DefaultChannel, len(beta.Bundles))
-	}
-	alpha := c.Packages["alpha-op"]
-	if len(alpha.Bundles) != 1 || alpha.Bundles["alpha-op.v1.2.0"] == nil || len(alpha.deprecations) != 0 {
-		t.Errorf("alpha-op: bundles %v, %d deprecation docs; want only v1.2.0 and the deprecation of 1.0.0 dropped", sortedKeys(alpha.Bundles), len(alpha.deprecations))
+	want := "alpha-op default=stable\nalpha-op/fast: 1.3.0-rc.1\nalpha-op/stable: 1.2.0\nbeta-op default=v1\nbeta-op/v1: 1.0.1\nbundles: 1.0.1 1.2.0 1.3.0-rc.1"
+	if got := summary(c); got != sortLines(want) {
+		t.Errorf("filtered catalog (the deprecation of alpha-op 1.0.0 dropped with the bundle):\n%s\nwant:\n%s", got, sortLines(want))
 	}
 	rc := e.dstClient(t)
 	r, _ := ref.New(image)
@@ -243,5 +215,12 @@ func checkFilteredCatalog(t *testing.T, e *testEnv, image string, o Options) {
 	}
 	if cmd := strings.Join(cfg.GetConfig().Config.Cmd, " "); cmd != "serve /configs" {
 		t.Errorf("filtered catalog command %q, want the cache arguments dropped", cmd)
+	}
+	if opm := mirrortest.OPM(); opm != "" {
+		dir := filepath.Join(t.TempDir(), "configs")
+		if n, err := mirrortest.TopLayerFiles(ctx(t), rc, image, "configs/", dir); err != nil || n == 0 {
+			t.Fatalf("extract the filtered configs: %d files, %v", n, err)
+		}
+		mirrortest.Serves(t, opm, dir)
 	}
 }

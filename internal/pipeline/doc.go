@@ -16,7 +16,8 @@
 // for a person to remove. lock.guard (flock) serializes the check-and-takeover, and the journal
 // itself is flocked while open for writing, so even a deleted lock file cannot let two writers in.
 //
-// The runner applies the resume rule: a stage is skipped only when its last attempt succeeded,
+// The runner applies the resume rule (resume.go, the one place Run and Plan decide it): a stage is
+// skipped only when its last attempt succeeded,
 // its input fingerprint (SHA-256 of the JSON of Stage.Inputs) is unchanged and its Verify still
 // holds. A stage that runs with new inputs, or ends with a different output, marks every later
 // finished stage stale; an AlwaysRunner (preflight) runs on every pass and never does. Inside a
@@ -27,9 +28,11 @@
 // (a node already booted when one more node is added) is carried over instead of redone; the
 // stage records each item's inputs in its step data and decides.
 //
-// For stage authors: key node-level steps with NodeStep(node, action) so status groups them by
-// node; return errors that implement Remedier (`Remedy() string`, anywhere in the wrap chain) to have
-// the remedy journaled and shown by status; Record from as many goroutines as you like (each
+// For stage authors: declare the stage's output with a constant OutputKey[T] beside the stage, let
+// the stage implement OutputTyped with it, and read other stages' outputs only through their keys;
+// key node-level steps with NodeStep(node, action) so status groups them by node; return errors
+// that implement Remedier (`Remedy() string`, anywhere in the wrap chain) to have the remedy
+// journaled and shown by status; Record from as many goroutines as you like (each
 // Record returns after its line is fsynced); keep step data and outputs to references, digests,
 // hashes and counts (an entry is at most MaxEntryBytes).
 package pipeline

@@ -26,14 +26,32 @@ type Journal struct {
 	f       *os.File
 	entries []Entry
 	prev    string // hash of the last line
+	hw      *headWriter
 	now     func() time.Time
+}
+
+// JournalOptions tune OpenJournalWith.
+type JournalOptions struct {
+	// AcceptTail opens a journal whose end does not match its witness (a *TailError: truncated,
+	// edited or extended) instead of refusing it: the witness is reset to the journal as it is
+	// and the TailError's text is returned among the warnings, for the caller to journal.
+	AcceptTail bool
 }
 
 // OpenJournal opens (creating if needed) the journal at path for appending. It reads every entry;
 // a torn last line is truncated away (and fsynced) before anything is appended, and reported in
 // warnings. Damage in the middle of the file or a broken hash chain is a *ChainError: nothing
 // may be appended to an untrustworthy history.
+//
+// The journal's end is checked against its witness (HeadFile): a journal truncated, edited at its
+// end or extended behind bootstrap's back is a *TailError. A journal without a witness (written by
+// an older bootstrap) is witnessed from now on, with a warning.
 func OpenJournal(path string) (j *Journal, warnings []string, err error) {
+	return OpenJournalWith(path, JournalOptions{})
+}
+
+// OpenJournalWith is OpenJournal with options.
+func OpenJournalWith(path string, o JournalOptions) (j *Journal, warnings []string, err error) {
 	dir := filepath.Dir(path)
 	if err := makeDir(dir); err != nil {
 		return nil, nil, fmt.Errorf("open journal: %w", err)
@@ -80,7 +98,13 @@ func OpenJournal(path string) (j *Journal, warnings []string, err error) {
 			return nil, nil, fmt.Errorf("open journal %s: drop torn line: %w", path, err)
 		}
 	}
-	j = &Journal{path: path, f: f, now: time.Now}
+	tailWarnings, hw, err := witness(path, s.lines, o.AcceptTail)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	warnings = append(warnings, tailWarnings...)
+	j = &Journal{path: path, f: f, hw: hw, now: time.Now}
 	j.entries = make([]Entry, len(s.lines))
 	for i, l := range s.lines {
 		j.entries[i] = l.entry
@@ -153,6 +177,12 @@ func (j *Journal) Append(e Entry) (Entry, error) {
 	}
 	e.Prev = j.prev
 	raw, err := marshalEntry(e)
+	if err == nil && len(raw) <= MaxEntryBytes {
+		// the witness first, as pending (see journal_head.go)
+		if werr := j.hw.write(head{Entries: e.Seq, Head: hashLine(raw), Prev: j.prev, Pending: true}); werr != nil {
+			return Entry{}, j.fail(werr)
+		}
+	}
 	if err != nil {
 		return Entry{}, fmt.Errorf("journal %s: %s %s %s: %w", j.path, e.Kind, e.Stage, e.Step, err)
 	}
@@ -167,6 +197,9 @@ func (j *Journal) Append(e Entry) (Entry, error) {
 	if err := j.f.Sync(); err != nil {
 		return Entry{}, j.fail(err)
 	}
+	if err := j.hw.put(head{Entries: e.Seq, Head: hashLine(raw), Prev: j.prev}, false); err != nil {
+		return Entry{}, j.fail(err)
+	}
 	j.entries = append(j.entries, e)
 	j.prev = hashLine(raw)
 	return e, nil
@@ -177,6 +210,7 @@ func (j *Journal) Append(e Entry) (Entry, error) {
 func (j *Journal) fail(err error) error {
 	j.f.Close()
 	j.f = nil
+	_ = j.hw.close()
 	return fmt.Errorf("journal %s: write: %w (the journal is closed; the next run repairs it)", j.path, err)
 }
 
@@ -200,5 +234,45 @@ func (j *Journal) Close() error {
 	}
 	err := j.f.Close()
 	j.f = nil
+	if herr := j.hw.close(); err == nil {
+		err = herr
+	}
 	return err
+}
+
+// witness checks the journal's complete lines against its witness and leaves the witness
+// matching them, open for appends. A mismatch is a *TailError unless accept is set.
+func witness(path string, lines []line, accept bool) (warnings []string, hw *headWriter, err error) {
+	h, ok, herr := readHead(path)
+	reset := true
+	switch {
+	case herr != nil && !accept:
+		return nil, nil, fmt.Errorf("%w; the journal's end cannot be checked: move the work dir aside (keep it as evidence), "+
+			"or continue from the journal as it is (bootstrap run --accept-journal-tail)", herr)
+	case herr != nil:
+		warnings = append(warnings, "continued without checking the journal's end: "+herr.Error())
+	case !ok && len(lines) > 0:
+		warnings = append(warnings, fmt.Sprintf("journal %s had no witness (%s): it was written by an older bootstrap, "+
+			"or the witness was deleted; its end is witnessed from now on", path, HeadFile))
+	case ok:
+		pending, terr := checkTail(path, lines, h)
+		if terr != nil && !accept {
+			return nil, nil, terr
+		}
+		if terr != nil {
+			warnings = append(warnings, "continued from a journal whose end does not match its witness, as asked: "+terr.Error())
+		}
+		reset = pending || terr != nil
+	}
+	hw, err = openHead(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if reset {
+		if err := hw.write(headOf(lines)); err != nil {
+			hw.close()
+			return nil, nil, err
+		}
+	}
+	return warnings, hw, nil
 }

@@ -175,3 +175,20 @@ func journalHead(path string) (string, error) {
 	}
 	return hashLine(s.lines[len(s.lines)-1].raw), nil
 }
+
+// VerifyTail checks the journal's end against its witness (HeadFile), read-only: a *TailError
+// when it was truncated, edited at its end or extended. witnessed is false when there is no
+// witness (a journal written by an older bootstrap). A witness one entry ahead is a crash
+// between writing the witness and the line, not an error.
+func VerifyTail(path string) (witnessed bool, err error) {
+	h, ok, err := readHead(path)
+	if err != nil || !ok {
+		return false, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return true, fmt.Errorf("verify journal: %w", err)
+	}
+	_, err = checkTail(path, scan(path, data).lines, h)
+	return true, err
+}

@@ -109,6 +109,13 @@ func AcquireLock(workDir, command string) (*Lock, error) {
 	}
 	holder, readErr := readLock(path)
 	stale, why := provablyStale(holder, readErr, info)
+	if readErr != nil {
+		// An empty or garbled lock file (a writer killed mid-write, a hand edit) names no holder
+		// to check. The journal's flock does: a live run holds it for as long as it runs.
+		if stale, why = unreadableLockStale(workDir, readErr); !stale {
+			return nil, &LockedError{Path: path, Reason: why} // a live run: not stale
+		}
+	}
 	if !stale {
 		return nil, &LockedError{Path: path, Holder: holder, Stale: why != "", Reason: why}
 	}
@@ -119,6 +126,9 @@ func AcquireLock(workDir, command string) (*Lock, error) {
 		return nil, err
 	}
 	l.TookOver = fmt.Sprintf("took over a stale lock from %s: %s", holder.String(), strings.TrimSpace(why))
+	if readErr != nil {
+		l.TookOver = "took over a lock file that could not be read: " + why
+	}
 	return l, nil
 }
 
@@ -152,6 +162,27 @@ func readLock(path string) (LockInfo, error) {
 		return info, fmt.Errorf("unreadable lock file: %w", err)
 	}
 	return info, nil
+}
+
+// unreadableLockStale decides about a lock file that cannot be read: stale when no process has
+// the journal open for writing (the runner holds an flock on it for its whole run).
+func unreadableLockStale(workDir string, readErr error) (bool, string) {
+	if errors.Is(readErr, fs.ErrNotExist) {
+		return true, "the lock file went away while being read"
+	}
+	f, err := os.OpenFile(JournalPath(workDir), os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, fmt.Sprintf("the lock file is unreadable (%v) and there is no journal to hold", readErr)
+	}
+	if err != nil {
+		return false, fmt.Sprintf("the lock file is unreadable (%v) and the journal cannot be checked: %v", readErr, err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return false, fmt.Sprintf("the lock file is unreadable (%v) and a process has the journal open for writing", readErr)
+	}
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return true, fmt.Sprintf("the lock file was unreadable (%v) and no process has the journal open for writing", readErr)
 }
 
 // provablyStale decides whether a holder is certainly gone. why explains the verdict either way

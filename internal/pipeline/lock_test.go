@@ -167,6 +167,8 @@ func TestAcquireLock(t *testing.T) {
 		wantErr   bool
 		wantStale bool   // LockedError.Stale
 		wantIn    string // in the error text or TookOver
+		// journalOpen: this process has the journal open for writing (a live run)
+		journalOpen bool
 	}{
 		{name: "free", holder: nil},
 		{name: "live holder on this host", holder: pipeline.LockInfo{Host: host, PID: os.Getppid(), Command: "bootstrap run"},
@@ -179,7 +181,10 @@ func TestAcquireLock(t *testing.T) {
 			wantIn: "another process"},
 		{name: "other host", holder: pipeline.LockInfo{Host: "jump-2.example", PID: 4242},
 			wantErr: true, wantStale: true, wantIn: "remove "},
-		{name: "unreadable", holder: "garbage", wantErr: true, wantStale: true, wantIn: "unreadable lock"},
+		// an unreadable lock names no holder; the journal's flock says whether a run is alive
+		{name: "unreadable", holder: "garbage", wantIn: "unreadable lock"},
+		{name: "empty", holder: "", wantIn: "unexpected end of JSON"},
+		{name: "unreadable while a run holds the journal", holder: "garbage", journalOpen: true, wantErr: true, wantIn: "has the journal open"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -191,6 +196,13 @@ func TestAcquireLock(t *testing.T) {
 				os.WriteFile(path, data, 0o600)
 			case string:
 				os.WriteFile(path, []byte(h), 0o600)
+			}
+			if tc.journalOpen {
+				j, _, err := pipeline.OpenJournal(pipeline.JournalPath(dir))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer j.Close()
 			}
 			l, err := pipeline.AcquireLock(dir, "bootstrap run -f site.yaml")
 			if tc.wantErr {

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -111,6 +112,9 @@ func (r *Runner) Status() (Status, error) {
 	if lerr != nil {
 		st.Warnings = append(st.Warnings, "lock: "+lerr.Error())
 	}
+	if st.Chain == "" {
+		r.statusTail(path, &st, held && LockAlive(info))
+	}
 	if held {
 		st.Lock = &info
 	}
@@ -130,4 +134,33 @@ func (r *Runner) Status() (Status, error) {
 	}
 	st.Stages = ordered
 	return st, nil
+}
+
+// statusTail checks the journal's end against its witness. A live run appends while we read (the
+// witness and the journal are read one after the other), so a mismatch is read again, and while
+// a run holds the lock a lasting one is only a warning.
+func (r *Runner) statusTail(path string, st *Status, live bool) {
+	var err error
+	witnessed := false
+	for i := 0; i < 5; i++ {
+		if witnessed, err = VerifyTail(path); err == nil {
+			break
+		}
+		if !live {
+			break
+		}
+	}
+	var te *TailError
+	switch {
+	case err == nil && !witnessed && st.Entries > 0:
+		st.Warnings = append(st.Warnings, fmt.Sprintf("the journal's end is not witnessed (no %s): a journal written by an "+
+			"older bootstrap, or the witness was deleted; the next run witnesses it", HeadFile))
+	case err == nil:
+	case live:
+		st.Warnings = append(st.Warnings, "journal end not checked while a run appends: "+err.Error())
+	case errors.As(err, &te):
+		st.Chain, st.Tail = err.Error(), te.Kind
+	default:
+		st.Chain = err.Error()
+	}
 }

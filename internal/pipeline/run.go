@@ -151,7 +151,7 @@ func (s *session) env(i int, st Status, replay bool, nodes []string) *Env {
 	}
 	name := r.Stages[i].Name()
 	return &Env{Site: r.Site, WorkDir: r.WorkDir, Nodes: nodes, Replay: replay, Outputs: outputs,
-		Steps: readOnlySteps{}, Events: r.stageSink(name), Log: r.log().With("stage", name)}
+		Steps: readOnlySteps{}, Events: r.stageSink(name), Log: r.log().With("stage", name), Scrub: r.Scrub}
 }
 
 // stage decides whether stage i runs, and runs it.

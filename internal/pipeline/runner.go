@@ -30,6 +30,10 @@ type Runner struct {
 	// Scrub, when set, rewrites journaled data, outputs and error texts (JSON in, JSON out) as a
 	// last line of defence against secrets. Stages must not hand secrets to the runner anyway.
 	Scrub func([]byte) []byte
+	// AcceptTail continues from a journal whose end does not match its witness (rolled back,
+	// edited or extended; see TailError) instead of refusing to run. What the missing entries
+	// recorded is then done again. The runner journals a warning saying so.
+	AcceptTail bool
 }
 
 // RunOptions limit a run to a window of stages. The resume rule applies inside the window.
@@ -139,7 +143,7 @@ func (r *Runner) open(info RunInfo) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	j, warnings, err := OpenJournal(JournalPath(r.WorkDir))
+	j, warnings, err := OpenJournalWith(JournalPath(r.WorkDir), JournalOptions{AcceptTail: r.AcceptTail})
 	if err != nil {
 		lock.Release()
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/redact"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -289,13 +290,13 @@ func TestInterrupt(t *testing.T) {
 }
 
 // TestSecretsScrubbed checks the second line of defence: URL credentials in error text never
-// reach the journal or events, and SecretScrubber removes known values (JSON-escaped or not)
+// reach the journal or events, and the scrubber removes known values (JSON-escaped or not)
 // from outputs, step data, error texts and stage events.
 func TestSecretsScrubbed(t *testing.T) {
 	const canary = `hunter2-"CANARY"\x`
 	const urlPass = "s3cr3t-pass"
 	f := newFixture(t)
-	f.r.Scrub = pipeline.SecretScrubber([]string{canary, "ab"})
+	f.r.Scrub = redact.New(canary, "ab").Bytes
 	f.a.output = "token " + canary
 	f.b.steps = []string{"login " + canary}
 	f.b.fail = fmt.Errorf("GET https://admin:%s@registry.example:5000/v2/: 401; token=%s", urlPass, canary)
@@ -322,7 +323,7 @@ func TestSecretsScrubbed(t *testing.T) {
 			t.Fatalf("%q in status", secret)
 		}
 	}
-	if !strings.Contains(string(data), "https://REDACTED@registry.example:5000") || !strings.Contains(string(data), "token REDACTED") {
+	if !strings.Contains(string(data), "https://REDACTED@registry.example:5000") || !strings.Contains(string(data), "token "+redact.Mark) {
 		t.Errorf("secrets not replaced in %s", data)
 	}
 }

@@ -62,6 +62,17 @@ type Env struct {
 	Steps   Steps
 	Events  Sink
 	Log     *slog.Logger
+	// Scrub, when set, is the runner's secret scrubber: a stage passes a file it writes for
+	// operators (a report, a results file) through it. Nil scrubs nothing.
+	Scrub func([]byte) []byte
+}
+
+// ScrubBytes applies Scrub when it is set.
+func (e *Env) ScrubBytes(b []byte) []byte {
+	if e == nil || e.Scrub == nil {
+		return b
+	}
+	return e.Scrub(b)
 }
 
 // WantNode reports whether a node-level stage should act on the named node.
@@ -108,6 +119,9 @@ const (
 	Progress       EventKind = "progress" // Current/Total in Unit (bytes, images, nodes)
 	Info           EventKind = "info"
 	Warning        EventKind = "warning"
+	// Failure is something found failed that the stage reports in a list (a preflight FAIL),
+	// distinct from a Warning; whether the stage fails is its own StageFailed.
+	Failure EventKind = "failure"
 )
 
 // Event is one thing that happened, for display. Events are not the journal.
@@ -118,9 +132,11 @@ type Event struct {
 	Step    string    `json:"step,omitempty"`
 	Node    string    `json:"node,omitempty"`
 	Message string    `json:"message,omitempty"`
-	Current int64     `json:"current,omitempty"`
-	Total   int64     `json:"total,omitempty"`
-	Unit    string    `json:"unit,omitempty"`
+	// Status is a checked item's verdict (PASS, WARN, FAIL) when the event reports one.
+	Status  string `json:"status,omitempty"`
+	Current int64  `json:"current,omitempty"`
+	Total   int64  `json:"total,omitempty"`
+	Unit    string `json:"unit,omitempty"`
 	// Done counts finished items (images, nodes) next to byte progress.
 	Done      int64 `json:"done,omitempty"`
 	DoneTotal int64 `json:"doneTotal,omitempty"`

@@ -84,8 +84,12 @@ type Status struct {
 	Warnings []string      `json:"warnings,omitempty"`
 	// Head is the hash of the newest line; record it elsewhere to protect the newest entry too.
 	Head string `json:"head,omitempty"`
-	// Chain is empty when the hash chain verifies, else the *ChainError text.
+	// Chain is empty when the journal's integrity holds: the hash chain verifies and its end
+	// matches the witness; else the *ChainError or *TailError text.
 	Chain string `json:"chain,omitempty"`
+	// Tail names what happened to the journal's end when it does not match its witness:
+	// TailTruncated (rolled back), TailEdited or TailExtended.
+	Tail string `json:"tail,omitempty"`
 	// Lock is the current lock holder, when the work dir is locked.
 	Lock *LockInfo `json:"lock,omitempty"`
 }

@@ -73,7 +73,8 @@ func (p *bmcProbe) result(ctx context.Context, check string) Result {
 		}
 	}
 	if blocker != nil {
-		return Warnf("fix "+blocker.Check+" first", "not checked: %s failed", blocker.Check)
+		name := "bmc " + p.node.Target.Node + " " + strings.TrimPrefix(blocker.Check, "bmc-") // as the table names it
+		return Warnf("fix "+name+" first", "not checked: %s failed", name)
 	}
 	return Passf("not applicable to this BMC") // e.g. the iDRAC job queue on another vendor's BMC
 }

@@ -20,12 +20,12 @@ const GitTimeout = 90 * time.Second
 // repository answers, that gitops.revision exists and that gitops.path is a directory at it,
 // before the handoff stage changes anything. One probe (gitrepo.Prove: git ls-remote, a shallow
 // blob-less fetch, git ls-tree) serves the three rows.
-func gitChecks(s *site.Site, _ Options) []Check {
+func gitChecks(s *site.Site, o Options) []Check {
 	g := s.GitOps
 	if g.RepoURL == "" {
 		return nil
 	}
-	p := &gitProbe{site: s}
+	p := &gitProbe{site: s, workDir: o.WorkDir}
 	rev := g.Revision
 	if rev == "" {
 		rev = "HEAD"
@@ -43,17 +43,18 @@ func gitChecks(s *site.Site, _ Options) []Check {
 
 // gitProbe proves the repository once for all of its rows.
 type gitProbe struct {
-	site  *site.Site
-	once  sync.Once
-	proof gitrepo.Proof
-	err   error
+	site    *site.Site
+	workDir string // the credentials live under it while git runs
+	once    sync.Once
+	proof   gitrepo.Proof
+	err     error
 }
 
 // repo reads the secrets at the moment of use; the result is never logged.
 func (p *gitProbe) repo() (gitrepo.Repo, error) {
 	s := p.site
 	g := s.GitOps
-	r := gitrepo.Repo{URL: g.RepoURL, Revision: g.Revision, Path: g.Path, Username: g.Credentials.Username}
+	r := gitrepo.Repo{URL: g.RepoURL, Revision: g.Revision, Path: g.Path, Username: g.Credentials.Username, Dir: p.workDir}
 	var err error
 	if ref := g.Credentials.Password; !ref.IsZero() {
 		b, err := site.ReadSecret(site.SecretRef{File: resolvePath(s, ref.File), Env: ref.Env})

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Defaults for Runner.
@@ -124,6 +125,7 @@ func (r Runner) Run(ctx context.Context, checks []Check) Report {
 	sort.SliceStable(results, func(a, b int) bool {
 		return categoryRank(results[a].Category) < categoryRank(results[b].Category)
 	})
+	results = collapseNotChecked(results)
 	rep := Report{Checks: results}
 	for _, c := range results {
 		switch c.Status {
@@ -139,7 +141,23 @@ func (r Runner) Run(ctx context.Context, checks []Check) Report {
 }
 
 // runOne runs a check under its own deadline, turning a panic or an overrun into a Fail.
+// maxMessage bounds a result's message: a check may quote a peer's error body, which is the
+// peer's to fill.
+const maxMessage = 4 << 10
+
 func runOne(ctx context.Context, c Check, timeout time.Duration) CheckResult {
+	out := runCheck(ctx, c, timeout)
+	if m := out.Result.Message; len(m) > maxMessage {
+		n := maxMessage
+		for n > 0 && !utf8.RuneStart(m[n]) {
+			n--
+		}
+		out.Result.Message = m[:n] + "… (truncated)"
+	}
+	return out
+}
+
+func runCheck(ctx context.Context, c Check, timeout time.Duration) CheckResult {
 	out := CheckResult{Name: c.Name(), Category: c.Category()}
 	start := time.Now()
 	if tc, ok := c.(TimeoutCheck); ok && tc.Timeout() > 0 {
@@ -180,4 +198,50 @@ func runOne(ctx context.Context, c Check, timeout time.Duration) CheckResult {
 	out.Duration = time.Since(start)
 	out.DurationMS = out.Duration.Milliseconds()
 	return out
+}
+
+// notCheckedPrefix starts the message of a check skipped because another one failed first.
+const notCheckedPrefix = "not checked: "
+
+// collapseNotChecked folds the checks of one target skipped for the same reason (nine BMC checks
+// behind an unreachable BMC) into one row: "not checked because ...", naming them. A table of
+// 59 rows where 45 said "not checked" hid the few that mattered.
+func collapseNotChecked(results []CheckResult) []CheckResult {
+	type group struct {
+		row   int
+		names []string
+	}
+	out := make([]CheckResult, 0, len(results))
+	groups := map[string]*group{} // category, target, reason
+	for _, c := range results {
+		target, _, ok := cutLast(c.Name)
+		if c.Status != Warn || !strings.HasPrefix(c.Message, notCheckedPrefix) || !ok {
+			out = append(out, c)
+			continue
+		}
+		reason := strings.TrimPrefix(c.Message, notCheckedPrefix)
+		key := string(c.Category) + "\x00" + target + "\x00" + reason
+		g := groups[key]
+		if g == nil {
+			groups[key] = &group{row: len(out), names: []string{c.Name}}
+			out = append(out, c) // alone it stays as it is
+			continue
+		}
+		g.names = append(g.names, c.Name)
+		r := &out[g.row]
+		r.Name = fmt.Sprintf("%s (%d checks)", target, len(g.names))
+		r.Message = "not checked because " + reason + ": " + strings.Join(g.names, ", ")
+		r.DurationMS = max(r.DurationMS, c.DurationMS)
+		r.Duration = max(r.Duration, c.Duration)
+	}
+	return out
+}
+
+// cutLast splits "bmc cp-0 media" into "bmc cp-0" and "media".
+func cutLast(name string) (target, last string, ok bool) {
+	i := strings.LastIndexByte(name, ' ')
+	if i <= 0 {
+		return "", "", false
+	}
+	return name[:i], name[i+1:], true
 }

@@ -162,3 +162,38 @@ func TestRunnerCheckOwnTimeout(t *testing.T) {
 		t.Errorf("tight check past its own budget: %+v", r.Result)
 	}
 }
+
+// Nine checks skipped behind one unreachable BMC are one row: "not checked because ...", naming
+// them; a check skipped alone keeps its own row; other targets and reasons stay apart.
+func TestNotCheckedCollapsesPerTarget(t *testing.T) {
+	skip := func(name, blocker string) Check {
+		return Func(name, CategoryBMC, func(context.Context) Result {
+			return Warnf("fix "+blocker+" first", "not checked: %s failed", blocker)
+		})
+	}
+	checks := []Check{
+		Func("bmc cp-0 connect", CategoryBMC, func(context.Context) Result { return Failf("check the address", "connection refused") }),
+		skip("bmc cp-0 media", "connect"), skip("bmc cp-0 power", "connect"), skip("bmc cp-0 boot", "connect"),
+		skip("bmc cp-1 media", "connect"),
+		Func("bmc cp-1 connect", CategoryBMC, func(context.Context) Result { return Failf("check the address", "timeout") }),
+		Func("bmc cp-2 media", CategoryBMC, func(context.Context) Result { return Passf("ok") }),
+	}
+	rep := Runner{Parallel: 1}.Run(context.Background(), checks)
+	var got []string
+	for _, c := range rep.Checks {
+		got = append(got, c.Status.String()+" "+c.Name+": "+c.Message)
+	}
+	want := []string{
+		"FAIL bmc cp-0 connect: connection refused",
+		"WARN bmc cp-0 (3 checks): not checked because connect failed: bmc cp-0 media, bmc cp-0 power, bmc cp-0 boot",
+		"WARN bmc cp-1 media: not checked: connect failed",
+		"FAIL bmc cp-1 connect: timeout",
+		"PASS bmc cp-2 media: ok",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if rep.Summary != (Summary{Pass: 1, Warn: 2, Fail: 2}) {
+		t.Errorf("summary %+v", rep.Summary)
+	}
+}

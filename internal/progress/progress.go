@@ -48,7 +48,11 @@ func New(w io.Writer, format Format) (Renderer, error) {
 }
 
 // IsTerminal reports whether w is a terminal.
+// A wrapper (the secret scrubber in front of stdout) is seen through by its Unwrap method.
 func IsTerminal(w io.Writer) bool {
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
+		return IsTerminal(u.Unwrap())
+	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
@@ -120,10 +124,15 @@ func describe(e pipeline.Event) string {
 		s = "done " + e.Step
 	case pipeline.Warning:
 		s = "WARNING"
+	case pipeline.Failure:
+		s = "FAIL"
 	case pipeline.Info:
 		s = ""
 	default:
 		s = string(e.Kind)
+	}
+	if e.Status != "" { // a checked item says its own verdict: PASS, WARN, FAIL
+		s = e.Status
 	}
 	if e.Node != "" && e.Kind != pipeline.StepDone {
 		s += " [" + e.Node + "]"

@@ -224,7 +224,7 @@ func TestTTY(t *testing.T) {
 	r.Close()
 	out := buf.String()
 	for _, want := range []string{"↷ preflight skipped", "▶ mirror started: first run", "! mirror WARNING: retrying blob",
-		"✓ mirror succeeded in", "/200 B", "mirror    3/40 blobs 120/641", "steps/s", "boot w1: node:w1/power-on", "✗ boot FAILED: w3: 401"} {
+		"✓ mirror succeeded in", "150 B / 200 B (75%)  done 3/40  blobs 120/641", "50 steps done", "boot w1: node:w1/power-on", "✗ boot FAILED: w3: 401"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in %q", want, out)
 		}
@@ -260,6 +260,24 @@ func TestTimeLeft(t *testing.T) {
 	} {
 		if got := TimeLeft(c.done, c.total, c.rate); got != c.want {
 			t.Errorf("TimeLeft(%d, %d, %g) = %q, want %q", c.done, c.total, c.rate, got, c.want)
+		}
+	}
+}
+
+// A checked item says its own verdict; a FAIL row is never labelled WARNING.
+func TestDescribeCheckVerdicts(t *testing.T) {
+	for _, tc := range []struct {
+		e    pipeline.Event
+		want string
+	}{
+		{pipeline.Event{Kind: pipeline.Failure, Status: "FAIL", Message: "bmc  bmc cp-0 reachable  refused"}, "FAIL: bmc  bmc cp-0 reachable  refused"},
+		{pipeline.Event{Kind: pipeline.Warning, Status: "WARN", Message: "ntp  ntp 10.0.0.1  offset 2s"}, "WARN: ntp  ntp 10.0.0.1  offset 2s"},
+		{pipeline.Event{Kind: pipeline.Info, Status: "PASS", Message: "dns  dns api  ok"}, "PASS: dns  dns api  ok"},
+		{pipeline.Event{Kind: pipeline.Failure, Message: "image x failed"}, "FAIL: image x failed"},
+		{pipeline.Event{Kind: pipeline.Warning, Message: "slow"}, "WARNING: slow"},
+	} {
+		if got := describe(tc.e); got != tc.want {
+			t.Errorf("describe(%+v) = %q, want %q", tc.e, got, tc.want)
 		}
 	}
 }

@@ -54,7 +54,7 @@ type File struct {
 }
 
 // skipFiles are the run's own bookkeeping, not its products.
-var skipFiles = map[string]bool{pipeline.JournalFile: true, pipeline.LockFile: true, pipeline.LockFile + ".guard": true, "bootstrap.log": true}
+var skipFiles = map[string]bool{pipeline.JournalFile: true, pipeline.HeadFile: true, pipeline.LockFile: true, pipeline.LockFile + ".guard": true, "bootstrap.log": true}
 
 // Build reads the journal through r (for stage order and status) and hashes the work dir's files.
 func Build(r *pipeline.Runner, siteName string) (*Report, error) {

@@ -1,9 +1,11 @@
 package site
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -75,5 +77,49 @@ func TestCanaryNeverPrinted(t *testing.T) {
 		if strings.Contains(text, canary) || strings.Contains(text, "CANARY-inline") {
 			t.Errorf("%s: a secret value is in the output:\n%s", name, text)
 		}
+	}
+}
+
+// TestSecretFileLimits: a named pipe, a giant file and a too-short password in place of the BMC
+// password are reported by validation (naming the field) and refused by ReadSecret at once: no
+// read waits on the pipe, none takes the giant file into memory.
+func TestSecretFileLimits(t *testing.T) {
+	for _, c := range []struct {
+		name, want string
+		plant      func(path string) error
+	}{
+		{"fifo", "not a regular file", func(p string) error { return syscall.Mkfifo(p, 0o600) }},
+		{"giant", "more than the 4096 bytes", func(p string) error {
+			return os.WriteFile(p, bytes.Repeat([]byte("a"), MaxSecretSize+1), 0o600)
+		}},
+		{"short", "secrets must have at least 8", func(p string) error { return os.WriteFile(p, []byte("calvin\n"), 0o600) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := copyTestdata(t)
+			pw := filepath.Join(root, "files", "secrets", "bmc-password")
+			if err := os.Remove(pw); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.plant(pw); err != nil {
+				t.Fatal(err)
+			}
+			t.Chdir(filepath.Join(root, "valid"))
+			text, ps := validateText(t, root, "site.yaml")
+			if ps.Err() == nil || !strings.Contains(text, "nodes[0].bmc.password") || !strings.Contains(text, c.want) {
+				t.Errorf("validate:\n%s\nwant an error on nodes[0].bmc.password saying %q", text, c.want)
+			}
+			_, err := ReadSecret(SecretRef{File: pw})
+			if c.name != "short" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+				t.Errorf("ReadSecret: %v, want %q", err, c.want)
+			}
+		})
+	}
+	// an auth file may be larger than a password, within its own limit
+	big := filepath.Join(t.TempDir(), "auth.json")
+	if err := os.WriteFile(big, bytes.Repeat([]byte(" "), MaxSecretFileSize+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadSecretFile(big); err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Errorf("giant auth file: %v", err)
 	}
 }

@@ -46,7 +46,8 @@ func (c *checker) err(path, msg, remedy string)  { c.add(SeverityError, path, ms
 func (c *checker) warn(path, msg, remedy string) { c.add(SeverityWarning, path, msg, remedy) }
 
 // Validate checks the whole profile and returns every problem at once, errors and warnings,
-// sorted by position. It reads no secret: files are only stat'ed. Call it after Load (defaults
+// sorted by position. It reads only password and token files and variables (to refuse short
+// ones); other files are only stat'ed. Call it after Load (defaults
 // applied, paths resolved). Use Problems.Err to get an *Errors when any problem is an error.
 func (s *Site) Validate(opts ...Option) Problems {
 	c := &checker{s: s, o: options{lookupEnv: os.LookupEnv}}
@@ -238,6 +239,8 @@ func (c *checker) secretRef(path string, r SecretRef) {
 		if v, ok := c.o.lookupEnv(r.Env); !ok || v == "" {
 			c.warn(path+".env", fmt.Sprintf("environment variable %s is not set in this shell", r.Env),
 				fmt.Sprintf("export %s before `bootstrap run` (read -rs %s && export %s)", r.Env, r.Env, r.Env))
+		} else {
+			c.secretLength(path+".env", "the secret in environment variable "+r.Env, []byte(v))
 		}
 	}
 }

@@ -1,11 +1,15 @@
 package site
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"github.com/bootstrap-dev/bootstrap/internal/redact"
 )
 
 // files checks every referenced local path: it exists, is of the right kind, and a secret file
@@ -66,8 +70,40 @@ func (c *checker) file(path, p, kind, dir string) {
 		c.err(path, fmt.Sprintf("%s is a directory, not a file", p), "point it at a file")
 		return
 	}
-	if kind == "secret" && fi.Mode().Perm()&0o077 != 0 {
+	if !fi.Mode().IsRegular() {
+		c.err(path, fmt.Sprintf("%s is not a regular file (%s): reading it could wait forever", p, fi.Mode().Type()),
+			"point it at a regular file")
+		return
+	}
+	if kind != "secret" {
+		return
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
 		c.err(path, fmt.Sprintf("secret file %s has mode %04o: group or others can read it", p, fi.Mode().Perm()),
 			"chmod 600 "+p)
+	}
+	// a {file: ...} reference holds a password or token; other secret files hold an auth JSON or a key
+	limit, ref := int64(MaxSecretFileSize), strings.HasSuffix(path, ".file")
+	if ref {
+		limit = MaxSecretSize
+	}
+	if fi.Size() > limit {
+		c.err(path, fmt.Sprintf("secret file %s is %d bytes, more than the %d bytes a secret may be", p, fi.Size(), limit),
+			"point it at the file holding the secret alone")
+		return
+	}
+	if ref && fi.Mode().Perm()&0o077 == 0 {
+		if b, err := readSecretFile(p); err == nil {
+			c.secretLength(strings.TrimSuffix(path, ".file"), "the secret in "+p, b)
+		}
+	}
+}
+
+// secretLength refuses a password or token shorter than redact.MinLen: output redaction matches
+// whole values of at least that length, so a shorter secret could leave the process unredacted.
+func (c *checker) secretLength(path, what string, v []byte) {
+	if n := len(bytes.TrimSpace(v)); n < redact.MinLen {
+		c.err(path, fmt.Sprintf("%s is %d characters; secrets must have at least %d", what, n, redact.MinLen),
+			fmt.Sprintf("use a password or token of at least %d characters (set it on the BMC or Git server first)", redact.MinLen))
 	}
 }

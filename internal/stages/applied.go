@@ -2,6 +2,7 @@ package stages
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/bootstrap-dev/bootstrap/internal/cluster"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
@@ -18,7 +19,8 @@ type AppliedObject struct {
 }
 
 // AppliedStep is the step key under which configure and handoff journal what each apply did
-// (created, configured, unchanged); the evidence report lists these steps.
+// (created, configured, unchanged, patched), one step per object as it is applied; the
+// evidence report lists these steps.
 const AppliedStep = "applied"
 
 // appliedRecord is the data of an AppliedStep.
@@ -35,20 +37,45 @@ func appliedObjects(in []cluster.Applied) []AppliedObject {
 	return out
 }
 
-// recordApplied journals what the applies did and says whether anything changed.
-func recordApplied(env *pipeline.Env, ev func(pipeline.EventKind, string, string), applied []cluster.Applied, changed int) error {
-	if len(applied) == 0 {
-		return nil
+// changeLog journals each change the client makes as it makes it: one AppliedStep per object
+// applied (created, configured or unchanged) and per patch (an InstallPlan approved), so what an
+// attempt did is on record even when it is killed halfway. Its option goes to the client.
+type changeLog struct {
+	env *pipeline.Env
+	mu  sync.Mutex
+	err error
+}
+
+func newChangeLog(env *pipeline.Env) *changeLog { return &changeLog{env: env} }
+
+func (l *changeLog) option() cluster.Option { return cluster.WithChangeHook(l.record) }
+
+func (l *changeLog) record(a cluster.Applied) {
+	if l.env.Steps == nil {
+		return
 	}
-	if env.Steps != nil {
-		if err := env.Steps.Record(AppliedStep, appliedRecord{Objects: applied, Changed: changed}); err != nil {
-			return err
-		}
+	changed := 1
+	if a.Action == cluster.Unchanged {
+		changed = 0
 	}
-	if changed == 0 {
+	err := l.env.Steps.Record(AppliedStep, appliedRecord{Objects: []cluster.Applied{a}, Changed: changed})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil && l.err == nil {
+		l.err = err
+	}
+}
+
+// done says what the applies did and returns the first journaling error.
+func (l *changeLog) done(ev func(pipeline.EventKind, string, string), applied []cluster.Applied, changed int) error {
+	switch {
+	case len(applied) == 0:
+	case changed == 0:
 		ev(pipeline.Info, "", fmt.Sprintf("nothing changed: all %d objects were already as applied", len(applied)))
-	} else {
+	default:
 		ev(pipeline.Info, "", fmt.Sprintf("%d of %d objects created or configured", changed, len(applied)))
 	}
-	return nil
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
 }

@@ -133,7 +133,8 @@ func stageEvents(env *pipeline.Env, stage string) func(kind pipeline.EventKind, 
 // Run implements pipeline.Stage.
 func (st Configure) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	ev := stageEvents(env, NameConfigure)
-	c, err := cluster.NewFromKubeconfig(Kubeconfig(env.WorkDir), st.ClientOptions...)
+	changes := newChangeLog(env)
+	c, err := cluster.NewFromKubeconfig(Kubeconfig(env.WorkDir), append(st.ClientOptions[:len(st.ClientOptions):len(st.ClientOptions)], changes.option())...)
 	if err != nil {
 		return nil, fmt.Errorf("configure: %w (the install stage writes it)", err)
 	}
@@ -145,7 +146,7 @@ func (st Configure) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 		ev(pipeline.Warning, "", "module blacklist is checked through the API only, not on the nodes: "+why)
 	}
 	res, err := c.Configure(ctx, o, func(m string) { ev(pipeline.Info, "", m) })
-	if rerr := recordApplied(env, ev, res.Applied, res.Changed); rerr != nil && err == nil {
+	if rerr := changes.done(ev, res.Applied, res.Changed); rerr != nil && err == nil {
 		err = rerr
 	}
 	if err != nil {

@@ -23,6 +23,9 @@ type Handoff struct {
 	// SkipGitCheck skips proving the repository, revision and path from the jump host before
 	// any change (for a Git server only the cluster can reach).
 	SkipGitCheck bool
+	// Patience is how long Argo CD may report a problem with an Application before the stage
+	// fails on it (default handoff.DefaultPatience; tests shorten it).
+	Patience time.Duration
 }
 
 // Name implements pipeline.Stage.
@@ -161,19 +164,21 @@ func (st Handoff) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 		r := o.Repo
 		pctx, cancel := context.WithTimeout(ctx, preflight.GitTimeout)
 		proof, err := gitrepo.Prove(pctx, gitrepo.Repo{URL: r.URL, Revision: r.Revision, Path: r.Path,
-			Username: r.Username, Password: r.Password, CA: r.CA, SSHKey: r.SSHPrivateKey, KnownHosts: r.KnownHosts})
+			Username: r.Username, Password: r.Password, CA: r.CA, SSHKey: r.SSHPrivateKey, KnownHosts: r.KnownHosts, Dir: env.WorkDir})
 		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("handoff: nothing changed: %w", err)
 		}
 		ev(pipeline.Info, "", fmt.Sprintf("%s: %s is commit %s; %s is a directory there", r.URL, revisionName(proof), proof.Commit, proof.Path))
 	}
-	c, err := cluster.NewFromKubeconfig(Kubeconfig(env.WorkDir), st.ClientOptions...)
+	changes := newChangeLog(env)
+	c, err := cluster.NewFromKubeconfig(Kubeconfig(env.WorkDir), append(st.ClientOptions[:len(st.ClientOptions):len(st.ClientOptions)], changes.option())...)
 	if err != nil {
 		return nil, fmt.Errorf("handoff: %w", err)
 	}
+	o.Patience = st.Patience
 	res, err := handoff.Run(ctx, c, o, func(m string) { ev(pipeline.Info, "", m) })
-	if rerr := recordApplied(env, ev, res.Applied, res.Changed); rerr != nil && err == nil {
+	if rerr := changes.done(ev, res.Applied, res.Changed); rerr != nil && err == nil {
 		err = rerr
 	}
 	if err != nil {
@@ -202,7 +207,8 @@ type HandoffOutput struct {
 	URL string `json:"url,omitempty"`
 }
 
-// Verify implements pipeline.Verifier: the root application is still Synced and Healthy.
+// Verify implements pipeline.Verifier: Argo CD still reports the root application and every
+// other Application Synced and Healthy.
 func (st Handoff) Verify(ctx context.Context, env *pipeline.Env) error {
 	c, err := cluster.NewFromKubeconfig(Kubeconfig(env.WorkDir), st.ClientOptions...)
 	if err != nil {

@@ -169,7 +169,7 @@ func (st Install) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	if !st.NoGather {
 		// The install has failed already: gather on a context that survives its cancellation.
 		out := filepath.Join(env.WorkDir, "gather-"+time.Now().UTC().Format("20060102T150405Z")+".tar.gz")
-		idx, gerr := Gather(context.WithoutCancel(ctx), s, env.WorkDir, out, GatherOptions{SSHPort: st.SSHPort, SSHUser: st.SSHUser})
+		idx, gerr := Gather(context.WithoutCancel(ctx), s, env.WorkDir, out, GatherOptions{SSHPort: st.SSHPort, SSHUser: st.SSHUser, Scrub: env.Scrub})
 		if gerr != nil {
 			msg += "; gather failed: " + gerr.Error()
 		} else {
@@ -203,6 +203,8 @@ type GatherOptions struct {
 	Progress func(gather.Entry)
 	// NoBMC skips the Redfish system event logs.
 	NoBMC bool
+	// Scrub removes secrets from everything written into the tarball (gather.Options.Scrub).
+	Scrub func([]byte) []byte
 }
 
 // Gather collects the nodes' journals and agent-gather over SSH, each BMC's SEL over Redfish and
@@ -230,7 +232,7 @@ func Gather(ctx context.Context, s *site.Site, workDir, out string, o GatherOpti
 		}
 	}
 	sources = append(sources, gather.File{Path: filepath.Join(workDir, pipeline.JournalFile), As: "bootstrap/journal.jsonl"})
-	return gather.Gather(ctx, out, sources, gather.Options{Progress: o.Progress})
+	return gather.Gather(ctx, out, sources, gather.Options{Progress: o.Progress, Scrub: o.Scrub})
 }
 
 // bmcSEL is the Redfish SEL source of a node, with its password read now; a password that cannot

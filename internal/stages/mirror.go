@@ -117,10 +117,11 @@ func (m Mirror) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, archived, err := mirrorResolve(ctx, env, &o, target)
+	loaded, err := mirrorLoad(ctx, env, &o, target)
 	if err != nil {
 		return nil, err
 	}
+	res := loaded.Resolved
 	emit := func(e pipeline.Event) {
 		if env.Events != nil {
 			e.Time, e.Stage = time.Now(), m.Name()
@@ -129,6 +130,11 @@ func (m Mirror) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	}
 	for _, b := range res.Blocked {
 		emit(pipeline.Event{Kind: pipeline.Info, Message: "blocked by blockedImages: " + b})
+	}
+	for _, c := range res.Catalogs {
+		for _, w := range c.Warnings {
+			emit(pipeline.Event{Kind: pipeline.Warning, Message: "catalog " + c.Source + ": " + w})
+		}
 	}
 	o.Progress = func(p mirror.Progress) {
 		emit(pipeline.Event{Kind: pipeline.Progress, Current: p.BytesDone, Total: p.BytesTotal, Unit: "bytes",
@@ -153,46 +159,23 @@ func (m Mirror) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 		}
 		emit(pipeline.Event{Kind: pipeline.StepDone, Step: key})
 	}
-	cr, copyErr := mirror.Copy(ctx, res.Images, o)
-	if cr == nil {
+	rep, copyErr := loaded.Run(ctx, o)
+	if rep == nil || rep.Copy == nil {
 		return nil, copyErr
 	}
+	cr := rep.Copy
 	for _, w := range cr.Warnings { // one per refusing registry, not per image
 		emit(pipeline.Event{Kind: pipeline.Warning, Message: w})
 	}
-	cats, catImages, err := mirror.Catalogs(ctx, res, cr.Images, o)
-	if err != nil {
-		return nil, err
-	}
-	content := mirror.Content{Images: append(cr.Images, catImages...), Catalogs: append(cats, archivedCatalogs(archived, cr.Images)...)}
 	out := MirrorOutput{Images: len(cr.Images), Copied: cr.BlobsCopied, BytesPulled: cr.BytesPulled, Seconds: cr.Duration.Seconds(),
-		SparseRefused: cr.SparseRefused}
+		SparseRefused: cr.SparseRefused, Outputs: rep.Outputs, SignatureConfigMaps: rep.SignatureConfigMaps}
 	for _, im := range cr.Images {
 		if im.Kind == mirror.KindRelease && im.Digest != "" && out.ReleaseImage == "" {
 			out.ReleaseImage = repoOf(im.Dest) + "@" + im.Digest
 		}
 	}
-	if out.Outputs, err = mirror.WriteOutputs(env.WorkDir, content); err != nil {
-		return nil, err
-	}
 	if copyErr != nil {
 		return nil, copyErr
-	}
-	if store := env.Site.Mirror.SignatureStore; store != "" {
-		for _, im := range cr.Images {
-			if im.Kind != mirror.KindRelease || im.Digest == "" {
-				continue
-			}
-			sigs, err := mirror.FetchReleaseSignatures(ctx, nil, store, im.Digest)
-			if err != nil {
-				return nil, fmt.Errorf("mirror.signatureStore: release %s: %w", im.Source, err)
-			}
-			f, err := mirror.WriteSignatureConfigMap(env.WorkDir, im.Digest, sigs)
-			if err != nil {
-				return nil, err
-			}
-			out.SignatureConfigMaps = append(out.SignatureConfigMaps, f)
-		}
 	}
 	if stepErr != nil { // all ImageDone calls have returned: Copy is done
 		return nil, fmt.Errorf("journal: %w", stepErr)
@@ -231,11 +214,11 @@ func (Mirror) Plan(ctx context.Context, env *pipeline.Env) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, _, err := mirrorResolve(ctx, env, &o, target)
+	loaded, err := mirrorLoad(ctx, env, &o, target)
 	if err != nil {
 		return nil, err
 	}
-	p, err := mirror.Plan(ctx, res.Images, o)
+	p, err := mirror.Plan(ctx, loaded.Resolved.Images, o)
 	if err != nil {
 		return nil, err
 	}
@@ -269,52 +252,25 @@ func sparsePlanLine(p *mirror.PlanResult, platforms []string) string {
 		strings.Join(platforms, ","), p.FilteredPlatforms, p.SparseFallbackBytes)
 }
 
-// mirrorResolve turns the site's mirror section into images: the ImageSetConfiguration resolved
-// against the source registries or, with mirror.source.archiveDir, the content.json of a disk
-// mirror written by `bootstrap mirror file://DIR` (its parts checked against archive.json and
-// extracted first, when it was split with an archive size), read from that layout by digest.
-func mirrorResolve(ctx context.Context, env *pipeline.Env, o *mirror.Options, target mirror.Target) (*mirror.Resolved, mirror.Content, error) {
-	dir := env.Site.Mirror.Source.ArchiveDir
-	if dir == "" {
-		isc, err := mirror.LoadISC(env.Site.Mirror.ImageSetConfig)
+// mirrorLoad turns the site's mirror section into a loaded mirror job: the ImageSetConfiguration
+// resolved against the source registries or, with mirror.source.archiveDir, the disk mirror
+// written by `bootstrap mirror file://DIR` (its parts checked and extracted first).
+func mirrorLoad(ctx context.Context, env *pipeline.Env, o *mirror.Options, target mirror.Target) (*mirror.Loaded, error) {
+	job := mirror.Job{Target: target, OutDir: env.WorkDir, SignatureStore: env.Site.Mirror.SignatureStore}
+	if dir := env.Site.Mirror.Source.ArchiveDir; dir != "" {
+		job.FromDir = dir
+		l, err := mirror.Load(ctx, job, o)
 		if err != nil {
-			return nil, mirror.Content{}, err
+			return nil, fmt.Errorf("mirror.source.archiveDir: %w", err)
 		}
-		res, err := mirror.Resolve(ctx, isc, target, *o)
-		return res, mirror.Content{}, err
+		return l, nil
 	}
-	layout := dir
-	if _, err := os.Stat(filepath.Join(dir, mirror.ArchiveIndexFile)); err == nil {
-		un, err := mirror.UnpackArchive(dir)
-		if err != nil {
-			return nil, mirror.Content{}, fmt.Errorf("mirror.source.archiveDir: %w", err)
-		}
-		layout = un.Layout
-	}
-	c, err := mirror.ReadContent(filepath.Join(layout, "content.json"))
+	isc, err := mirror.LoadISC(env.Site.Mirror.ImageSetConfig)
 	if err != nil {
-		return nil, c, fmt.Errorf("mirror.source.archiveDir: not a disk mirror written by `bootstrap mirror file://DIR`: %w", err)
+		return nil, err
 	}
-	ims, err := mirror.ArchiveImages(c, target.Host, target.Namespace)
-	if err != nil {
-		return nil, c, err
-	}
-	o.SourceDir = layout
-	return &mirror.Resolved{Images: ims}, c, nil
-}
-
-// archivedCatalogs are the catalogs a disk mirror carried whole, pointed at their mirrored digest.
-func archivedCatalogs(c mirror.Content, copied []mirror.ImageResult) []mirror.CatalogOut {
-	var out []mirror.CatalogOut
-	for _, cat := range c.Catalogs {
-		for _, im := range copied {
-			if im.Source == cat.Source && im.Kind == mirror.KindCatalog && im.Digest != "" {
-				cat.Image = repoOf(im.Dest) + "@" + im.Digest
-				out = append(out, cat)
-			}
-		}
-	}
-	return out
+	job.ISC = isc
+	return mirror.Load(ctx, job, o)
 }
 
 // repoOf strips the tag and digest of a reference.

@@ -5,9 +5,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/regclient/regclient"
+	"github.com/regclient/regclient/config"
 	"github.com/sirupsen/logrus"
 
 	"github.com/bootstrap-dev/bootstrap/internal/mirror"
@@ -109,4 +112,71 @@ func partNames(ps []mirror.ArchivePart) []string {
 		out = append(out, p.Name)
 	}
 	return out
+}
+
+// mirror.source.archiveDir with a filtered operator catalog: the connected side writes the disk
+// mirror with the domain driver (the catalog filtered there, under its targetCatalog), the stage
+// loads it and writes the catalog's CatalogSource naming the loaded filtered catalog, which the
+// real opm serves.
+func TestMirrorStageLoadsFilteredCatalogFromArchive(t *testing.T) {
+	logrus.SetOutput(io.Discard)
+	ctx := t.Context()
+	src, dst, b := mirrortest.Pair(t, 12)
+	cat, err := b.Catalog(ctx, mirrortest.CatalogSpec{PushHost: src.Host, Repo: "redhat/redhat-operator-index", Tag: "v4.18", LayerKiB: 4,
+		Packages: []mirrortest.PackageSpec{
+			{Name: "nfd", DefaultChannel: "stable", Channels: map[string][]string{"stable": {"4.18.0", "4.18.1"}, "alpha": {"4.19.0"}}},
+			{Name: "gitops", DefaultChannel: "latest", Channels: map[string][]string{"latest": {"1.15.0", "1.16.0"}}},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	iscPath := filepath.Join(t.TempDir(), "isc.yaml")
+	doc := "apiVersion: mirror.openshift.io/v2alpha1\nkind: ImageSetConfiguration\nmirror:\n  operators:\n  - catalog: " + cat.Image +
+		"\n    targetCatalog: disconnected/operators\n    packages:\n    - name: nfd\n"
+	if err := os.WriteFile(iscPath, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	isc, err := mirror.LoadISC(iscPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	archive := t.TempDir()
+	o := mirror.DefaultOptions(mirror.Endpoint{})
+	o.Source = mirror.Endpoint{Insecure: true}
+	l, err := mirror.Load(ctx, mirror.Job{ISC: isc, ToDir: archive, ArchiveBytes: 64 << 10}, &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := l.Run(ctx, o)
+	if err != nil || len(rep.Parts) == 0 || len(rep.Content.Catalogs) != 1 {
+		t.Fatalf("disk mirror: %v, %+v", err, rep)
+	}
+	s := &site.Site{
+		Registry: site.Registry{Host: dst.Host, Namespace: "ocp", CAFile: dst.CAFile, AuthFile: dst.AuthFile},
+		Mirror:   site.Mirror{ImageSetConfig: iscPath, Source: site.MirrorSource{ArchiveDir: archive}},
+	}
+	env := &pipeline.Env{Site: s, WorkDir: t.TempDir(), Steps: newMemSteps()}
+	out, err := (Mirror{}).Run(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// nfd: the heads of stable and alpha, bundle and operator each, and the filtered catalog
+	mo := out.(MirrorOutput)
+	if mo.Images != 5 || len(mo.Outputs.CatalogSources) != 1 {
+		t.Fatalf("output %+v, want 5 images and one CatalogSource", mo)
+	}
+	cs, _ := os.ReadFile(filepath.Join(env.WorkDir, mo.Outputs.CatalogSources[0]))
+	want := "image: " + dst.Host + "/ocp/disconnected/operators@" + rep.Content.Images[len(rep.Content.Images)-1].Digest
+	if mo.Outputs.CatalogSources[0] != "catalogsource-cs-operators.yaml" || !strings.Contains(string(cs), want) {
+		t.Fatalf("%s does not name the loaded filtered catalog (%s):\n%s", mo.Outputs.CatalogSources[0], want, cs)
+	}
+	if opm := mirrortest.OPM(); opm != "" {
+		ca, _ := os.ReadFile(dst.CAFile)
+		rc := regclient.New(regclient.WithConfigHost(config.Host{Name: dst.Host, RegCert: string(ca), User: "robot", Pass: "pw"}))
+		configs := filepath.Join(t.TempDir(), "configs")
+		if n, err := mirrortest.TopLayerFiles(ctx, rc, strings.TrimPrefix(want, "image: "), "configs/", configs); err != nil || n != 1 {
+			t.Fatalf("extract the loaded catalog: %d files, %v", n, err)
+		}
+		mirrortest.Serves(t, opm, configs)
+	}
 }

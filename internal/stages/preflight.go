@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -99,7 +100,7 @@ func (p Preflight) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 			return nil, fmt.Errorf("preflight: journal results: %w", err)
 		}
 	}
-	if err := writeReport(env.WorkDir, rep); err != nil {
+	if err := writeReport(env.WorkDir, rep, env.ScrubBytes); err != nil {
 		return nil, err
 	}
 	out := PreflightOutput{ResultsFile: PreflightResultsFile}
@@ -163,27 +164,49 @@ func (p Preflight) check(ctx context.Context, env *pipeline.Env) (preflight.Repo
 	var done atomic.Int64
 	r := p.Runner
 	r.Progress = func(c preflight.CheckResult) {
-		if env.Events == nil {
-			return
+		if env.Events != nil {
+			env.Events(pipeline.Event{Time: time.Now(), Kind: pipeline.Progress, Stage: NamePreflight,
+				Current: done.Add(1), Total: total, Unit: "checks"})
 		}
+	}
+	rep := r.Run(ctx, checks)
+	tableEvents(env.Events, rep)
+	return rep, nil
+}
+
+// tableEvents shows the results as `bootstrap preflight` prints them: one row per check in the
+// report's order (grouped by category, not in completion order), aligned, each with its verdict
+// (kind info for PASS, warning for WARN, failure for FAIL), then the summary line.
+func tableEvents(sink pipeline.Sink, rep preflight.Report) {
+	if sink == nil {
+		return
+	}
+	wc, wn := 0, 0
+	for _, c := range rep.Checks {
+		wc, wn = max(wc, len(c.Category)), max(wn, len(c.Name))
+	}
+	now := time.Now()
+	for _, c := range rep.Checks {
 		kind := pipeline.Info
-		if c.Status != preflight.Pass {
+		switch c.Status {
+		case preflight.Warn:
 			kind = pipeline.Warning
+		case preflight.Fail:
+			kind = pipeline.Failure
 		}
-		msg := c.Status.String() + " " + c.Name + ": " + c.Message
+		msg := fmt.Sprintf("%-*s  %-*s  %s", wc, c.Category, wn, c.Name, strings.ReplaceAll(strings.TrimSpace(c.Message), "\n", "; "))
 		if c.Remedy != "" && c.Status != preflight.Pass {
 			msg += " → " + c.Remedy
 		}
-		now := time.Now()
-		env.Events(pipeline.Event{Time: now, Kind: kind, Stage: NamePreflight, Step: c.Name, Message: msg})
-		env.Events(pipeline.Event{Time: now, Kind: pipeline.Progress, Stage: NamePreflight,
-			Current: done.Add(1), Total: total, Unit: "checks"})
+		sink(pipeline.Event{Time: now, Kind: kind, Stage: NamePreflight, Step: c.Name, Status: c.Status.String(), Message: msg})
 	}
-	return r.Run(ctx, checks), nil
+	sink(pipeline.Event{Time: now, Kind: pipeline.Info, Stage: NamePreflight,
+		Message: fmt.Sprintf("%d passed, %d warning(s), %d failed", rep.Summary.Pass, rep.Summary.Warn, rep.Summary.Fail)})
 }
 
-// writeReport writes the report to the work dir atomically, for operators and `bootstrap report`.
-func writeReport(dir string, rep preflight.Report) error {
+// writeReport writes the report to the work dir atomically, for operators and `bootstrap report`,
+// through the runner's secret scrubber (a check's detail may quote a peer that echoes credentials).
+func writeReport(dir string, rep preflight.Report, scrub func([]byte) []byte) error {
 	if dir == "" {
 		return nil
 	}
@@ -199,7 +222,7 @@ func writeReport(dir string, rep preflight.Report) error {
 		return fmt.Errorf("preflight: write report: %w", err)
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b.Bytes()); err != nil {
+	if _, err := tmp.Write(scrub(b.Bytes())); err != nil {
 		tmp.Close()
 		return fmt.Errorf("preflight: write report: %w", err)
 	}

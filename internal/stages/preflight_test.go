@@ -85,8 +85,23 @@ func TestPreflightStage(t *testing.T) {
 	if string(j1) != string(j2) {
 		t.Errorf("output changed between runs:\n%s\n%s", j1, j2)
 	}
-	if len(events) != 4*len(rep.Checks) {
-		t.Errorf("%d events for %d checks in two runs, want one result and one progress event each", len(events), len(rep.Checks))
+	if len(events) != 2*(2*len(rep.Checks)+1) {
+		t.Errorf("%d events for %d checks in two runs, want a progress event and a table row each, and a summary", len(events), len(rep.Checks))
+	}
+	// The rows come in the report's order (as `bootstrap preflight` prints its table), after
+	// every progress event, each with its verdict; a FAIL is kind failure, never a warning.
+	var rows []pipeline.Event
+	for _, e := range events[:len(events)/2] {
+		if e.Kind != pipeline.Progress {
+			rows = append(rows, e)
+		}
+	}
+	for i, c := range rep.Checks {
+		e := rows[i]
+		want := map[preflight.Status]pipeline.EventKind{preflight.Pass: pipeline.Info, preflight.Warn: pipeline.Warning, preflight.Fail: pipeline.Failure}[c.Status]
+		if e.Step != c.Name || e.Status != c.Status.String() || e.Kind != want {
+			t.Errorf("row %d: %+v, want %s %s as %s", i, e, c.Status, c.Name, want)
+		}
 	}
 	if err := st.Verify(context.Background(), env); err != nil {
 		t.Errorf("Verify: %v", err)

@@ -1,0 +1,200 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// The mirror driver: one entry point behind `bootstrap mirror` and the mirror stage. Load turns a
+// Job into images (the ImageSetConfiguration resolved against the sources, or a disk mirror's
+// content.json read back, its parts checked and extracted first); Run copies them, builds the
+// filtered catalogs (on the connected side, once: into the registry, or into the disk mirror),
+// and writes what the run produced: the outputs (IDMS/ITMS, CatalogSources, content.json,
+// mapping.txt, the release signature ConfigMaps) for a registry, content.json and the archive
+// parts for a disk mirror. Callers parse flags or a site profile into a Job and show the Report.
+
+// Job is one mirror run.
+type Job struct {
+	// ISC is the configuration to resolve (not read when FromDir is set).
+	ISC *ImageSetConfig
+	// Target is the registry destination; with ToDir it is ignored.
+	Target Target
+	// ToDir makes the run a disk mirror into that directory (file://DIR); with ArchiveBytes > 0
+	// the layout is staged in DIR/working-dir and packed into parts of at most that size.
+	ToDir        string
+	ArchiveBytes int64
+	// FromDir loads a disk mirror written by a ToDir run (--from file://DIR, mirror.source.archiveDir).
+	FromDir string
+	// OutDir receives the outputs of a registry run.
+	OutDir string
+	// SignatureStore, when set, fetches each mirrored release's signatures into OutDir.
+	SignatureStore string
+}
+
+// Loaded is a job turned into images, ready for Plan or Run.
+type Loaded struct {
+	Job      Job
+	Resolved *Resolved
+	// Archive is the content.json of the disk mirror loaded (FromDir).
+	Archive Content
+	// Unpacked says which parts of a split disk mirror were checked and extracted (FromDir).
+	Unpacked *UnpackResult
+}
+
+// Report is what Run did.
+type Report struct {
+	Copy    *Result
+	Content Content
+	// Outputs are the files written, relative to OutDir (registry runs) or ToDir (disk runs).
+	Outputs Outputs
+	// SignatureConfigMaps are the release signature ConfigMaps written into OutDir.
+	SignatureConfigMaps []string
+	// Parts are the archive parts this run wrote (disk runs with an archive size).
+	Parts []ArchivePart
+}
+
+// Load resolves a job into images. For a disk mirror it sets o.SourceDir (FromDir) or o.DestDir
+// (ToDir), creating the staging layout of a split one.
+func Load(ctx context.Context, job Job, o *Options) (*Loaded, error) {
+	l := &Loaded{Job: job}
+	if job.FromDir != "" {
+		layout := job.FromDir
+		if _, err := os.Stat(filepath.Join(job.FromDir, ArchiveIndexFile)); err == nil {
+			un, err := UnpackArchive(job.FromDir)
+			if err != nil {
+				return nil, err
+			}
+			l.Unpacked, layout = un, un.Layout
+		}
+		c, err := ReadContent(filepath.Join(layout, "content.json"))
+		if err != nil {
+			return nil, fmt.Errorf("%s: not a disk mirror written by `bootstrap mirror file://DIR`: %w", job.FromDir, err)
+		}
+		ims, err := ArchiveImages(c, job.Target.Host, job.Target.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		o.SourceDir = layout
+		l.Archive, l.Resolved = c, &Resolved{Images: ims}
+		return l, nil
+	}
+	if job.ISC == nil {
+		return nil, errors.New("mirror: a job needs an ImageSetConfiguration or a disk mirror to load")
+	}
+	t := job.Target
+	if job.ToDir != "" {
+		t = Target{Host: ArchiveHost} // the disconnected half maps the names to its registry
+		o.DestDir = job.ToDir
+		if job.ArchiveBytes > 0 {
+			o.DestDir = ArchiveLayout(job.ToDir)
+			if err := os.MkdirAll(o.DestDir, 0o755); err != nil {
+				return nil, err
+			}
+		}
+	}
+	res, err := Resolve(ctx, job.ISC, t, *o)
+	if err != nil {
+		return nil, err
+	}
+	l.Resolved = res
+	return l, nil
+}
+
+// Run copies the loaded images and finishes the run (see the top of this file). A FailedError
+// (some images failed after retries) comes back with the report: the rest was mirrored and the
+// outputs written.
+func (l *Loaded) Run(ctx context.Context, o Options) (*Report, error) {
+	cr, copyErr := Copy(ctx, l.Resolved.Images, o)
+	var fe *FailedError
+	if cr == nil || copyErr != nil && !errors.As(copyErr, &fe) {
+		return nil, copyErr
+	}
+	rep := &Report{Copy: cr}
+	cats, catImages, err := Catalogs(ctx, l.Resolved, cr.Images, o)
+	if err != nil {
+		return rep, err
+	}
+	rep.Content = Content{Images: append(append([]ImageResult(nil), cr.Images...), catImages...),
+		Catalogs: append(cats, CarriedCatalogs(l.Archive, cr.Images)...)}
+	if l.Job.ToDir != "" {
+		return rep, firstErr(l.finishDisk(rep), copyErr)
+	}
+	if err := os.MkdirAll(l.Job.OutDir, 0o755); err != nil {
+		return rep, err
+	}
+	if rep.Outputs, err = WriteOutputs(l.Job.OutDir, rep.Content); err != nil {
+		return rep, err
+	}
+	if copyErr != nil {
+		return rep, copyErr
+	}
+	if l.Job.SignatureStore != "" {
+		for _, im := range cr.Images {
+			if im.Kind != KindRelease || im.Digest == "" {
+				continue
+			}
+			sigs, err := FetchReleaseSignatures(ctx, nil, l.Job.SignatureStore, im.Digest)
+			if err != nil {
+				return rep, fmt.Errorf("signature store: release %s: %w", im.Source, err)
+			}
+			f, err := WriteSignatureConfigMap(l.Job.OutDir, im.Digest, sigs)
+			if err != nil {
+				return rep, err
+			}
+			rep.SignatureConfigMaps = append(rep.SignatureConfigMaps, f)
+		}
+	}
+	return rep, nil
+}
+
+// finishDisk writes a disk mirror's content.json and, with an archive size, its new parts.
+func (l *Loaded) finishDisk(rep *Report) error {
+	dir := l.Job.ToDir
+	rep.Outputs.Content = "content.json"
+	if l.Job.ArchiveBytes == 0 {
+		return WriteContent(filepath.Join(dir, rep.Outputs.Content), rep.Content)
+	}
+	// "already present" describes the staging layout, not the archive: leave it out so that a
+	// run with nothing new writes the same content.json (and no new part); an image found
+	// present was not read again: its size comes from the last content.json
+	prev := map[string]int64{}
+	if old, err := ReadContent(ArchiveContent(dir)); err == nil {
+		for _, im := range old.Images {
+			prev[im.Source+" "+im.Dest+" "+im.Digest] = im.Size
+		}
+	}
+	c := rep.Content
+	c.Images = append([]ImageResult(nil), c.Images...)
+	for i := range c.Images {
+		if c.Images[i].Skipped && c.Images[i].Size == 0 {
+			c.Images[i].Size = prev[c.Images[i].Source+" "+c.Images[i].Dest+" "+c.Images[i].Digest]
+		}
+		c.Images[i].Skipped = false
+	}
+	if err := WriteContent(ArchiveContent(dir), c); err != nil {
+		return err
+	}
+	layout := ArchiveLayout(dir)
+	parts, err := WriteArchive(dir, layout, l.Job.ArchiveBytes, map[string]string{
+		"content.json": ArchiveContent(dir),
+		"index.json":   filepath.Join(layout, "index.json"),
+		"oci-layout":   filepath.Join(layout, "oci-layout")})
+	if err != nil {
+		return fmt.Errorf("archive: %w", err)
+	}
+	rep.Parts = parts
+	rep.Outputs.Content = filepath.Join("working-dir", "content.json")
+	return nil
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
