@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/profiles"
 )
 
 // run executes the CLI with a fresh root command and returns the exit code and outputs.
@@ -179,6 +181,67 @@ func TestCompletionCoversFlagValues(t *testing.T) {
 		for _, w := range tc.want {
 			if !strings.Contains(out, w+"\n") {
 				t.Errorf("completing %v: %q missing from\n%s%s", tc.args, w, out, errs)
+			}
+		}
+	}
+}
+
+// validate keeps going after an unknown field and a key written twice: the semantic problems are
+// reported with them, at once.
+func TestValidateEveryProblemAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	site := writeLabSite(t, dir, "canary-every")
+	b, err := os.ReadFile(site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append(b, []byte("bogus: 1\n")...)
+	b = []byte(strings.Replace(string(b), "kind: Site\n", "kind: Site\nkind: Site\n", 1))
+	write(t, site, b, 0o644)
+	if err := os.Remove(filepath.Join(dir, "secrets", "bmc-password")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "validate", "-f", site)
+	// One missing file named by four nodes is one problem naming every field.
+	if n := strings.Count(out, "bmc-password does not exist"); n != 1 ||
+		!strings.Contains(out, "also named by: nodes[1].bmc.password.file, nodes[2].bmc.password.file") {
+		t.Errorf("the missing bmc-password is reported %d times, or not with every field:\n%s", n, out)
+	}
+	for _, want := range []string{`unknown field "bogus"`, `field "kind" is written twice`, "bmc-password does not exist"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("validate lacks %q (exit %d):\n%s%s", want, code, out, errs)
+		}
+	}
+	if code != exitInvalid {
+		t.Errorf("exit %d, want %d", code, exitInvalid)
+	}
+}
+
+// The example profiles' comments name real commands: every `bootstrap ...` they quote resolves to
+// a command of this binary, with flags it has.
+func TestProfileCommentsNameRealCommands(t *testing.T) {
+	quoted := regexp.MustCompile("`(bootstrap [^`]+)`")
+	for _, name := range profiles.Names() {
+		data, err := profiles.Get(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			_, comment, ok := strings.Cut(line, "#")
+			if !ok {
+				continue
+			}
+			for _, m := range quoted.FindAllStringSubmatch(comment, -1) {
+				args := strings.Fields(m[1])[1:]
+				root := NewRootCmd(&bytes.Buffer{}, &bytes.Buffer{})
+				cmd, rest, err := root.Find(args)
+				if err != nil || cmd == root {
+					t.Errorf("profile %s quotes %q: no such command (%v)", name, m[1], err)
+					continue
+				}
+				if err := cmd.ParseFlags(rest); err != nil {
+					t.Errorf("profile %s quotes %q: %v", name, m[1], err)
+				}
 			}
 		}
 	}

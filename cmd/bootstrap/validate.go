@@ -30,15 +30,13 @@ Exit code 3 when the profile is invalid; warnings alone do not fail.`,
 			if allowMissing {
 				opts = append(opts, site.MissingFilesAsWarnings())
 			}
-			var ps site.Problems
-			s, err := site.Load(file)
-			if err != nil {
+			// Every problem at once: unknown fields and duplicate keys do not stop the checks.
+			_, ps, err := site.LoadValidated(file, opts...)
+			if err != nil && ps == nil {
 				var ok bool
 				if ps, ok = site.AsProblems(err); !ok {
 					return err // unreadable file: a plain failure, not an invalid profile
 				}
-			} else {
-				ps = s.Validate(opts...)
 			}
 			if err := printProblems(cmd, file, ps); err != nil {
 				return err

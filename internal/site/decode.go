@@ -26,6 +26,10 @@ type decoder struct {
 	pos     map[string]Position
 	visited int
 	aborted bool
+	// hard is set by any problem after which the decoded values cannot be trusted (a wrong type,
+	// invalid YAML); unknown fields and duplicate keys leave every known value decoded, so the
+	// profile can still be validated and every problem reported at once.
+	hard bool
 }
 
 // Parse decodes a profile from data strictly: unknown fields, wrong types and duplicate keys are
@@ -51,6 +55,9 @@ func Parse(data []byte, file string) (*Site, error) {
 	}
 	d.decode(root.Content[0], reflect.ValueOf(s).Elem(), "")
 	d.probs = d.probs.unique()
+	if len(d.probs) > 0 && !d.hard {
+		return s, &softErrors{d.probs}
+	}
 	return s, d.probs.Err()
 }
 
@@ -98,6 +105,12 @@ func yamlErrorText(err error) string {
 }
 
 func (d *decoder) add(line, col int, path, msg, remedy string) {
+	d.hard = true
+	d.addSoft(line, col, path, msg, remedy)
+}
+
+// addSoft records a problem that leaves the decoded values usable (see decoder.hard).
+func (d *decoder) addSoft(line, col int, path, msg, remedy string) {
 	d.probs = append(d.probs, Problem{
 		Position: Position{File: d.file, Line: line, Column: col},
 		Path:     path, Severity: SeverityError, Message: msg, Remedy: remedy,
@@ -208,7 +221,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 			continue // top-level "x-" fields are extensions, ignored: a place for anchors to merge from
 		}
 		if !ok {
-			d.addAt(p.key, fpath, fmt.Sprintf("unknown field %q", name), unknownFieldRemedy(name, fields))
+			d.addSoft(p.key.Line, p.key.Column, fpath, fmt.Sprintf("unknown field %q", name), unknownFieldRemedy(name, fields))
 			continue
 		}
 		d.decode(p.value, v.Field(idx), fpath)

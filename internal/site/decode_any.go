@@ -95,7 +95,7 @@ func (d *decoder) pairs(n *yaml.Node, path string, depth int) []pair {
 			continue
 		}
 		if seen[k.Value] {
-			d.addAt(k, joinPath(path, k.Value), fmt.Sprintf("field %q is written twice in this mapping", k.Value),
+			d.addSoft(k.Line, k.Column, joinPath(path, k.Value), fmt.Sprintf("field %q is written twice in this mapping", k.Value),
 				"keep one of them")
 			continue
 		}

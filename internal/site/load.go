@@ -1,6 +1,7 @@
 package site
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,9 +19,12 @@ func Load(path string) (*Site, error) {
 		return nil, fmt.Errorf("read site profile: %w", err)
 	}
 	s, err := Parse(data, path)
-	if err != nil {
+	var soft *softErrors
+	if err != nil && !errors.As(err, &soft) {
 		return nil, err
 	}
+	// With unknown fields or duplicate keys only, the caller gets the site and the problems (an
+	// invalid profile); LoadValidated goes on to validate the rest and reports them all at once.
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("read site profile: %w", err)
@@ -28,17 +32,38 @@ func Load(path string) (*Site, error) {
 	s.File = abs
 	s.SetDefaults()
 	s.resolvePaths(filepath.Dir(abs))
+	if soft != nil {
+		return s, soft
+	}
 	return s, nil
+}
+
+// softErrors are decode problems that leave every known value decoded (unknown fields, a key
+// written twice): the profile is invalid, but can still be validated for the rest.
+type softErrors struct{ probs Problems }
+
+func (e *softErrors) Error() string { return e.probs.Err().Error() }
+func (e *softErrors) Unwrap() error { return e.probs.Err() }
+
+// decodeProblems returns the soft decode problems of err, if that is what it is.
+func decodeProblems(err error) (Problems, bool) {
+	var soft *softErrors
+	if errors.As(err, &soft) {
+		return soft.probs, true
+	}
+	return nil, false
 }
 
 // LoadValidated loads and validates a profile. It returns the site and its warnings; when any
 // problem is an error, err is an *Errors holding them all (warnings included).
 func LoadValidated(path string, opts ...Option) (*Site, Problems, error) {
 	s, err := Load(path)
-	if err != nil {
+	decoded, soft := decodeProblems(err)
+	if err != nil && !soft {
 		return nil, nil, err
 	}
-	ps := s.Validate(opts...)
+	// Every problem at once: the decode's unknown fields and duplicate keys with the rest.
+	ps := append(decoded, s.Validate(opts...)...).merged()
 	if err := ps.Err(); err != nil {
 		return s, ps, err
 	}

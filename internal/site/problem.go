@@ -56,6 +56,9 @@ type Problem struct {
 	Severity Severity `json:"severity"`
 	Message  string   `json:"message"`
 	Remedy   string   `json:"remedy,omitempty"`
+	// AlsoNamedBy lists the other fields with the very same problem (one missing CA file named
+	// by seven fields is one problem), "path (line N)" each, comma-separated.
+	AlsoNamedBy string `json:"alsoNamedBy,omitempty"`
 }
 
 // String is the one-line form: "site.yaml:12:5: error: nodes[2].bmc.address: message (fix: remedy)".
@@ -70,6 +73,9 @@ func (p Problem) String() string {
 		b.WriteString(": ")
 	}
 	b.WriteString(p.Message)
+	if p.AlsoNamedBy != "" {
+		b.WriteString(" (also named by " + p.AlsoNamedBy + ")")
+	}
 	if p.Remedy != "" {
 		b.WriteString(" (fix: ")
 		b.WriteString(p.Remedy)
@@ -113,6 +119,37 @@ func (ps Problems) unique() Problems {
 			continue
 		}
 		out = append(out, p)
+	}
+	return out
+}
+
+// merged reports each problem once: problems with the same severity, message and remedy at
+// other fields (a missing file several fields name) are folded into the first, which lists the
+// other fields in AlsoNamedBy. The result is sorted.
+func (ps Problems) merged() Problems {
+	ps.Sort()
+	type key struct {
+		sev               Severity
+		file, msg, remedy string
+	}
+	first := map[key]int{}
+	var out Problems
+	for _, p := range ps {
+		k := key{p.Severity, p.File, p.Message, p.Remedy}
+		i, seen := first[k]
+		if !seen || p.Path == "" {
+			first[k] = len(out)
+			out = append(out, p)
+			continue
+		}
+		also := p.Path
+		if p.Line != out[i].Line {
+			also += fmt.Sprintf(" (line %d)", p.Line)
+		}
+		if out[i].AlsoNamedBy != "" {
+			also = out[i].AlsoNamedBy + ", " + also
+		}
+		out[i].AlsoNamedBy = also
 	}
 	return out
 }
@@ -173,6 +210,9 @@ func (ps Problems) Format(w io.Writer) error {
 			b.WriteString(p.Path + ": ")
 		}
 		b.WriteString(p.Message + "\n")
+		if p.AlsoNamedBy != "" {
+			b.WriteString("    also named by: " + p.AlsoNamedBy + "\n")
+		}
 		if p.Remedy != "" {
 			b.WriteString("    fix: " + p.Remedy + "\n")
 		}

@@ -176,6 +176,9 @@ const (
 
 // Node is one server.
 type Node struct {
+	// Name is the host's name: a short name (gpu-0) or a fully qualified one
+	// (gpu-0.gpu05.ai.example.com), lower case. The host's hostname and its Kubernetes Node name
+	// are exactly this name, the FQDN included.
 	Name       string      `yaml:"name" json:"name"`
 	Role       string      `yaml:"role" json:"role"` // master or worker
 	BMC        BMC         `yaml:"bmc" json:"bmc"`
