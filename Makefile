@@ -10,7 +10,7 @@ LDFLAGS := -s -w $(shell scripts/version.sh)
 # Each long step prints a line when it starts, one every 30 s with the elapsed time, one when it ends.
 PHASE := scripts/phase.sh
 
-.PHONY: help build test testbin opm e2e demo lab bench lint deps clean installercheck
+.PHONY: help build test testbin opm argocd e2e demo lab bench lint deps clean installercheck
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -21,7 +21,7 @@ build: ## build bin/bootstrap (version stamped from Git)
 deps: ## install the system packages the tests and the lab use (Debian; idempotent)
 	scripts/install-deps.sh
 
-test: deps testbin opm ## unit and integration tests against real local peers (under 10 minutes warm)
+test: deps testbin opm argocd ## unit and integration tests against real local peers (under 10 minutes warm)
 	@$(PHASE) "go vet" $(GO) vet $(PKGS)
 	@OPM=$$(scripts/opm.sh) $(PHASE) "go test $(PKGS)" $(GO) test -count=1 -timeout 15m $(PKGS)
 	scripts/installercheck.sh
@@ -31,16 +31,18 @@ opm: ## build the real opm the catalog test serves our filtered catalogs with (c
 
 testbin: ## build kube-apiserver and etcd, fetch the CRDs (cached under /var/cache/bootstrap/testbin)
 	scripts/testbin.sh >/dev/null
+argocd: ## build Argo CD's controllers and kustomize, which the handoff tests and the lab run (cached under /var/cache/bootstrap/argocd; cold ~15-25 min on 2 cores)
+	scripts/argocd.sh >/dev/null
 installercheck: ## the generated configs against the OpenShift installer's own types and validation (separate module; test binary cached in /var/cache/bootstrap/installercheck, cold build ~15 min on 2 cores, 0.2 s warm)
 	scripts/installercheck.sh
 
-e2e: deps build testbin ## whole-pipeline tests driving the built binary in the local lab
+e2e: deps build testbin argocd ## whole-pipeline tests driving the built binary in the local lab
 	@$(PHASE) "go test -tags e2e ./e2e/..." $(GO) test -count=1 -tags e2e -timeout 60m ./e2e/...
 
-demo: deps build testbin bin/lab ## the whole pipeline against the embedded lab on loopback
+demo: deps build testbin argocd bin/lab ## the whole pipeline against the embedded lab on loopback
 	bin/lab demo --bin $(abspath $(BIN))
 
-lab: deps testbin bin/lab ## start the local lab on loopback and print its site profile; Ctrl-C stops it
+lab: deps testbin argocd bin/lab ## start the local lab on loopback and print its site profile; Ctrl-C stops it
 	bin/lab up
 
 # Always rebuilt (go build is incremental); a file target so demo and lab can name it.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootstrap-dev/bootstrap/e2e/lab/harness"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 )
 
@@ -38,13 +39,14 @@ func TestFullRunThenNothingToDo(t *testing.T) {
 	// The handoff proved the repository from the jump host before changing anything, and the run
 	// ends by printing the Argo CD console.
 	// Then what now: the kubeconfig to export, the console, Argo CD and how to log in.
-	for _, want := range []string{"clusters/lab is a directory there", "Argo CD owns the cluster now", "console https://",
+	for _, want := range []string{harness.GitOpsPath + " is a directory there", "Argo CD owns the cluster now", "console https://",
 		"export KUBECONFIG=" + filepath.Join(l.workDir(), "kubeconfig"), "console:  https://console-openshift-console.apps.",
 		"Argo CD:  https://", "LOG IN VIA OPENSHIFT"} {
 		if !strings.Contains(first.out, want) {
 			t.Errorf("first run does not say %q:\n%s", want, tail(first.out, 30))
 		}
 	}
+	checkArgoCDOwnsSite(t, l)
 	writes, pushes := l.bmcWrites(), l.reg.Proxy.Writes()
 	before := len(j)
 

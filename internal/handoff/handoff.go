@@ -3,6 +3,7 @@ package handoff
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -38,6 +39,10 @@ type Options struct {
 	ApplicationSets []*unstructured.Unstructured
 	// Timeout bounds each wait; default 20 minutes.
 	Timeout time.Duration
+	// Patience is how long Argo CD may report a problem with an Application (an error
+	// condition, Degraded health, a failed sync) before the handoff fails on it; default
+	// DefaultPatience.
+	Patience time.Duration
 	// AppsDomain ("apps.<cluster>.<baseDomain>") gives the Argo CD URL when no Route is found.
 	AppsDomain string
 }
@@ -181,7 +186,7 @@ func Run(ctx context.Context, c *cluster.Client, o Options, progress cluster.Pro
 	}
 
 	// 3. Argo CD's verdict.
-	st, err := WaitApplication(ctx, c, o.RootApp.Name, o.Timeout, progress)
+	st, err := WaitApplication(ctx, c, o.RootApp.Name, o.Timeout, o.Patience, progress)
 	res.Sync, res.Health, res.Revision = st.Sync, st.Health, st.Revision
 	if err != nil {
 		return res, err
@@ -212,7 +217,8 @@ func URL(ctx context.Context, c *cluster.Client, appsDomain string) string {
 	return ""
 }
 
-// Verify checks, read-only, that the root application is still Synced and Healthy.
+// Verify checks, read-only, that Argo CD still reports the root application, and every other
+// Application in ArgoNamespace, Synced and Healthy.
 func Verify(ctx context.Context, c *cluster.Client, rootApp string) error {
 	if rootApp == "" {
 		rootApp = "root"
@@ -223,6 +229,16 @@ func Verify(ctx context.Context, c *cluster.Client, rootApp string) error {
 	}
 	if state, msg := appCheck(u); state != cluster.Done {
 		return fmt.Errorf("root application %s/%s: %s", ArgoNamespace, rootApp, msg)
+	}
+	apps, err := c.List(ctx, ArgoV1a1, "Application", ArgoNamespace, "")
+	if err != nil {
+		return fmt.Errorf("applications: %w", err)
+	}
+	sort.Slice(apps, func(i, j int) bool { return apps[i].GetName() < apps[j].GetName() })
+	for i := range apps {
+		if state, msg := appCheck(&apps[i]); state != cluster.Done {
+			return fmt.Errorf("Application %s/%s: %s", ArgoNamespace, apps[i].GetName(), msg)
+		}
 	}
 	return nil
 }

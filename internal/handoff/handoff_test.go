@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,7 +18,9 @@ import (
 
 	"github.com/bootstrap-dev/bootstrap/internal/cluster"
 	"github.com/bootstrap-dev/bootstrap/internal/cluster/clustertest"
+	"github.com/bootstrap-dev/bootstrap/internal/gitrepo/gitrepotest"
 	"github.com/bootstrap-dev/bootstrap/internal/handoff"
+	"github.com/bootstrap-dev/bootstrap/internal/handoff/argocdtest"
 )
 
 var server clustertest.Server
@@ -29,17 +33,20 @@ func TestMain(m *testing.M) {
 
 const csvName = "openshift-gitops-operator.v1.16.2"
 
-// playOLMAndArgo acts as OLM, the GitOps operator and Argo CD until stop is called: it resolves the
-// Subscription to an unapproved InstallPlan, installs the CSV once the plan is approved, brings up
-// the Argo CD server, and reports the root application with the given status once it exists.
-func playOLMAndArgo(d dynamic.Interface, rootStatus map[string]any, errs chan<- error) (stop func()) {
+// playOLM acts as OLM and the GitOps operator until stop is called: it resolves the Subscription
+// to an unapproved InstallPlan, installs the CSV once the plan is approved, and brings up the
+// default Argo CD instance: Argo CD's own controllers (argocdtest), then the server Deployment
+// marked available and its Route. Argo CD's verdicts on Applications are its own.
+func playOLM(t *testing.T, d dynamic.Interface, kubeconfig string, errs chan<- error, failed context.CancelFunc) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
+	dir := t.TempDir()
+	var argo *argocdtest.Instance
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		step := 0
-		for ctx.Err() == nil && step < 4 {
+		for ctx.Err() == nil && step < 3 {
 			time.Sleep(100 * time.Millisecond)
 			var err error
 			switch step {
@@ -77,28 +84,32 @@ func playOLMAndArgo(d dynamic.Interface, rootStatus map[string]any, errs chan<- 
 					err = clustertest.SetStatus(d, clustertest.ClusterServiceVersions, handoff.OperatorNamespace, csvName, map[string]any{"phase": "Succeeded", "reason": "InstallSucceeded", "message": "install strategy completed with no errors"}, true)
 				}
 			case 2: // the operator brings up the default Argo CD instance
-				err = argoInstance(ctx, d)
-			case 3: // Argo CD syncs the root application
-				if _, err = d.Resource(clustertest.Applications).Namespace(handoff.ArgoNamespace).Get(ctx, "root", metav1.GetOptions{}); err != nil {
-					continue
+				argo, err = argocdtest.Start(ctx, d, argocdtest.Options{Dir: dir, Kubeconfig: kubeconfig, Namespace: handoff.ArgoNamespace})
+				if err == nil {
+					err = argoInstance(ctx, d)
 				}
-				err = clustertest.SetStatus(d, clustertest.Applications, handoff.ArgoNamespace, "root", rootStatus, false)
 			}
 			if err != nil {
 				errs <- err
+				failed()
 				return
 			}
 			step++
 		}
 	}()
-	return func() { cancel(); wg.Wait() }
+	return func() {
+		cancel()
+		wg.Wait()
+		if err := argo.Stop(); err != nil {
+			t.Errorf("stop argo cd: %v", err)
+		}
+	}
 }
 
+// argoInstance is the server Deployment (available) and Route the operator creates for the
+// default instance. No argocd-server runs: the handoff judges the instance by this Deployment
+// when the cluster does not serve the operator's ArgoCD kind, as the testbin does not.
 func argoInstance(ctx context.Context, d dynamic.Interface) error {
-	if _, err := d.Resource(clustertest.Namespaces).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": handoff.ArgoNamespace}}}, metav1.CreateOptions{}); err != nil {
-		return err
-	}
 	labels := map[string]any{"app.kubernetes.io/name": handoff.ServerDeployment}
 	if _, err := d.Resource(clustertest.Deployments).Namespace(handoff.ArgoNamespace).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apps/v1", "kind": "Deployment",
@@ -124,44 +135,80 @@ func argoInstance(ctx context.Context, d dynamic.Interface) error {
 	return err
 }
 
-func appStatus(sync, health string, resources ...any) map[string]any {
-	return map[string]any{
-		"sync":      map[string]any{"status": sync, "revision": "0123456789abcdef0123456789abcdef01234567"},
-		"health":    map[string]any{"status": health},
-		"resources": resources,
-	}
+// The repository's fault paths: one that does not render (kustomize names a missing file), and
+// one whose child Application deploys a Deployment that the test, as the deployment controller,
+// reports past its progress deadline.
+var faultFiles = map[string]string{
+	"faults/unrenderable/kustomization.yaml": "resources:\n- namespace.yaml\n- quota-missing.yaml\n",
+	"faults/unrenderable/namespace.yaml":     "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: faults-unrenderable\n",
+	"faults/storage/deployment.yaml":         clustertest.DeploymentYAML("lvms-operator", "openshift-storage"),
+	"faults/storage/namespace.yaml":          "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: openshift-storage\n",
 }
 
+// childApp is an Application the degraded fault's root deploys: Argo CD syncs it from path.
+func childApp(repoURL, name, path string) string {
+	return fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: %s
+  namespace: %s
+spec:
+  project: default
+  source: {repoURL: %q, targetRevision: main, path: %s}
+  destination: {server: "https://kubernetes.default.svc"}
+  syncPolicy:
+    automated: {prune: true, selfHeal: true}
+`, name, handoff.ArgoNamespace, repoURL, path)
+}
+
+// The handoff against Argo CD's own controllers: they sync the repository's path, and the handoff
+// ends on their verdict (Synced and Healthy at main's commit, the namespace applied with Argo CD's
+// tracking label and annotation); then the faults, each named with Argo CD's own message.
 func TestHandoff(t *testing.T) {
+	if m := argocdtest.Missing(); m != "" {
+		t.Fatal(m)
+	}
 	cfg := server.Config(t)
 	d := clustertest.Dynamic(t, cfg)
-	c, err := cluster.New(cfg, cluster.WithPollInterval(100*time.Millisecond))
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, server.Kubeconfig(t), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := cluster.New(cfg, cluster.WithPollInterval(200*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
+	git := gitrepotest.Start(t)
+	files := map[string]string{"faults/degraded/storage.yaml": childApp(git.URL, "storage", "faults/storage")}
+	for k, v := range faultFiles {
+		files[k] = v
+	}
+	head := git.Commit(t, "refs/heads/main", files)
 	clustertest.Create(t, d, clustertest.Namespaces, map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "openshift-marketplace"}})
 	opts := handoff.Options{
 		Channel: "gitops-1.16", Approval: "Manual", Source: "cs-redhat-operators",
-		Repo: handoff.Repo{URL: "https://git.site.example:3000/platform/cluster-config.git", Revision: "main", Path: "clusters/lab",
-			Username: "bootstrap", Password: "s3cret-token-value", CA: []byte(strings.Repeat("x", 10))},
-		Timeout: 20 * time.Second,
+		Repo: handoff.Repo{URL: git.URL, Revision: "main", Path: "clusters/lab",
+			Username: git.Username, Password: git.Password, CA: git.CA},
+		Timeout: 5 * time.Minute, Patience: 20 * time.Second,
 	}
 	errs := make(chan error, 1)
-	stop := playOLMAndArgo(d, appStatus("Synced", "Healthy"), errs)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop := playOLM(t, d, kubeconfig, errs, cancel)
+	t.Cleanup(stop)
 	var lines []string
 	var mu sync.Mutex
-	res, err := handoff.Run(context.Background(), c, opts, func(s string) { mu.Lock(); lines = append(lines, s); mu.Unlock() })
-	stop()
+	res, err := handoff.Run(ctx, c, opts, func(s string) { mu.Lock(); lines = append(lines, s); mu.Unlock() })
 	select {
 	case e := <-errs:
-		t.Fatalf("controller player: %v", e)
+		t.Fatalf("OLM player: %v", e)
 	default:
 	}
 	if err != nil {
 		t.Fatalf("handoff: %v\n%s", err, strings.Join(lines, "\n"))
 	}
-	if res.CSV != csvName || res.ApprovedInstallPlan != "install-abcde" || res.Sync != "Synced" || res.Health != "Healthy" {
-		t.Fatalf("result: %+v", res)
+	if res.CSV != csvName || res.ApprovedInstallPlan != "install-abcde" || res.Sync != "Synced" || res.Health != "Healthy" || res.Revision != head {
+		t.Fatalf("result: %+v; want Synced and Healthy at %s", res, head)
 	}
 	if res.URL != "https://openshift-gitops-server-openshift-gitops.apps.lab.example.com" {
 		t.Fatalf("url: %q", res.URL)
@@ -172,12 +219,18 @@ func TestHandoff(t *testing.T) {
 		t.Fatalf("instance judged by %q; progress:\n%s", res.Instance, strings.Join(lines, "\n"))
 	}
 	js, _ := json.Marshal(res)
-	if strings.Contains(string(js), "s3cret") || strings.Contains(strings.Join(lines, "\n"), "s3cret") {
+	if strings.Contains(string(js), git.Password) || strings.Contains(strings.Join(lines, "\n"), git.Password) {
 		t.Fatal("the Git password leaked into the result or progress")
 	}
-	sec, err := d.Resource(clustertest.Secrets).Namespace(handoff.ArgoNamespace).Get(context.Background(), handoff.RepoSecretName, metav1.GetOptions{})
-	if err != nil || sec.GetLabels()["argocd.argoproj.io/secret-type"] != "repository" {
-		t.Fatalf("repository secret: %v %v", sec, err)
+	// Argo CD applied the path: the namespace carries its tracking annotation and label.
+	ns, err := d.Resource(clustertest.Namespaces).Get(context.Background(), "lab-apps", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("Argo CD did not create the path's namespace: %v", err)
+	}
+	// The tracking id is <app>:<group>/<kind>:<namespace>/<name>; Argo CD puts the destination
+	// namespace there for a cluster-scoped object.
+	if id := ns.GetAnnotations()["argocd.argoproj.io/tracking-id"]; !strings.HasPrefix(id, "root:/Namespace:") || !strings.HasSuffix(id, "/lab-apps") || ns.GetLabels()["app.kubernetes.io/instance"] != "root" {
+		t.Fatalf("namespace lab-apps: labels %v annotations %v; want Argo CD's tracking of Application root", ns.GetLabels(), ns.GetAnnotations())
 	}
 	sub, _ := d.Resource(clustertest.Subscriptions).Namespace(handoff.OperatorNamespace).Get(context.Background(), handoff.OperatorPackage, metav1.GetOptions{})
 	if ch, _, _ := unstructured.NestedString(sub.Object, "spec", "channel"); ch != "gitops-1.16" {
@@ -197,45 +250,76 @@ func TestHandoff(t *testing.T) {
 		}
 	})
 
-	t.Run("degraded child is named", func(t *testing.T) {
-		clustertest.MustSetStatus(t, d, clustertest.Applications, handoff.ArgoNamespace, "root", appStatus("Synced", "Degraded",
-			map[string]any{"kind": "Application", "group": "argoproj.io", "name": "storage", "namespace": handoff.ArgoNamespace, "health": map[string]any{"status": "Degraded"}}), false)
-		clustertest.Create(t, d, clustertest.Applications, map[string]any{"apiVersion": handoff.ArgoV1a1, "kind": "Application",
-			"metadata": map[string]any{"name": "storage", "namespace": handoff.ArgoNamespace},
-			"spec": map[string]any{"project": "default", "destination": map[string]any{"server": "https://kubernetes.default.svc"},
-				"source": map[string]any{"repoURL": opts.Repo.URL, "path": "storage"}}})
-		clustertest.MustSetStatus(t, d, clustertest.Applications, handoff.ArgoNamespace, "storage", appStatus("Synced", "Degraded",
-			map[string]any{"kind": "Deployment", "group": "apps", "name": "lvms-operator", "namespace": "openshift-storage",
-				"health": map[string]any{"status": "Degraded", "message": "Deployment \"lvms-operator\" exceeded its progress deadline"}}), false)
-		err := handoff.Verify(context.Background(), c, "root")
-		if err == nil {
-			t.Fatal("Verify passed a degraded root")
-		}
-		_, err = handoff.WaitApplication(context.Background(), c, "root", 5*time.Second, nil)
+	// A fault's root Application is removed afterwards, so the next fault's wait for every
+	// Application does not find it.
+	fault := func(t *testing.T, name, path string, o handoff.Options) error {
+		t.Helper()
+		o.RootApp.Name, o.Repo.Path, o.Timeout, o.Patience = name, path, 3*time.Minute, 10*time.Second
+		t.Cleanup(func() {
+			for _, a := range []string{name, "storage"} {
+				_ = d.Resource(clustertest.Applications).Namespace(handoff.ArgoNamespace).Delete(context.Background(), a, metav1.DeleteOptions{})
+			}
+		})
+		_, err := handoff.Run(context.Background(), c, o, nil)
+		return err
+	}
+
+	t.Run("a path that does not render", func(t *testing.T) {
+		err := fault(t, "unrenderable", "faults/unrenderable", opts)
 		var fe *cluster.FailedError
-		if !errors.As(err, &fe) || !strings.Contains(err.Error(), "Application storage: Deployment openshift-storage/lvms-operator: Deployment \"lvms-operator\" exceeded its progress deadline") {
-			t.Fatalf("want FailedError naming the degraded child, got %v", err)
+		if !errors.As(err, &fe) || !strings.Contains(err.Error(), "ComparisonError") || !strings.Contains(err.Error(), "quota-missing.yaml") {
+			t.Fatalf("want a FailedError with Argo CD's ComparisonError naming quota-missing.yaml, got %v", err)
 		}
 	})
 
-	t.Run("timeout says what was last seen", func(t *testing.T) {
-		clustertest.MustSetStatus(t, d, clustertest.Applications, handoff.ArgoNamespace, "root", appStatus("OutOfSync", "Progressing"), false)
-		_, err := handoff.WaitApplication(context.Background(), c, "root", 700*time.Millisecond, nil)
-		var te *cluster.TimeoutError
-		if !errors.As(err, &te) || te.Last != "sync OutOfSync, health Progressing" {
-			t.Fatalf("want TimeoutError, got %v", err)
+	t.Run("a degraded child", func(t *testing.T) {
+		done := make(chan struct{})
+		defer close(done)
+		go playDeploymentController(d, "openshift-storage", "lvms-operator", done)
+		err := fault(t, "degraded", "faults/degraded", opts)
+		var fe *cluster.FailedError
+		want := `Application storage: Degraded: Deployment openshift-storage/lvms-operator: Deployment "lvms-operator" exceeded its progress deadline`
+		if !errors.As(err, &fe) || !strings.Contains(err.Error(), want) {
+			t.Fatalf("want a FailedError with %q, got %v", want, err)
 		}
 	})
 
-	t.Run("failed CSV stops the handoff", func(t *testing.T) {
-		clustertest.MustSetStatus(t, d, clustertest.ClusterServiceVersions, handoff.OperatorNamespace, csvName, map[string]any{
-			"phase": "Failed", "reason": "InstallCheckFailed", "message": "install timeout"}, true)
-		_, err := handoff.Run(context.Background(), c, opts, nil)
+	t.Run("a wrong credential", func(t *testing.T) {
+		// The same repository by another name (the certificate is for localhost too): nothing
+		// Argo CD cached for the first URL answers for it. It runs last: the repository Secret
+		// is the handoff's one Secret, now for this URL.
+		o := opts
+		o.Repo.URL, o.Repo.Password = strings.Replace(git.URL, "127.0.0.1", "localhost", 1), "not-the-password"
+		err := fault(t, "wrong-credential", "clusters/lab", o)
 		var fe *cluster.FailedError
-		if !errors.As(err, &fe) || !strings.Contains(err.Error(), "Failed (InstallCheckFailed): install timeout") {
-			t.Fatalf("want FailedError from the CSV, got %v", err)
+		if !errors.As(err, &fe) || !strings.Contains(err.Error(), "ComparisonError") || !strings.Contains(err.Error(), "authentication required") {
+			t.Fatalf("want a FailedError with Argo CD's ComparisonError saying authentication required, got %v", err)
+		}
+		if strings.Contains(err.Error(), "not-the-password") {
+			t.Fatal("the password leaked into the error")
 		}
 	})
+}
+
+// playDeploymentController plays kube-controller-manager's deployment controller for one
+// Deployment that cannot roll out: once Argo CD created it, its status says the progress deadline
+// passed. It stops when done is closed.
+func playDeploymentController(d dynamic.Interface, ns, name string, done <-chan struct{}) {
+	for {
+		select {
+		case <-done:
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+		u, err := d.Resource(clustertest.Deployments).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			continue
+		}
+		if og, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration"); og == u.GetGeneration() {
+			continue
+		}
+		_ = clustertest.SetStatus(d, clustertest.Deployments, ns, name, clustertest.DeploymentStatus(name, u.GetGeneration(), "deadline"), true)
+	}
 }
 
 func TestBadRepoStopsBeforeAnyChange(t *testing.T) {

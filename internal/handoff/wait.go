@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -111,15 +113,15 @@ func readApp(u *unstructured.Unstructured) AppStatus {
 	}
 }
 
-// appCheck is done when Synced and Healthy and fails when Degraded, naming the first degraded
-// resource with Argo CD's message.
+// appCheck is done when Argo CD reports the Application Synced and Healthy and fails when it
+// reports a problem (appProblem), in Argo CD's words.
 func appCheck(u *unstructured.Unstructured) (cluster.State, string) {
 	if u == nil {
 		return cluster.Pending, ""
 	}
 	st := readApp(u)
-	if st.Health == "Degraded" {
-		return cluster.Failed, "Degraded: " + firstDegraded(u)
+	if p := appProblem(u); p != "" {
+		return cluster.Failed, p
 	}
 	if st.Sync == "Synced" && st.Health == "Healthy" {
 		return cluster.Done, "Synced and Healthy at " + st.Revision
@@ -132,6 +134,43 @@ func appCheck(u *unstructured.Unstructured) (cluster.State, string) {
 		}
 	}
 	return cluster.Pending, msg
+}
+
+// appProblem is what Argo CD reports wrong with an Application, in its own words: health
+// Degraded (naming the first degraded resource), an error condition (ComparisonError when the
+// source cannot be fetched or rendered, InvalidSpecError, SyncError), or a sync that ended Failed
+// or Error. "" when there is none.
+func appProblem(u *unstructured.Unstructured) string {
+	if readApp(u).Health == "Degraded" {
+		return "Degraded: " + firstDegraded(u)
+	}
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		typ, _ := m["type"].(string)
+		if strings.HasSuffix(typ, "Error") {
+			msg, _ := m["message"].(string)
+			return typ + ": " + msg
+		}
+	}
+	switch p := nested(u, "status", "operationState", "phase"); p {
+	case "Failed", "Error":
+		return "sync " + p + ": " + nested(u, "status", "operationState", "message")
+	}
+	return ""
+}
+
+// hasErrorCondition reports whether Argo CD's last comparison of the Application failed (as
+// opposed to a health verdict): a refresh may clear it.
+func hasErrorCondition(u *unstructured.Unstructured) bool {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if typ, _ := m["type"].(string); strings.HasSuffix(typ, "Error") {
+			return true
+		}
+	}
+	return false
 }
 
 func orUnknown(s string) string {
@@ -165,37 +204,154 @@ func firstDegraded(u *unstructured.Unstructured) string {
 	return "no resource reports why"
 }
 
-// WaitApplication waits for the named Application in ArgoNamespace to be Synced and Healthy. When it
-// is Degraded, or the wait times out, the error names the first degraded child Application (the
-// app-of-apps' children are Applications) and its first degraded resource.
-func WaitApplication(ctx context.Context, c *cluster.Client, name string, timeout time.Duration, progress cluster.Progress) (AppStatus, error) {
+// Patience is how long Argo CD may keep reporting a problem before the handoff gives up on it
+// (DefaultPatience unless set). A comparison error may be transient (the repo-server read the Git
+// server's CA before its ConfigMap reached the pod), and Argo CD retries on its own only every
+// few minutes, so meanwhile the wait asks it for a hard refresh: at once, then every
+// refreshEvery (or a quarter of the patience, when shorter), so it sees a few retries.
+const DefaultPatience = 2 * time.Minute
+
+const refreshEvery = 15 * time.Second
+
+// RefreshAnnotation asks Argo CD's application controller to compare an Application again;
+// "hard" also bypasses the repo-server's manifest cache (which keeps a generation error).
+const RefreshAnnotation = "argocd.argoproj.io/refresh"
+
+// waiter judges Applications across the polls of one wait: a problem fails the wait only once
+// Argo CD has reported problems for patience without a break, and Applications whose comparison
+// failed are refreshed.
+type waiter struct {
+	c         *cluster.Client
+	ctx       context.Context
+	patience  time.Duration
+	troubled  time.Time            // when problems started being reported, zero when none
+	every     time.Duration        // between refreshes of one Application
+	refreshed map[string]time.Time // Application -> last refresh asked
+}
+
+func newWaiter(ctx context.Context, c *cluster.Client, patience time.Duration) *waiter {
+	if patience <= 0 {
+		patience = DefaultPatience
+	}
+	return &waiter{c: c, ctx: ctx, patience: patience, every: min(refreshEvery, patience/4), refreshed: map[string]time.Time{}}
+}
+
+// judge turns a Failed verdict into Pending until problems have lasted patience.
+func (w *waiter) judge(st cluster.State, msg string) (cluster.State, string) {
+	if st != cluster.Failed {
+		w.troubled = time.Time{}
+		return st, msg
+	}
+	if w.troubled.IsZero() {
+		w.troubled = time.Now()
+	}
+	if time.Since(w.troubled) < w.patience {
+		return cluster.Pending, msg
+	}
+	return cluster.Failed, msg
+}
+
+// refresh asks for a hard refresh of an Application whose comparison failed, at most every
+// w.every.
+func (w *waiter) refresh(u *unstructured.Unstructured) {
+	if u == nil || !hasErrorCondition(u) || time.Since(w.refreshed[u.GetName()]) < w.every {
+		return
+	}
+	w.refreshed[u.GetName()] = time.Now()
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"hard"}}}`, RefreshAnnotation)
+	_, _ = w.c.Patch(w.ctx, appRef(u.GetName()), []byte(patch)) // best effort: the wait goes on either way
+}
+
+// WaitApplication waits until Argo CD reports the named Application in ArgoNamespace Synced and
+// Healthy, then every Application there (the root's children and what its ApplicationSets
+// generate) Synced and Healthy and every ApplicationSet's Applications up to date. A problem
+// Argo CD reports for longer than patience (DefaultPatience when 0) fails the wait, naming the
+// Application and Argo CD's message; so does the timeout, with the last status seen.
+func WaitApplication(ctx context.Context, c *cluster.Client, name string, timeout, patience time.Duration, progress cluster.Progress) (AppStatus, error) {
 	ref := appRef(name)
-	err := c.Wait(ctx, ref, "Synced and Healthy", timeout, appCheck, progress)
+	w := newWaiter(ctx, c, patience)
+	err := c.Wait(ctx, ref, "Synced and Healthy", timeout, func(u *unstructured.Unstructured) (cluster.State, string) {
+		w.refresh(u)
+		return w.judge(appCheck(u))
+	}, progress)
 	var st AppStatus
 	if u, gerr := c.Get(ctx, ref); gerr == nil {
 		st = readApp(u)
 	}
-	var fe *cluster.FailedError
-	var te *cluster.TimeoutError
-	if errors.As(err, &fe) || errors.As(err, &te) {
-		if child := degradedChild(ctx, c, name); child != "" {
-			return st, fmt.Errorf("%w; first degraded child: %s", err, child)
+	if err != nil {
+		var fe *cluster.FailedError
+		var te *cluster.TimeoutError
+		if errors.As(err, &fe) || errors.As(err, &te) {
+			if child := childProblem(ctx, c, name); child != "" {
+				return st, fmt.Errorf("%w; first child with a problem: %s", err, child)
+			}
 		}
+		return st, err
 	}
+	w = newWaiter(ctx, c, patience)
+	err = c.Wait(ctx, ref, "every Application Synced and Healthy", timeout, func(*unstructured.Unstructured) (cluster.State, string) {
+		return w.judge(w.all())
+	}, progress)
 	return st, err
 }
 
-func degradedChild(ctx context.Context, c *cluster.Client, root string) string {
+// all judges every Application and ApplicationSet in ArgoNamespace, naming the first that is
+// not done (ApplicationSets first: their Applications may not exist yet).
+func (w *waiter) all() (cluster.State, string) {
+	sets, err := w.c.List(w.ctx, ArgoV1a1, "ApplicationSet", ArgoNamespace, "")
+	if err != nil {
+		return cluster.Pending, "cannot list ApplicationSets: " + err.Error()
+	}
+	for i := range sets {
+		as := &sets[i]
+		if s, reason, msg, _ := cluster.Condition(as, "ErrorOccurred"); s == "True" {
+			return cluster.Failed, fmt.Sprintf("ApplicationSet %s: ErrorOccurred (%s): %s", as.GetName(), reason, msg)
+		}
+		if s, _, msg, _ := cluster.Condition(as, "ResourcesUpToDate"); s != "True" {
+			return cluster.Pending, fmt.Sprintf("ApplicationSet %s: Applications not up to date yet %s", as.GetName(), msg)
+		}
+	}
+	apps, err := w.c.List(w.ctx, ArgoV1a1, "Application", ArgoNamespace, "")
+	if err != nil {
+		return cluster.Pending, "cannot list Applications: " + err.Error()
+	}
+	sort.Slice(apps, func(i, j int) bool { return apps[i].GetName() < apps[j].GetName() })
+	var failed, pending string
+	for i := range apps {
+		a := &apps[i]
+		w.refresh(a)
+		st, msg := appCheck(a)
+		switch {
+		case st == cluster.Failed && failed == "":
+			failed = "Application " + a.GetName() + ": " + msg
+		case st == cluster.Pending && pending == "":
+			pending = "Application " + a.GetName() + ": " + msg
+		}
+	}
+	switch {
+	case failed != "":
+		return cluster.Failed, failed
+	case pending != "":
+		return cluster.Pending, pending
+	}
+	return cluster.Done, fmt.Sprintf("%d Applications and %d ApplicationSets Synced and Healthy", len(apps), len(sets))
+}
+
+// childProblem names the first Application other than root with a problem Argo CD reports.
+func childProblem(ctx context.Context, c *cluster.Client, root string) string {
 	apps, err := c.List(ctx, ArgoV1a1, "Application", ArgoNamespace, "")
 	if err != nil {
 		return ""
 	}
+	sort.Slice(apps, func(i, j int) bool { return apps[i].GetName() < apps[j].GetName() })
 	for i := range apps {
 		a := &apps[i]
-		if a.GetName() == root || readApp(a).Health != "Degraded" {
+		if a.GetName() == root {
 			continue
 		}
-		return "Application " + a.GetName() + ": " + firstDegraded(a)
+		if p := appProblem(a); p != "" {
+			return "Application " + a.GetName() + ": " + p
+		}
 	}
 	return ""
 }

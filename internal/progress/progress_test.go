@@ -224,7 +224,7 @@ func TestTTY(t *testing.T) {
 	r.Close()
 	out := buf.String()
 	for _, want := range []string{"↷ preflight skipped", "▶ mirror started: first run", "! mirror WARNING: retrying blob",
-		"✓ mirror succeeded in", "/200 B", "mirror    3/40 blobs 120/641", "steps/s", "boot w1: node:w1/power-on", "✗ boot FAILED: w3: 401"} {
+		"✓ mirror succeeded in", "150 B / 200 B (75%)  done 3/40  blobs 120/641", "50 steps done", "boot w1: node:w1/power-on", "✗ boot FAILED: w3: 401"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in %q", want, out)
 		}
@@ -278,6 +278,26 @@ func TestDescribeCheckVerdicts(t *testing.T) {
 	} {
 		if got := describe(tc.e); got != tc.want {
 			t.Errorf("describe(%+v) = %q, want %q", tc.e, got, tc.want)
+		}
+	}
+}
+
+// The time left is the later of what bytes and blobs say.
+func TestTimeLeftOfBoth(t *testing.T) {
+	for _, tc := range []struct {
+		bd, bt int64
+		br     float64
+		pd, pt int64
+		pr     float64
+		want   string
+	}{
+		{800, 1000, 80, 100, 600, 10, "50s"}, // bytes say 2.5 s, blobs 50 s
+		{500, 1000, 50, 590, 600, 59, "10s"}, // bytes are behind
+		{1000, 1000, 50, 600, 600, 10, ""},   // done
+		{0, 1000, 0, 0, 600, 0, ""},          // no rate yet
+	} {
+		if got := TimeLeftOfBoth(tc.bd, tc.bt, tc.br, tc.pd, tc.pt, tc.pr); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc, got, tc.want)
 		}
 	}
 }

@@ -3,31 +3,65 @@ package progress
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/units"
 )
 
-// TTYRenderer draws one progress bar for the stage that reports progress (bytes or items, or
-// journaled steps when a stage reports nothing else) and prints stage transitions above it.
+// TTYRenderer keeps a live region at the bottom of the terminal: one line per active stage (its
+// progress, rate, time left, or its latest message), redrawn in place. Everything else (stage
+// transitions, warnings, node steps, log lines) is printed above the region, never inside it.
+// A finished stage leaves the region and prints one final line. Nothing draws on its own: there
+// is no goroutine, so nothing keeps spinning after a stage ended.
 type TTYRenderer struct {
 	w        io.Writer
 	throttle time.Duration
+	now      func() time.Time
 
-	mu      sync.Mutex
-	bar     *progressbar.ProgressBar
-	stage   string // stage the bar belongs to
-	unit    string // "steps" when the bar counts step-done events
-	total   int64
-	started map[string]time.Time
+	mu     sync.Mutex
+	active []*ttyStage // in start order
+	drawn  int         // lines of the region on screen
+	last   time.Time   // last redraw
 }
 
-// NewTTY returns a renderer drawing bars on w, which should be a terminal.
+type ttyStage struct {
+	name    string
+	started time.Time
+	last    pipeline.Event // latest progress (or step) event
+	msg     string         // latest info line
+	steps   int64
+	// rate samples for the time left: bytes and parts (blobs) seen at first sight.
+	t0           time.Time
+	cur0, parts0 int64
+}
+
+// NewTTY returns a renderer drawing on w, which should be a terminal.
 func NewTTY(w io.Writer) *TTYRenderer {
-	return &TTYRenderer{w: w, throttle: 100 * time.Millisecond, started: map[string]time.Time{}}
+	return &TTYRenderer{w: w, throttle: 100 * time.Millisecond, now: time.Now}
+}
+
+func (r *TTYRenderer) stage(e pipeline.Event) *ttyStage {
+	for _, s := range r.active {
+		if s.name == e.Stage {
+			return s
+		}
+	}
+	s := &ttyStage{name: e.Stage, started: stamp(e)}
+	r.active = append(r.active, s)
+	return s
+}
+
+func (r *TTYRenderer) finish(name string) *ttyStage {
+	for i, s := range r.active {
+		if s.name == name {
+			r.active = append(r.active[:i], r.active[i+1:]...)
+			return s
+		}
+	}
+	return nil
 }
 
 // Handle renders one event.
@@ -36,122 +70,170 @@ func (r *TTYRenderer) Handle(e pipeline.Event) {
 	defer r.mu.Unlock()
 	switch e.Kind {
 	case pipeline.Progress:
-		unit := e.Unit
-		if unit == "" {
-			unit = "items"
+		s := r.stage(e)
+		if s.t0.IsZero() {
+			s.t0, s.cur0, s.parts0 = stamp(e), e.Current, e.Parts
 		}
-		r.ensureBar(e.Stage, unit, e.Total)
-		r.bar.Describe(r.label(e.Stage, e))
-		_ = r.bar.Set64(e.Current)
+		s.last = e
+		r.redraw(false)
 		return
 	case pipeline.StepDone:
+		s := r.stage(e)
+		s.steps++
 		if e.Node != "" {
 			r.print(fmt.Sprintf("  %s %s: %s", e.Stage, e.Node, e.Step))
+			return
 		}
-		if r.bar != nil && r.stage == e.Stage && r.unit != "steps" {
-			return // the stage draws its own progress
-		}
-		r.ensureBar(e.Stage, "steps", 0)
-		_ = r.bar.Set64(e.Done)
+		r.redraw(false)
 		return
 	case pipeline.StageStarted:
-		r.started[e.Stage] = stamp(e)
+		r.stage(e).started = stamp(e)
 		r.print("▶ " + e.Stage + " " + describe(e))
 		return
 	case pipeline.StageSucceeded, pipeline.StageFailed:
-		if r.stage == e.Stage {
-			r.dropBar()
-		}
-		mark := "✓"
+		s := r.finish(e.Stage)
+		mark, text := "✓", describe(e)
 		if e.Kind == pipeline.StageFailed {
 			mark = "✗"
+		} else if s != nil {
+			text = "succeeded in " + stamp(e).Sub(s.started).Round(time.Second).String()
 		}
-		text := describe(e)
-		if t, ok := r.started[e.Stage]; ok && e.Kind == pipeline.StageSucceeded {
-			text = fmt.Sprintf("succeeded in %s", stamp(e).Sub(t).Round(time.Second))
-		}
-		delete(r.started, e.Stage)
 		r.print(mark + " " + e.Stage + " " + text)
 		return
 	case pipeline.StageSkipped:
+		r.finish(e.Stage)
 		r.print("↷ " + e.Stage + " " + describe(e))
+		return
+	case pipeline.StageStale:
+		r.print("  " + e.Stage + " " + describe(e))
 		return
 	case pipeline.Warning, pipeline.Failure:
 		r.print("! " + e.Stage + " " + describe(e))
 		return
 	}
+	// Info: a log line, printed above; the stage's live line shows it too while it has nothing
+	// better (the installer's "Still waiting..." while install runs).
+	if e.Stage != "" {
+		for _, s := range r.active {
+			if s.name == e.Stage {
+				s.msg = firstLineOf(e.Message)
+			}
+		}
+	}
 	r.print("  " + e.Stage + " " + describe(e))
 }
 
-func (r *TTYRenderer) label(stage string, e pipeline.Event) string {
-	label := stage
-	if e.DoneTotal > 0 {
-		label = fmt.Sprintf("%-9s %d/%d", stage, e.Done, e.DoneTotal)
-	}
-	if e.PartsTotal > 0 {
-		label += fmt.Sprintf(" %s %d/%d", e.PartsUnit, e.Parts, e.PartsTotal)
-	}
-	return label
-}
-
-// ensureBar makes the bar belong to stage and unit, with max total (unknown when 0).
-func (r *TTYRenderer) ensureBar(stage, unit string, total int64) {
-	if r.bar != nil && (r.stage != stage || r.unit != unit) {
-		r.dropBar()
-	}
-	if r.bar == nil {
-		limit := total
-		if limit <= 0 {
-			limit = -1 // unknown: a spinner with a count
-		}
-		opts := []progressbar.Option{
-			progressbar.OptionSetWriter(r.w),
-			progressbar.OptionSetDescription(stage),
-			progressbar.OptionSetWidth(30),
-			progressbar.OptionThrottle(r.throttle),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionClearOnFinish(),
-			progressbar.OptionUseIECUnits(true),
-			progressbar.OptionShowCount(),
-		}
-		if unit == "bytes" {
-			opts = append(opts, progressbar.OptionShowBytes(true), progressbar.OptionShowTotalBytes(true))
+// line is a stage's live line: "mirror   1.2 GiB / 3.0 GiB (40%)  images 3/40  blobs 130/641
+// 25.6 MiB/s  ETA 1m10s  [42s]".
+func (r *TTYRenderer) line(s *ttyStage, now time.Time) string {
+	elapsed := now.Sub(s.started).Round(time.Second)
+	e := s.last
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-9s ", s.name)
+	switch {
+	case e.Kind == pipeline.Progress:
+		if e.Unit == "bytes" {
+			b.WriteString(units.Bytes(e.Current))
+			if e.Total > 0 {
+				fmt.Fprintf(&b, " / %s (%d%%)", units.Bytes(e.Total), e.Current*100/e.Total)
+			}
 		} else {
-			opts = append(opts, progressbar.OptionShowIts(), progressbar.OptionSetItsString(unit))
+			fmt.Fprintf(&b, "%d", e.Current)
+			if e.Total > 0 {
+				fmt.Fprintf(&b, "/%d", e.Total)
+			}
+			b.WriteString(" " + or(e.Unit, "items"))
 		}
-		r.bar, r.stage, r.unit, r.total = progressbar.NewOptions64(limit, opts...), stage, unit, total
-		return
+		if e.DoneTotal > 0 {
+			fmt.Fprintf(&b, "  done %d/%d", e.Done, e.DoneTotal)
+		}
+		if e.PartsTotal > 0 {
+			fmt.Fprintf(&b, "  %s %d/%d", e.PartsUnit, e.Parts, e.PartsTotal)
+		}
+		if dt := stamp(e).Sub(s.t0).Seconds(); dt >= 1 {
+			rate := float64(e.Current-s.cur0) / dt
+			if e.Unit == "bytes" && rate > 0 {
+				fmt.Fprintf(&b, "  %s/s", units.Bytes(int64(rate)))
+			}
+			// Time left: the later of what bytes and parts say. The largest blobs go first,
+			// so bytes alone promise too early an end while many small blobs remain.
+			eta := etaOf(e.Current, e.Total, rate)
+			if e.PartsTotal > 0 {
+				eta = max(eta, etaOf(e.Parts, e.PartsTotal, float64(e.Parts-s.parts0)/dt))
+			}
+			if eta > 0 {
+				fmt.Fprintf(&b, "  ETA %s", eta.Round(time.Second))
+			}
+		}
+	case s.steps > 0:
+		fmt.Fprintf(&b, "%d steps done", s.steps)
+		if s.msg != "" {
+			b.WriteString("  " + s.msg)
+		}
+	default:
+		b.WriteString(or(s.msg, "working"))
 	}
-	if total > 0 && total != r.total {
-		r.bar.ChangeMax64(total)
-		r.total = total
+	fmt.Fprintf(&b, "  [%s]", elapsed)
+	return b.String()
+}
+
+// etaOf is how long the rest of total takes at rate; 0 when it cannot be told.
+func etaOf(done, total int64, rate float64) time.Duration {
+	if rate <= 0 || total <= done {
+		return 0
+	}
+	return time.Duration(float64(total-done) / rate * float64(time.Second))
+}
+
+// erase removes the region from the screen, leaving the cursor where it began.
+func (r *TTYRenderer) erase() {
+	if r.drawn > 0 {
+		fmt.Fprintf(r.w, "\r\x1b[%dA\x1b[J", r.drawn)
+		r.drawn = 0
 	}
 }
 
-func (r *TTYRenderer) dropBar() {
-	if r.bar == nil {
+// redraw draws the region again (at most every throttle unless forced).
+func (r *TTYRenderer) redraw(force bool) {
+	now := r.now()
+	if !force && r.drawn > 0 && now.Sub(r.last) < r.throttle {
 		return
 	}
-	_ = r.bar.Exit()
-	_ = r.bar.Clear()
-	r.bar, r.stage, r.unit, r.total = nil, "", "", 0
+	var b strings.Builder
+	if r.drawn > 0 {
+		fmt.Fprintf(&b, "\r\x1b[%dA\x1b[J", r.drawn)
+	}
+	for _, s := range r.active {
+		b.WriteString(r.line(s, now) + "\n")
+	}
+	_, _ = io.WriteString(r.w, b.String())
+	r.drawn, r.last = len(r.active), now
 }
 
-// print writes a line above the bar and draws the bar again.
+// print writes a line above the region and draws the region again below it.
 func (r *TTYRenderer) print(s string) {
-	if r.bar != nil {
-		_ = r.bar.Clear()
-	}
+	r.erase()
 	fmt.Fprintln(r.w, s)
-	if r.bar != nil {
-		_ = r.bar.RenderBlank()
-	}
+	r.redraw(true)
 }
 
-// Close removes the bar.
+// Close removes the region.
 func (r *TTYRenderer) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.dropBar()
+	r.erase()
+	r.active = nil
 	return nil
+}
+
+func firstLineOf(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+func or(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

@@ -23,6 +23,9 @@ type Handoff struct {
 	// SkipGitCheck skips proving the repository, revision and path from the jump host before
 	// any change (for a Git server only the cluster can reach).
 	SkipGitCheck bool
+	// Patience is how long Argo CD may report a problem with an Application before the stage
+	// fails on it (default handoff.DefaultPatience; tests shorten it).
+	Patience time.Duration
 }
 
 // Name implements pipeline.Stage.
@@ -173,6 +176,7 @@ func (st Handoff) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("handoff: %w", err)
 	}
+	o.Patience = st.Patience
 	res, err := handoff.Run(ctx, c, o, func(m string) { ev(pipeline.Info, "", m) })
 	if rerr := changes.done(ev, res.Applied, res.Changed); rerr != nil && err == nil {
 		err = rerr
@@ -203,7 +207,8 @@ type HandoffOutput struct {
 	URL string `json:"url,omitempty"`
 }
 
-// Verify implements pipeline.Verifier: the root application is still Synced and Healthy.
+// Verify implements pipeline.Verifier: Argo CD still reports the root application and every
+// other Application Synced and Healthy.
 func (st Handoff) Verify(ctx context.Context, env *pipeline.Env) error {
 	c, err := cluster.NewFromKubeconfig(Kubeconfig(env.WorkDir), st.ClientOptions...)
 	if err != nil {

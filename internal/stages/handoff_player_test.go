@@ -2,6 +2,8 @@ package stages
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,22 +15,32 @@ import (
 
 	"github.com/bootstrap-dev/bootstrap/internal/cluster/clustertest"
 	"github.com/bootstrap-dev/bootstrap/internal/handoff"
+	"github.com/bootstrap-dev/bootstrap/internal/handoff/argocdtest"
 )
 
-// controllers plays OLM, the GitOps operator and Argo CD against the real API server, one
-// reconcile pass every 100 ms until stopped: CatalogSources READY; the Subscription resolved to a
-// Manual InstallPlan; the CSV installed (Succeeded) once the plan is approved; the Argo CD server
-// Deployment Available with its Route; the root Application Synced and Healthy at the commit.
+// controllers plays OLM, the GitOps operator and kube-controller-manager's deployment
+// controller against the real API server, one reconcile pass every 100 ms until stopped:
+// CatalogSources READY; the Subscription resolved to a Manual InstallPlan; the CSV installed
+// (Succeeded) once the plan is approved; the default Argo CD instance (Argo CD's own controllers,
+// argocdtest, then the server Deployment Available with its Route); every other Deployment
+// reported in the state SetDeployments last chose. Applications are Argo CD's alone.
 type controllers struct {
-	d      dynamic.Interface
-	commit string
-	stop   context.CancelFunc
-	done   chan error
+	d          dynamic.Interface
+	kubeconfig string
+	dir        string
+	argo       *argocdtest.Instance
+	stop       context.CancelFunc
+	done       chan error
+
+	mu      sync.Mutex
+	deploy  string            // the state Deployments are reported in (clustertest.DeploymentStatus)
+	written map[string]string // Deployment -> state@generation last written
 }
 
-func startControllers(d dynamic.Interface, commit string) *controllers {
+func startControllers(t *testing.T, d dynamic.Interface, kubeconfig string) *controllers {
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &controllers{d: d, commit: commit, stop: cancel, done: make(chan error, 1)}
+	p := &controllers{d: d, kubeconfig: kubeconfig, dir: t.TempDir(), stop: cancel, done: make(chan error, 1),
+		deploy: "available", written: map[string]string{}}
 	go func() {
 		for {
 			if err := p.pass(ctx); err != nil && ctx.Err() == nil {
@@ -46,13 +58,51 @@ func startControllers(d dynamic.Interface, commit string) *controllers {
 	return p
 }
 
-// Stop stops the controllers and fails the test when one of them failed.
+// SetDeployments makes the played deployment controller report every Deployment (but Argo CD's
+// server) as state from now on.
+func (p *controllers) SetDeployments(state string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.deploy = state
+}
+
+// Stop stops the controllers and Argo CD and fails the test when one of them failed.
 func (p *controllers) Stop(t *testing.T) {
 	t.Helper()
 	p.stop()
-	if err := <-p.done; err != nil {
+	err := <-p.done
+	if serr := p.argo.Stop(); serr != nil {
+		t.Errorf("stop argo cd: %v", serr)
+	}
+	if err != nil {
 		t.Fatalf("controller player: %v", err)
 	}
+}
+
+// deployments plays the deployment controller for the Deployments Argo CD applies.
+func (p *controllers) deployments(ctx context.Context) error {
+	list, err := p.d.Resource(clustertest.Deployments).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	state := p.deploy
+	p.mu.Unlock()
+	for _, u := range list.Items {
+		if u.GetNamespace() == handoff.ArgoNamespace {
+			continue
+		}
+		key, want := u.GetNamespace()+"/"+u.GetName(), fmt.Sprintf("%s@%d", state, u.GetGeneration())
+		if p.written[key] == want {
+			continue
+		}
+		if err := clustertest.SetStatus(p.d, clustertest.Deployments, u.GetNamespace(), u.GetName(),
+			clustertest.DeploymentStatus(u.GetName(), u.GetGeneration(), state), true); err != nil {
+			return err
+		}
+		p.written[key] = want
+	}
+	return nil
 }
 
 func (p *controllers) get(ctx context.Context, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
@@ -139,6 +189,9 @@ func (p *controllers) pass(ctx context.Context) error {
 		if err := p.create(ctx, clustertest.Namespaces, map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": handoff.ArgoNamespace}}); err != nil {
 			return err
 		}
+		if p.argo, err = argocdtest.Start(ctx, d, argocdtest.Options{Dir: p.dir, Kubeconfig: p.kubeconfig, Namespace: handoff.ArgoNamespace}); err != nil {
+			return err
+		}
 		labels := map[string]any{"app.kubernetes.io/name": handoff.ServerDeployment}
 		if err := p.create(ctx, clustertest.Deployments, map[string]any{
 			"apiVersion": "apps/v1", "kind": "Deployment",
@@ -161,21 +214,5 @@ func (p *controllers) pass(ctx context.Context) error {
 			"spec":     map[string]any{"host": argoHost, "to": map[string]any{"kind": "Service", "name": handoff.ServerDeployment}},
 		})
 	}
-	// Argo CD: the root application syncs.
-	root, err := p.get(ctx, clustertest.Applications, handoff.ArgoNamespace, "root")
-	if err != nil || root == nil {
-		return err
-	}
-	if h, _, _ := unstructured.NestedString(root.Object, "status", "health", "status"); h == "" {
-		return clustertest.SetStatus(d, clustertest.Applications, handoff.ArgoNamespace, "root", stageAppStatus(p.commit, "Synced", "Healthy"), false)
-	}
-	return nil
-}
-
-func stageAppStatus(commit, sync, health string, resources ...any) map[string]any {
-	return map[string]any{
-		"sync":      map[string]any{"status": sync, "revision": commit},
-		"health":    map[string]any{"status": health},
-		"resources": resources,
-	}
+	return p.deployments(ctx)
 }

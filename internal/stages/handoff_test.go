@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/bootstrap-dev/bootstrap/internal/cluster"
@@ -40,6 +41,8 @@ const (
 type handoffLab struct {
 	t      *testing.T
 	git    *gitrepotest.Server
+	head   string // main's commit
+	kube   string // the API server's kubeconfig
 	d      dynamic.Interface
 	work   string
 	site   *site.Site
@@ -69,25 +72,30 @@ func newHandoffLab(t *testing.T) *handoffLab {
 			"  generators:\n  - list:\n      elements:\n      - {name: storage}\n" +
 			"  template:\n    metadata: {name: '{{name}}'}\n    spec:\n      project: default\n" +
 			"      source: {repoURL: " + l.git.URL + ", targetRevision: main, path: 'apps/{{name}}'}\n" +
-			"      destination: {server: 'https://kubernetes.default.svc', namespace: '{{name}}'}\n",
+			"      destination: {server: 'https://kubernetes.default.svc', namespace: '{{name}}'}\n" +
+			"      syncPolicy: {automated: {prune: true, selfHeal: true}, syncOptions: [CreateNamespace=true]}\n",
 	}
 	for p, c := range files {
 		if err := os.WriteFile(p, []byte(c), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
+	l.kube = Kubeconfig(l.work)
+	// What the ApplicationSet's Application deploys.
+	l.head = l.git.Commit(t, "refs/heads/main", map[string]string{
+		"apps/storage/config.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: storage-settings\ndata:\n  class: local-nvme\n"})
 	l.site = &site.Site{
 		Cluster:  site.Cluster{Name: "lab", BaseDomain: "example.com"},
 		Registry: site.Registry{Host: "registry.site.example:8443"},
 		Day1:     site.Day1{ModuleBlacklist: []site.ModuleBlacklist{}},
 		GitOps: site.GitOps{Channel: "gitops-1.16", InstallPlanApproval: "Manual", RepoURL: l.git.URL, Revision: "main",
-			Path: "clusters/lab", CAFile: filepath.Join(l.work, "..", "git-ca.pem"), Timeout: "20s",
+			Path: "clusters/lab", CAFile: filepath.Join(l.work, "..", "git-ca.pem"), Timeout: "4m",
 			ApplicationSets: []string{filepath.Join(l.work, "..", "appsets.yaml")},
 			Credentials:     site.GitCredentials{Username: l.git.Username, Password: site.SecretRef{File: filepath.Join(l.work, "..", "git-token")}}},
 	}
 	fast := []cluster.Option{cluster.WithPollInterval(100 * time.Millisecond)}
 	l.runner = &pipeline.Runner{
-		Stages:  []pipeline.Stage{Configure{ClientOptions: fast, Timeout: 20 * time.Second}, Handoff{ClientOptions: fast}},
+		Stages:  []pipeline.Stage{Configure{ClientOptions: fast, Timeout: 20 * time.Second}, Handoff{ClientOptions: fast, Patience: 10 * time.Second}},
 		Site:    l.site,
 		WorkDir: l.work,
 		Sink:    func(e pipeline.Event) { l.mu.Lock(); l.events = append(l.events, e); l.mu.Unlock() },
@@ -135,7 +143,8 @@ func lastOutput(es []pipeline.Entry, stage string) []byte {
 	return out
 }
 
-// versions reads the resourceVersion of each object.
+// versions reads the resourceVersion of each object; for Argo CD's Applications and
+// ApplicationSets, whose status Argo CD keeps writing, their spec instead.
 func (l *handoffLab) versions(refs []cluster.Ref) map[cluster.Ref]string {
 	l.t.Helper()
 	c, err := cluster.NewFromKubeconfig(Kubeconfig(l.work))
@@ -149,6 +158,10 @@ func (l *handoffLab) versions(refs []cluster.Ref) map[cluster.Ref]string {
 			l.t.Fatalf("%s: %v", r, err)
 		}
 		out[r] = u.GetResourceVersion()
+		if r.Kind == "Application" || r.Kind == "ApplicationSet" {
+			spec, _ := json.Marshal(u.Object["spec"])
+			out[r] = string(spec)
+		}
 	}
 	return out
 }
@@ -159,17 +172,19 @@ func (l *handoffLab) setStatus(gvr schema.GroupVersionResource, ns, name string,
 }
 
 // TestHandoffStageThroughTheRunner drives configure and handoff through the pipeline runner
-// against the real API server, with the controllers played by writing status and a real Git
-// server over TLS: a wrong path stops the handoff before any change; the first run installs the
-// operator (approving the Manual InstallPlan), gives Argo CD the repository and the root
-// application and prints the console URL; a second run and a replay change nothing and say so;
-// then a degraded child, a timeout and a failed CSV each fail the stage with the cause.
+// against the real API server, OLM and the deployment controller played by writing status, Argo
+// CD's own controllers and a real Git server over TLS: a wrong path stops the handoff before any
+// change; the first run installs the operator (approving the Manual InstallPlan), gives Argo CD
+// the repository, the root application and the ApplicationSet, waits for Argo CD's verdict and
+// prints the console URL; a second run and a replay change nothing and say so; then a degraded
+// child, a timeout and a failed CSV each fail the stage with the cause.
 func TestHandoffStageThroughTheRunner(t *testing.T) {
 	l := newHandoffLab(t)
 	ctx := context.Background()
 
 	// Before anything changes: the path is proven at the revision (configure, before it, runs).
-	ctrl := startControllers(l.d, l.git.Commits[1])
+	ctrl := startControllers(t, l.d, l.kube)
+	defer ctrl.Stop(t)
 	l.site.GitOps.Path = "clusters/labs"
 	out, err := l.run("")
 	var ge *gitrepo.Error
@@ -186,12 +201,11 @@ func TestHandoffStageThroughTheRunner(t *testing.T) {
 
 	// The first run of the handoff.
 	out, err = l.run("")
-	ctrl.Stop(t)
 	if err != nil {
 		t.Fatalf("first run: %v\n%s", err, out)
 	}
 	for _, want := range []string{
-		"refs/heads/main is commit " + l.git.Commits[1],
+		"refs/heads/main is commit " + l.head,
 		"approved InstallPlan " + stagePlan + " for " + stageCSV,
 		"judging the Argo CD instance by Deployment openshift-gitops/openshift-gitops-server",
 		"console https://" + argoHost,
@@ -213,7 +227,7 @@ func TestHandoffStageThroughTheRunner(t *testing.T) {
 	}
 	j := l.journal()
 	first := lastOutput(j, "handoff")
-	for _, want := range []string{`"installPlan":"` + stagePlan + `"`, `"sync":"Synced"`, `"health":"Healthy"`, `"revision":"` + l.git.Commits[1] + `"`,
+	for _, want := range []string{`"installPlan":"` + stagePlan + `"`, `"sync":"Synced"`, `"health":"Healthy"`, `"revision":"` + l.head + `"`,
 		`"url":"https://` + argoHost + `"`, `"instance":"Deployment openshift-gitops/openshift-gitops-server"`} {
 		if !bytes.Contains(first, []byte(want)) {
 			t.Errorf("handoff output lacks %s: %s", want, first)
@@ -315,45 +329,42 @@ func TestHandoffStageThroughTheRunner(t *testing.T) {
 		t.Errorf("replay changed objects:\nbefore %v\nafter  %v", rv, got)
 	}
 
-	// Argo CD reports the root application Degraded because of a child: the run verifies,
-	// runs the handoff again, and fails naming the child and its first degraded resource.
-	clustertest.Create(t, l.d, clustertest.Applications, map[string]any{"apiVersion": handoff.ArgoV1a1, "kind": "Application",
-		"metadata": map[string]any{"name": "storage", "namespace": handoff.ArgoNamespace},
-		"spec": map[string]any{"project": "default", "destination": map[string]any{"server": "https://kubernetes.default.svc"},
-			"source": map[string]any{"repoURL": l.git.URL, "path": "storage"}}})
-	l.setStatus(clustertest.Applications, handoff.ArgoNamespace, "storage", stageAppStatus(l.git.Commits[1], "Synced", "Degraded",
-		map[string]any{"kind": "Deployment", "group": "apps", "name": "lvms-operator", "namespace": "openshift-storage",
-			"health": map[string]any{"status": "Degraded", "message": `Deployment "lvms-operator" exceeded its progress deadline`}}), false)
-	l.setStatus(clustertest.Applications, handoff.ArgoNamespace, "root", stageAppStatus(l.git.Commits[1], "Synced", "Degraded",
-		map[string]any{"kind": "Application", "group": "argoproj.io", "name": "storage", "namespace": handoff.ArgoNamespace, "health": map[string]any{"status": "Degraded"}}), false)
+	// Argo CD reports a child Degraded: the storage Application's Deployment passed its progress
+	// deadline. The run verifies, runs the handoff again, and fails naming the child, its
+	// degraded resource and Argo CD's message.
+	ctrl.SetDeployments("deadline")
+	l.git.Commit(t, "refs/heads/main", map[string]string{"apps/storage/deployment.yaml": clustertest.DeploymentYAML("lvms-operator", "")})
+	l.waitApp("storage", "Degraded")
 	out, err = l.run("")
 	var fe *cluster.FailedError
 	if !errors.As(err, &fe) || !strings.Contains(err.Error(),
-		`first degraded child: Application storage: Deployment openshift-storage/lvms-operator: Deployment "lvms-operator" exceeded its progress deadline`) {
+		`Application storage: Degraded: Deployment storage/lvms-operator: Deployment "lvms-operator" exceeded its progress deadline`) {
 		t.Fatalf("degraded: %v\n%s", err, out)
 	}
-	if !strings.Contains(out, "handoff stage-started: verify: root application openshift-gitops/root: Degraded") {
+	if !strings.Contains(out, "handoff stage-started: verify: Application openshift-gitops/storage: Degraded") {
 		t.Errorf("the run does not say why the handoff ran again:\n%s", out)
 	}
 	if f := lastFailure(l.journal(), "handoff"); !strings.Contains(f.Error, "Application storage") || f.Remedy == "" {
 		t.Errorf("journaled failure %q (remedy %q) does not name the degraded child", f.Error, f.Remedy)
 	}
 
-	// Argo CD never finishes syncing: the wait times out and says what it saw last.
-	l.setStatus(clustertest.Applications, handoff.ArgoNamespace, "root", stageAppStatus(l.git.Commits[1], "OutOfSync", "Progressing"), false)
-	l.setStatus(clustertest.Applications, handoff.ArgoNamespace, "storage", stageAppStatus(l.git.Commits[1], "Synced", "Healthy"), false)
+	// Argo CD never finishes: the Deployment waits for its pod. The wait times out and says
+	// what it saw last.
+	ctrl.SetDeployments("progressing")
+	l.waitApp("storage", "Progressing")
 	l.site.GitOps.Timeout = "1s"
 	out, err = l.run("")
 	var te *cluster.TimeoutError
-	if !errors.As(err, &te) || !strings.Contains(err.Error(), "Application openshift-gitops/root: not Synced and Healthy after 1s (last seen: sync OutOfSync, health Progressing)") {
+	if !errors.As(err, &te) || !strings.Contains(err.Error(), "not every Application Synced and Healthy after 1s (last seen: Application storage: sync Synced, health Progressing") {
 		t.Fatalf("timeout: %v\n%s", err, out)
 	}
+	ctrl.SetDeployments("available")
+	l.waitApp("storage", "Healthy")
 
 	// The operator's CSV fails: the handoff stops there.
-	l.setStatus(clustertest.Applications, handoff.ArgoNamespace, "root", stageAppStatus(l.git.Commits[1], "Synced", "Healthy"), false)
 	l.setStatus(clustertest.ClusterServiceVersions, handoff.OperatorNamespace, stageCSV, map[string]any{
 		"phase": "Failed", "reason": "InstallCheckFailed", "message": "install timeout"}, true)
-	l.site.GitOps.Timeout = "20s"
+	l.site.GitOps.Timeout = "4m"
 	out, err = l.run("")
 	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "ClusterServiceVersion openshift-gitops-operator/"+stageCSV+": Failed (InstallCheckFailed): install timeout") {
 		t.Fatalf("failed CSV: %v\n%s", err, out)
@@ -383,6 +394,28 @@ func TestHandoffStageThroughTheRunner(t *testing.T) {
 	if ho.Instance != "ArgoCD openshift-gitops/openshift-gitops" || !strings.Contains(out, "Argo CD instance available (judged by ArgoCD openshift-gitops/openshift-gitops)") {
 		t.Errorf("instance judged by %q, want the ArgoCD resource:\n%s", ho.Instance, out)
 	}
+}
+
+// waitApp waits until Argo CD reports the Application's health as want, asking it to refresh
+// (as a Git server's webhook would) so it sees main's newest commit.
+func (l *handoffLab) waitApp(name, health string) {
+	l.t.Helper()
+	ctx := context.Background()
+	refresh := []byte(`{"metadata":{"annotations":{"` + handoff.RefreshAnnotation + `":"normal"}}}`)
+	if _, err := l.d.Resource(clustertest.Applications).Namespace(handoff.ArgoNamespace).Patch(ctx, name, types.MergePatchType, refresh, metav1.PatchOptions{}); err != nil {
+		l.t.Fatal(err)
+	}
+	var last string
+	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		u, err := l.d.Resource(clustertest.Applications).Namespace(handoff.ArgoNamespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			l.t.Fatal(err)
+		}
+		if last, _, _ = unstructured.NestedString(u.Object, "status", "health", "status"); last == health {
+			return
+		}
+	}
+	l.t.Fatalf("Argo CD reports Application %s %s after 3m, want %s", name, last, health)
 }
 
 func mustUnmarshal(t *testing.T, data []byte, v any) {

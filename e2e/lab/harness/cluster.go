@@ -20,6 +20,7 @@ import (
 
 	"github.com/bootstrap-dev/bootstrap/internal/bmc/bmctest"
 	"github.com/bootstrap-dev/bootstrap/internal/cluster/clustertest"
+	"github.com/bootstrap-dev/bootstrap/internal/handoff/argocdtest"
 	"github.com/bootstrap-dev/bootstrap/internal/install/installtest"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
@@ -51,12 +52,18 @@ type Cluster struct {
 	nodes  []site.Node
 
 	siteFile string
+	labDir   string
 
-	mu     sync.Mutex
-	env    *envtest.Environment
-	err    error
-	joins  map[string]*bmctest.BMC // nodes added to the profile after Up, by name
-	joined map[string]bool
+	argoOnce sync.Once
+	argoWG   sync.WaitGroup
+
+	mu      sync.Mutex
+	argo    *argocdtest.Instance
+	argoErr error
+	env     *envtest.Environment
+	err     error
+	joins   map[string]*bmctest.BMC // nodes added to the profile after Up, by name
+	joined  map[string]bool
 }
 
 // Join tells the player about a node added to the lab's profile after Up (a test's extra
@@ -106,7 +113,7 @@ func (c *Cluster) Start(ctx context.Context, l *Lab) error {
 		return fmt.Errorf("rendezvous API on %s: %w", addr, err)
 	}
 	c.nodes = append([]site.Node(nil), l.Site.Nodes...)
-	c.siteFile = l.SiteFile
+	c.siteFile, c.labDir = l.SiteFile, l.Dir
 	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.cancel, c.done = cancel, make(chan struct{})
 	go func() {
@@ -132,7 +139,12 @@ func (c *Cluster) Stop(context.Context) error {
 		c.cancel()
 		<-c.done
 	}
+	c.argoWG.Wait()
 	var errs []error
+	c.mu.Lock()
+	errs = append(errs, c.argo.Stop())
+	c.argo = nil
+	c.mu.Unlock()
 	if c.fwd != nil {
 		if err := c.fwd.Close(context.Background()); err != nil && !errors.Is(err, net.ErrClosed) {
 			errs = append(errs, err)
@@ -241,6 +253,29 @@ func (c *Cluster) startAPI() (dynamic.Interface, error) {
 		return nil, err
 	}
 	return dynamic.NewForConfig(cfg)
+}
+
+// startArgo starts Argo CD's own controllers against the API server once, in the background (the
+// application-controller takes a while to list the API server's resources), and reports whether
+// they run. Their logs are in <lab>/argocd/logs.
+func (c *Cluster) startArgo(ctx context.Context, d dynamic.Interface) (bool, error) {
+	c.argoOnce.Do(func() {
+		c.argoWG.Add(1)
+		go func() {
+			defer c.argoWG.Done()
+			a, err := argocdtest.Start(ctx, d, argocdtest.Options{Dir: filepath.Join(c.labDir, "argocd"),
+				Kubeconfig: filepath.Join(c.dir, "kubeconfig"), Namespace: argoNamespace})
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			c.argo, c.argoErr = a, err
+		}()
+	})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.argoErr != nil {
+		return false, fmt.Errorf("the GitOps operator's Argo CD: %w", c.argoErr)
+	}
+	return c.argo != nil, nil
 }
 
 // mark writes a wait-for marker with the message the installer double prints.

@@ -41,6 +41,8 @@ var (
 	certifiedPackages = []mirrortest.PackageSpec{
 		{Name: "gpu-operator-certified", DefaultChannel: "v25.3", Channels: map[string][]string{
 			"v24.9": {"24.9.0", "24.9.2"}, "v25.3": {"25.3.0", "25.3.1"}, "stable": {"24.9.2", "25.3.1"}}},
+		{Name: "nvidia-network-operator", DefaultChannel: "stable", Channels: map[string][]string{
+			"stable": {"25.1.0", "25.4.0"}, "v25.4": {"25.4.0"}}},
 	}
 	// extraImages are additionalImages: repository and tag.
 	extraImages = [][2]string{{"ubi9/ubi", "9.5"}, {"rhel9/support-tools", "latest"}, {"nvidia/cuda-sample", "vectoradd-cuda12"}}
@@ -51,7 +53,7 @@ var (
 // an installer component carrying the openshift-install TEST DOUBLE (built here from this
 // checkout) at usr/bin/openshift-install, so the iso stage extracts it from the mirror, two
 // file-based catalogs named as registry.redhat.io (openshift-gitops-operator,
-// sriov-network-operator, nfd; gpu-operator-certified) and three additional images, and returns
+// sriov-network-operator, nfd; gpu-operator-certified, nvidia-network-operator) and three additional images, and returns
 // the ImageSetConfiguration that selects them.
 func SeedContent(ctx context.Context, host, caFile string) ([]byte, error) {
 	ca, err := os.ReadFile(caFile)
@@ -89,7 +91,8 @@ func SeedContent(ctx context.Context, host, caFile string) ([]byte, error) {
 }
 
 // labISC selects: the release; gitops from two channels, sriov and nfd by default channel; the
-// GPU operator's v25.3 channel from 25.3.1 only; the additional images.
+// GPU operator's v25.3 channel from 25.3.1 only, the Network Operator by default channel; the
+// additional images.
 func labISC() string {
 	var extra strings.Builder
 	for _, im := range extraImages {
@@ -121,6 +124,7 @@ mirror:
           channels:
             - name: v25.3
               minVersion: 25.3.1
+        - name: nvidia-network-operator
   additionalImages:
 ` + extra.String()
 }

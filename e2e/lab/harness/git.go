@@ -19,8 +19,9 @@ import (
 )
 
 // Git is the site's Git server: real `git http-backend` (smart HTTP) behind net/http/cgi, over
-// TLS with the lab CA's certificate and HTTP basic auth, serving <lab>/git/repos. On first
-// start it creates lab/cluster-config.git with a commit on main holding clusters/lab.
+// TLS with the lab CA's certificate and HTTP basic auth, serving <lab>/git/repos. On start it
+// makes main of lab/cluster-config.git hold the lab site's repository (gitsite.go), committing
+// only when that differs from what main holds (the Applications in it name the server's URL).
 type Git struct {
 	dir  string
 	srv  *gitServer
@@ -47,9 +48,6 @@ func (*Git) Name() string { return "git" }
 // Start implements Component.
 func (g *Git) Start(_ context.Context, l *Lab) error {
 	g.dir = filepath.Join(l.Dir, "git", "repos")
-	if err := g.seed(); err != nil {
-		return fmt.Errorf("git repository: %w", err)
-	}
 	pwFile := filepath.Join(l.Dir, gitPasswordRef)
 	if err := writeIfMissing(pwFile, []byte(randomSecret()), 0o600); err != nil {
 		return err
@@ -90,55 +88,85 @@ func (g *Git) Start(_ context.Context, l *Lab) error {
 		go func() { _ = s.srv.Serve(ln) }()
 		return s, nil
 	})
-	return err
-}
-
-// seed creates the bare repository with one commit on main, unless it exists.
-func (g *Git) seed() error {
-	bare := filepath.Join(g.dir, gitRepo)
-	if _, err := os.Stat(filepath.Join(bare, "HEAD")); err == nil {
-		return nil
-	}
-	work, err := os.MkdirTemp("", "lab-git-")
 	if err != nil {
 		return err
 	}
+	if _, err := g.Commit("lab site configuration", siteFiles(g.URL()), true); err != nil {
+		return errors.Join(fmt.Errorf("git repository: %w", err), g.Stop(context.Background()))
+	}
+	return nil
+}
+
+// URL is the repository's https:// URL.
+func (g *Git) URL() string { return "https://" + g.srv.Addr() + "/" + gitRepo }
+
+// Commit makes main hold files (all of main's files when replace, else files over what main
+// holds; an empty content removes a file) and returns main's commit: a new one when that changed
+// anything, else the one it was. The bare repository is created on first use.
+func (g *Git) Commit(msg string, files map[string]string, replace bool) (string, error) {
+	bare := filepath.Join(g.dir, gitRepo)
+	work, err := os.MkdirTemp("", "lab-git-")
+	if err != nil {
+		return "", err
+	}
 	defer os.RemoveAll(work)
-	files := map[string]string{
-		"clusters/lab/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- namespace.yaml\n",
-		"clusters/lab/namespace.yaml":     "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: lab-apps\n",
-	}
-	for p, c := range files {
-		if err := os.MkdirAll(filepath.Join(work, filepath.Dir(p)), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(work, p), []byte(c), 0o644); err != nil {
-			return err
-		}
-	}
-	git := func(dir string, args ...string) error {
+	git := func(args ...string) error {
 		cmd := exec.Command("git", append([]string{"-c", "user.name=lab", "-c", "user.email=lab@" + BaseDomain, "-c", "init.defaultBranch=main"}, args...)...)
-		cmd.Dir = dir
+		cmd.Dir = work
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, out)
 		}
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(bare), 0o755); err != nil {
-		return err
-	}
-	for _, step := range [][]string{{"init", "-q", "--bare", bare}} {
-		if err := git(work, step...); err != nil {
-			return err
+	if _, err := os.Stat(filepath.Join(bare, "HEAD")); err != nil {
+		if err := os.MkdirAll(filepath.Dir(bare), 0o755); err != nil {
+			return "", err
+		}
+		if err := git("init", "-q", "--bare", bare); err != nil {
+			return "", err
 		}
 	}
-	for _, step := range [][]string{{"init", "-q"}, {"add", "."}, {"commit", "-q", "-m", "lab cluster config"},
-		{"push", "-q", bare, "HEAD:refs/heads/main"}} {
-		if err := git(work, step...); err != nil {
-			return errors.Join(err, os.RemoveAll(bare))
+	if err := git("init", "-q"); err != nil {
+		return "", err
+	}
+	if _, err := g.Head("main"); err == nil {
+		if err := git("pull", "-q", bare, "main"); err != nil {
+			return "", err
+		}
+		if replace {
+			if err := git("rm", "-rqf", "--ignore-unmatch", "."); err != nil {
+				return "", err
+			}
 		}
 	}
-	return nil
+	for p, c := range files {
+		f := filepath.Join(work, filepath.FromSlash(p))
+		if c == "" {
+			if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return "", err
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(f, []byte(c), 0o644); err != nil {
+			return "", err
+		}
+	}
+	if err := git("add", "-A"); err != nil {
+		return "", err
+	}
+	if err := git("diff", "--cached", "--quiet"); err == nil {
+		return g.Head("main") // nothing changed
+	}
+	if err := git("commit", "-q", "-m", msg); err != nil {
+		return "", err
+	}
+	if err := git("push", "-q", bare, "HEAD:refs/heads/main"); err != nil {
+		return "", err
+	}
+	return g.Head("main")
 }
 
 // Head is the commit rev (a branch, tag or commit; "" or HEAD for main) names in the repository.
@@ -155,7 +183,8 @@ func (g *Git) Head(rev string) (string, error) {
 
 // Configure implements Component.
 func (g *Git) Configure(s *site.Site, _ *Lab) error {
-	s.GitOps.RepoURL = "https://" + g.srv.Addr() + "/" + gitRepo
+	s.GitOps.RepoURL = g.URL()
+	s.GitOps.Path = GitOpsPath
 	s.GitOps.CAFile = CAFile
 	s.GitOps.Credentials = site.GitCredentials{Username: gitUser, Password: site.SecretRef{File: gitPasswordRef}}
 	return nil
@@ -173,5 +202,5 @@ func (g *Git) Stop(ctx context.Context) error {
 
 // Describe implements Describer.
 func (g *Git) Describe() string {
-	return "git       https://" + g.srv.Addr() + "/" + gitRepo + " (git http-backend, TLS lab CA, basic auth " + gitUser + ")"
+	return "git       " + g.URL() + " (git http-backend, TLS lab CA, basic auth " + gitUser + ")"
 }

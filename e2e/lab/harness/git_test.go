@@ -11,7 +11,7 @@ import (
 )
 
 // The Git server is real smart HTTP over TLS with basic auth: the check preflight and the handoff
-// stage run (gitrepo.Prove) finds main's commit and clusters/lab with the lab CA and the
+// stage run (gitrepo.Prove) finds main's commit and the root application's path with the lab CA and the
 // profile's credentials, and fails without them.
 func TestGitServer(t *testing.T) {
 	g := &Git{}
@@ -31,7 +31,7 @@ func TestGitServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	repo := gitrepo.Repo{URL: l.Site.GitOps.RepoURL, Revision: "main", Path: "clusters/lab",
+	repo := gitrepo.Repo{URL: l.Site.GitOps.RepoURL, Revision: "main", Path: GitOpsPath,
 		Username: l.Site.GitOps.Credentials.Username, Password: pw, CA: ca}
 	proof, err := gitrepo.Prove(context.Background(), repo)
 	if err != nil {
@@ -43,6 +43,13 @@ func TestGitServer(t *testing.T) {
 	}
 	if proof.Commit != head || proof.Ref != "refs/heads/main" {
 		t.Errorf("proof %+v, want refs/heads/main at %s", proof, head)
+	}
+	// The site's content is committed only when it changes: the same content is main's commit.
+	if again, err := g.Commit("again", siteFiles(g.URL()), true); err != nil || again != head {
+		t.Errorf("committing the same site again: %s, %v; want main's %s", again, err, head)
+	}
+	if next, err := g.Commit("fault", map[string]string{"README.md": ""}, false); err != nil || next == head {
+		t.Errorf("removing README.md: %s, %v; want a new commit", next, err)
 	}
 	if _, err := g.Head("no-such-branch"); err == nil {
 		t.Error("Head of a missing branch succeeded")

@@ -2,14 +2,19 @@ package harness
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/bootstrap-dev/bootstrap/internal/mirror/mirrortest"
 )
 
-// subscriptions plays OLM resolving each Subscription: an InstallPlan for the package's CSV
-// (approved at once when approval is Automatic) and the Subscription's status pointing at both.
+// subscriptions plays OLM resolving each Subscription against the lab's catalogs: when its
+// CatalogSource exists and carries the package, an InstallPlan for the channel head's CSV
+// (approved at once when approval is Automatic) and the Subscription's status pointing at both;
+// else ResolutionFailed or CatalogSourcesUnhealthy, with OLM's wording.
 func (p *player) subscriptions() error {
 	subs, err := p.list(gvrSub, func() (*unstructured.UnstructuredList, error) {
 		return p.d.Resource(gvrSub).List(p.ctx, metav1.ListOptions{})
@@ -24,9 +29,17 @@ func (p *player) subscriptions() error {
 			continue
 		}
 		pkg, ns := nested(sub, "spec", "name"), sub.GetNamespace()
-		csv := pkg + ".v1.0.0"
-		if pkg == gitopsPackage {
-			csv = gitopsCSV
+		src, srcNS := nested(sub, "spec", "source"), nested(sub, "spec", "sourceNamespace")
+		if _, err := p.d.Resource(gvrCatalog).Namespace(srcNS).Get(p.ctx, src, metav1.GetOptions{}); err != nil {
+			errs = append(errs, p.unresolved(sub, cond("CatalogSourcesUnhealthy", "True", "UnhealthyCatalogSourceFound",
+				fmt.Sprintf("targeted catalogsource %s/%s missing", srcNS, src))))
+			continue
+		}
+		csv, ok := channelHead(pkg, nested(sub, "spec", "channel"))
+		if !ok {
+			errs = append(errs, p.unresolved(sub, cond("ResolutionFailed", "True", "ConstraintsNotSatisfiable",
+				fmt.Sprintf("no operators found in package %s in the catalog referenced by subscription %s", pkg, sub.GetName()))))
+			continue
 		}
 		approval := nested(sub, "spec", "installPlanApproval")
 		if approval == "" {
@@ -49,9 +62,40 @@ func (p *player) subscriptions() error {
 			"installplan": map[string]any{"apiVersion": gvrPlan.GroupVersion().String(), "kind": "InstallPlan",
 				"name": plan, "uuid": string(ip.GetUID())},
 			"catalogHealth": []any{},
+			"conditions":    []any{cond("CatalogSourcesUnhealthy", "False", "AllCatalogSourcesHealthy", "all available catalogsources are healthy")},
 		}))
 	}
 	return errors.Join(errs...)
+}
+
+// unresolved writes a Subscription OLM cannot resolve, once.
+func (p *player) unresolved(sub *unstructured.Unstructured, c map[string]any) error {
+	conds, _, _ := unstructured.NestedSlice(sub.Object, "status", "conditions")
+	for _, x := range conds {
+		if m, _ := x.(map[string]any); m["type"] == c["type"] && m["message"] == c["message"] {
+			return nil
+		}
+	}
+	return p.status(gvrSub, sub.GetNamespace(), sub.GetName(), map[string]any{"lastUpdated": now(), "conditions": []any{c}})
+}
+
+// channelHead is the CSV name of the head of a package's channel (its default channel when
+// channel is "") in the lab's catalogs.
+func channelHead(pkg, channel string) (string, bool) {
+	for _, ps := range append(append([]mirrortest.PackageSpec(nil), redhatPackages...), certifiedPackages...) {
+		if ps.Name != pkg {
+			continue
+		}
+		if channel == "" {
+			channel = ps.DefaultChannel
+		}
+		vs := ps.Channels[channel]
+		if len(vs) == 0 {
+			return "", false
+		}
+		return pkg + ".v" + vs[len(vs)-1], true
+	}
+	return "", false
 }
 
 // csvs plays OLM installing approved plans: the CSV appears (Installing), succeeds on the next
@@ -103,6 +147,9 @@ func (p *player) csv(ip *unstructured.Unstructured, name string) error {
 			"message": "install strategy completed with no errors", "lastTransitionTime": now(), "lastUpdateTime": now()}); err != nil {
 			return err
 		}
+		if err := p.installed(ns, name); err != nil {
+			return err
+		}
 	}
 	if !strings.HasPrefix(name, gitopsPackage+".") {
 		return nil
@@ -110,9 +157,36 @@ func (p *player) csv(ip *unstructured.Unstructured, name string) error {
 	return p.argoInstance()
 }
 
-// argoInstance is what the GitOps operator creates for the default Argo CD instance.
+// installed marks the Subscriptions whose CSV succeeded as OLM does: AtLatestKnown, installedCSV.
+func (p *player) installed(ns, csv string) error {
+	subs, err := p.d.Resource(gvrSub).Namespace(ns).List(p.ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	for i := range subs.Items {
+		sub := &subs.Items[i]
+		if nested(sub, "status", "currentCSV") != csv || nested(sub, "status", "state") == "AtLatestKnown" {
+			continue
+		}
+		st, _, _ := unstructured.NestedMap(sub.Object, "status")
+		st["state"], st["installedCSV"], st["lastUpdated"] = "AtLatestKnown", csv, now()
+		if err := p.status(gvrSub, ns, sub.GetName(), st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// argoInstance is what the GitOps operator does for the default Argo CD instance: the
+// namespace, then Argo CD itself (argocdtest: its configuration and its own controllers, started
+// once, in the background), and once those run, the server Deployment marked available and its
+// Route. No argocd-server (UI and API) runs: the Deployment is what the handoff judges the
+// instance by when the cluster does not serve the operator's ArgoCD kind.
 func (p *player) argoInstance() error {
 	if _, err := p.create(gvrNS, "", map[string]any{"metadata": map[string]any{"name": argoNamespace}}); err != nil {
+		return err
+	}
+	if ready, err := p.c.startArgo(p.ctx, p.d); err != nil || !ready {
 		return err
 	}
 	d, err := p.create(gvrDeploy, argoNamespace, map[string]any{
@@ -143,40 +217,4 @@ func (p *player) argoInstance() error {
 			map[string]any{"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable", "message": "ReplicaSet has successfully progressed.", "lastTransitionTime": now(), "lastUpdateTime": now()},
 		},
 	})
-}
-
-// applications plays Argo CD: each Application syncs its source at the Git server's head and
-// reports Healthy.
-func (p *player) applications() error {
-	apps, err := p.list(gvrApp, func() (*unstructured.UnstructuredList, error) {
-		return p.d.Resource(gvrApp).List(p.ctx, metav1.ListOptions{})
-	})
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for i := range apps {
-		a := &apps[i]
-		if nested(a, "status", "sync", "status") == "Synced" && nested(a, "status", "health", "status") == "Healthy" {
-			continue
-		}
-		rev := ""
-		if p.c.Git != nil {
-			rev, err = p.c.Git.Head(nested(a, "spec", "source", "targetRevision"))
-			if err != nil {
-				errs = append(errs, p.status(gvrApp, a.GetNamespace(), a.GetName(), map[string]any{
-					"sync":   map[string]any{"status": "Unknown"},
-					"health": map[string]any{"status": "Missing", "message": err.Error()}}))
-				continue
-			}
-		}
-		errs = append(errs, p.status(gvrApp, a.GetNamespace(), a.GetName(), map[string]any{
-			"sync":         map[string]any{"status": "Synced", "revision": rev},
-			"health":       map[string]any{"status": "Healthy"},
-			"reconciledAt": now(),
-			"operationState": map[string]any{"phase": "Succeeded", "message": "successfully synced (all tasks run)",
-				"startedAt": now(), "finishedAt": now(), "operation": map[string]any{"sync": map[string]any{"revision": rev}}},
-		}))
-	}
-	return errors.Join(errs...)
 }

@@ -44,7 +44,6 @@ const (
 	roleLabel      = "machineconfiguration.openshift.io/role"
 	currentConfig  = "machineconfiguration.openshift.io/currentConfig"
 	desiredConfig  = "machineconfiguration.openshift.io/desiredConfig"
-	gitopsCSV      = "openshift-gitops-operator.v1.16.0"
 	gitopsPackage  = "openshift-gitops-operator"
 	argoNamespace  = "openshift-gitops"
 	argoServer     = "openshift-gitops-server"

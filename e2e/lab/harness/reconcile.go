@@ -11,10 +11,10 @@ import (
 )
 
 // reconcile is one pass of the controllers the player stands in for: the Machine Config
-// Operator (render, roll out), OLM (catalogs, subscriptions, install plans, CSVs), the GitOps
-// operator (the Argo CD server) and Argo CD (applications).
+// Operator (render, roll out), OLM (catalogs, subscriptions, install plans, CSVs) and the GitOps
+// operator (which starts Argo CD's own controllers; Applications are theirs).
 func (p *player) reconcile() error {
-	return errors.Join(p.join(), p.catalogs(), p.pools(), p.subscriptions(), p.csvs(), p.applications())
+	return errors.Join(p.join(), p.catalogs(), p.pools(), p.subscriptions(), p.csvs())
 }
 
 // join adds the nodes given to Cluster.Join whose BMC booted the ISO: the host installs and the

@@ -60,7 +60,7 @@ func baseSite(l *Lab, isoPort int) *site.Site {
 		Registry: site.Registry{Host: l.IP(60).String() + ":8443", Namespace: "ocp4"},
 		Mirror:   site.Mirror{Source: site.MirrorSource{Registry: l.IP(61).String() + ":5000"}},
 		GitOps: site.GitOps{Channel: "latest", RepoURL: "https://" + l.IP(70).String() + ":3000/lab/cluster-config.git",
-			Revision: "main", Path: "clusters/lab", RootApp: site.RootApp{Name: "root", Namespace: "openshift-gitops"}},
+			Revision: "main", Path: GitOpsPath, RootApp: site.RootApp{Name: "root", Namespace: "openshift-gitops"}},
 	}
 	for i, n := range labNodes {
 		mac := fmt.Sprintf("52:54:00:00:%02x:%02x", n.host, 1)

@@ -221,3 +221,54 @@ func ArgoCDCRD() *apiextensionsv1.CustomResourceDefinition {
 		},
 	}
 }
+
+// DeploymentStatus is what kube-controller-manager's deployment controller writes for a
+// Deployment of one replica at the given generation: "available" (rolled out), "progressing"
+// (waiting for its pod) or "deadline" (the rollout passed its progressDeadlineSeconds). Tests
+// play the controller with it where nothing runs pods.
+func DeploymentStatus(name string, generation int64, state string) map[string]any {
+	cond := func(typ, status, reason, msg string) map[string]any {
+		return map[string]any{"type": typ, "status": status, "reason": reason, "message": msg}
+	}
+	st := map[string]any{"observedGeneration": generation, "replicas": int64(1), "updatedReplicas": int64(1)}
+	switch state {
+	case "available":
+		st["readyReplicas"], st["availableReplicas"] = int64(1), int64(1)
+		st["conditions"] = []any{cond("Available", "True", "MinimumReplicasAvailable", "Deployment has minimum availability."),
+			cond("Progressing", "True", "NewReplicaSetAvailable", fmt.Sprintf("ReplicaSet %q has successfully progressed.", name+"-5d8f7c9b6"))}
+	case "deadline":
+		st["unavailableReplicas"] = int64(1)
+		st["conditions"] = []any{cond("Available", "False", "MinimumReplicasUnavailable", "Deployment does not have minimum availability."),
+			cond("Progressing", "False", "ProgressDeadlineExceeded", fmt.Sprintf("ReplicaSet %q has timed out progressing.", name+"-5d8f7c9b6"))}
+	default:
+		st["unavailableReplicas"] = int64(1)
+		st["conditions"] = []any{cond("Available", "False", "MinimumReplicasUnavailable", "Deployment does not have minimum availability."),
+			cond("Progressing", "True", "ReplicaSetUpdated", fmt.Sprintf("ReplicaSet %q is progressing.", name+"-5d8f7c9b6"))}
+	}
+	return st
+}
+
+// DeploymentYAML is the manifest of a one-replica Deployment (namespace "" leaves it to the
+// applier), for repositories that tests serve to Argo CD; DeploymentStatus plays its controller.
+func DeploymentYAML(name, namespace string) string {
+	ns := ""
+	if namespace != "" {
+		ns = "\n  namespace: " + namespace
+	}
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: %[1]s%[2]s
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: %[1]s}
+  template:
+    metadata:
+      labels: {app: %[1]s}
+    spec:
+      containers:
+      - name: manager
+        image: registry.site.example:8443/%[1]s:v1
+`, name, ns)
+}

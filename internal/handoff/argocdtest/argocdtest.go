@@ -1,0 +1,211 @@
+// Package argocdtest runs Argo CD's own controllers (application-controller, repo-server,
+// applicationset-controller, built by scripts/argocd.sh) and the redis they cache in as local
+// processes against a kube-apiserver, for the handoff tests and the lab. It stands in for the pods
+// the OpenShift GitOps operator runs for the default instance, and for what a kubelet does for
+// them: it writes the instance's configuration (Config: argocd-cm and friends, argocd-secret,
+// the default AppProject), mounts the ConfigMaps Argo CD reads as files (TLS certificates, SSH
+// known hosts, GnuPG keys), and gives the controllers their in-cluster identity through a
+// kubeconfig (ARGOCD_FAKE_IN_CLUSTER is Argo CD's own switch for running outside a pod: it makes
+// https://kubernetes.default.svc mean $KUBECONFIG). Everything Argo CD reports (sync, health,
+// conditions, operation state) is Argo CD's own.
+//
+// When the binaries are missing, Start fails and says to run `make argocd`.
+package argocdtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+)
+
+// Version is the Argo CD scripts/argocd.sh builds; keep in step with it.
+const Version = "v3.6.2"
+
+// Dir is where scripts/argocd.sh leaves the argocd binary (under its argocd-* names) and
+// kustomize: $BOOTSTRAP_ARGOCD_ROOT (default /var/cache/bootstrap/argocd)/<Version>.
+func Dir() string {
+	root := os.Getenv("BOOTSTRAP_ARGOCD_ROOT")
+	if root == "" {
+		root = "/var/cache/bootstrap/argocd"
+	}
+	return filepath.Join(root, Version)
+}
+
+// RedisServer is Debian's redis-server (scripts/install-deps.sh installs it).
+const RedisServer = "/usr/bin/redis-server"
+
+// Missing says what is missing to run Argo CD, or "" when everything is there.
+func Missing() string {
+	for _, f := range []string{"argocd-application-controller", "argocd-repo-server", "argocd-applicationset-controller", "argocd-git-ask-pass", "kustomize", "git-verify-wrapper.sh"} {
+		if _, err := os.Stat(filepath.Join(Dir(), f)); err != nil {
+			return fmt.Sprintf("%s not found in %s: run `make argocd` (scripts/argocd.sh builds Argo CD %s and kustomize once)", f, Dir(), Version)
+		}
+	}
+	if _, err := os.Stat(RedisServer); err != nil {
+		return "redis-server not found: run `make deps` (Argo CD's controllers cache in redis)"
+	}
+	return ""
+}
+
+// Options say where Argo CD runs.
+type Options struct {
+	// Dir holds the processes' logs (logs/argocd-*.log) and scratch (repository checkouts,
+	// mounted files); it is emptied at Start.
+	Dir string
+	// Kubeconfig is the file the controllers reach the API server with (as their pod's service
+	// account would), also for the in-cluster destination.
+	Kubeconfig string
+	// Namespace is the instance's namespace (Applications, ApplicationSets, repository Secrets).
+	Namespace string
+	// Host is the loopback address the processes listen on (default 127.0.0.1).
+	Host string
+}
+
+// Instance is a running Argo CD.
+type Instance struct {
+	// RepoServer is the repo-server's gRPC address (plaintext).
+	RepoServer string
+
+	dir     string
+	sockDir string
+	procs   []*proc
+	stop    context.CancelFunc
+	done    chan struct{}
+}
+
+// Start writes the instance's configuration when missing (Config), starts redis, the
+// repo-server, the application-controller and the applicationset-controller, and returns once
+// each listens. d is a client of the same API server as o.Kubeconfig.
+func Start(ctx context.Context, d dynamic.Interface, o Options) (_ *Instance, err error) {
+	if m := Missing(); m != "" {
+		return nil, errors.New(m)
+	}
+	if o.Host == "" {
+		o.Host = "127.0.0.1"
+	}
+	a := &Instance{dir: o.Dir}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, a.Stop())
+		}
+	}()
+	if err := Config(ctx, d, o.Namespace); err != nil {
+		return nil, err
+	}
+	// Checkouts of an earlier start are stale; a restarted repo-server pod has none either.
+	for _, sub := range []string{"tmp", "tls", "ssh", "gpg", "gnupg"} {
+		if err := os.RemoveAll(filepath.Join(a.dir, sub)); err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(filepath.Join(a.dir, sub), 0o700); err != nil {
+			return nil, err
+		}
+	}
+	// The askpass socket path must fit a sockaddr_un (108 bytes); test dirs may be deep.
+	if a.sockDir, err = os.MkdirTemp("", "argo-"); err != nil {
+		return nil, err
+	}
+	var ports [7]int
+	for i := range ports {
+		if ports[i], err = freePort(o.Host); err != nil {
+			return nil, fmt.Errorf("argo cd: free port: %w", err)
+		}
+	}
+	redis, repo, repoMetrics, ctrlMetrics, asMetrics, asProbe, asHook := ports[0], ports[1], ports[2], ports[3], ports[4], ports[5], ports[6]
+	hp := func(p int) string { return net.JoinHostPort(o.Host, strconv.Itoa(p)) }
+	a.RepoServer = hp(repo)
+
+	mctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	m := &mounter{d: d, ns: o.Namespace, dir: a.dir, written: map[string]string{}}
+	a.stop, a.done = cancel, make(chan struct{})
+	if err := m.once(mctx); err != nil {
+		close(a.done)
+		return nil, err
+	}
+	go m.run(mctx, a.done)
+
+	env := append(os.Environ(),
+		"PATH="+Dir()+string(os.PathListSeparator)+os.Getenv("PATH"), // kustomize, argocd-git-ask-pass
+		"TMPDIR="+filepath.Join(a.dir, "tmp"),
+		"KUBECONFIG="+o.Kubeconfig,
+		"ARGOCD_FAKE_IN_CLUSTER=true",
+		"ARGOCD_TLS_DATA_PATH="+filepath.Join(a.dir, "tls"),
+		"ARGOCD_SSH_DATA_PATH="+filepath.Join(a.dir, "ssh"),
+		"ARGOCD_GPG_DATA_PATH="+filepath.Join(a.dir, "gpg", "source"),
+		"ARGOCD_GNUPGHOME="+filepath.Join(a.dir, "gnupg"),
+		"ARGOCD_GPG_ENABLED=false",
+		"ARGOCD_ASK_PASS_SOCK="+filepath.Join(a.sockDir, "askpass.sock"),
+	)
+	bin := func(name string) string { return filepath.Join(Dir(), name) }
+	for _, s := range []struct {
+		name, addr string
+		argv       []string
+	}{
+		{"argocd-redis", hp(redis), []string{RedisServer, "--bind", o.Host, "--port", strconv.Itoa(redis),
+			"--save", "", "--appendonly", "no", "--protected-mode", "no", "--dir", a.dir}},
+		{"argocd-repo-server", hp(repo), []string{bin("argocd-repo-server"), "--address", o.Host, "--port", strconv.Itoa(repo),
+			"--metrics-address", o.Host, "--metrics-port", strconv.Itoa(repoMetrics),
+			"--disable-tls", "--client-ca-path", "", "--redis", hp(redis), "--loglevel", "info"}},
+		{"argocd-application-controller", hp(ctrlMetrics), []string{bin("argocd-application-controller"), "--namespace", o.Namespace,
+			"--repo-server", hp(repo), "--repo-server-plaintext", "--redis", hp(redis),
+			"--metrics-port", strconv.Itoa(ctrlMetrics), "--loglevel", "info",
+			// Each resource's health and message in the Application's status (not only in
+			// redis, where only argocd-server, which does not run here, would serve it).
+			"--persist-resource-health"}},
+		{"argocd-applicationset-controller", hp(asProbe), []string{bin("argocd-applicationset-controller"), "--namespace", o.Namespace,
+			"--argocd-repo-server", hp(repo), "--repo-server-plaintext",
+			"--metrics-addr", hp(asMetrics), "--probe-addr", hp(asProbe), "--webhook-addr", hp(asHook), "--loglevel", "info"}},
+	} {
+		p, err := startProc(ctx, filepath.Join(a.dir, "logs"), s.name, s.addr, env, s.argv)
+		if err != nil {
+			return nil, fmt.Errorf("argo cd: %w", err)
+		}
+		a.procs = append(a.procs, p)
+	}
+	return a, nil
+}
+
+// Stop stops the processes in reverse order and the mounts; it may be called more than once.
+func (a *Instance) Stop() error {
+	if a == nil {
+		return nil
+	}
+	var errs []error
+	for i := len(a.procs) - 1; i >= 0; i-- {
+		errs = append(errs, a.procs[i].stop())
+	}
+	a.procs = nil
+	if a.stop != nil {
+		a.stop()
+		<-a.done
+		a.stop = nil
+	}
+	if a.sockDir != "" {
+		errs = append(errs, os.RemoveAll(a.sockDir))
+		a.sockDir = ""
+	}
+	return errors.Join(errs...)
+}
+
+// Logs is the log file of one process ("argocd-repo-server").
+func (a *Instance) Logs(name string) string { return filepath.Join(a.dir, "logs", name+".log") }
+
+func freePort(host string) (int, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// startTimeout bounds a process's start: the application-controller loads a 160 MB binary and
+// lists the API server's resources on a shared machine.
+const startTimeout = 3 * time.Minute

@@ -1,0 +1,195 @@
+package progress
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+)
+
+// screen is the little of a VT100 the renderer uses: text, CR, LF, ESC[nA (up), ESC[J (clear to
+// the end of the screen), ESC[K (clear to the end of the line). It holds what a person would see.
+type screen struct {
+	rows     [][]rune
+	row, col int
+}
+
+func (s *screen) write(b []byte) {
+	in := []rune(string(b))
+	for i := 0; i < len(in); i++ {
+		for len(s.rows) <= s.row {
+			s.rows = append(s.rows, nil)
+		}
+		switch c := in[i]; c {
+		case '\r':
+			s.col = 0
+		case '\n':
+			s.row++
+		case 0x1b:
+			j := i + 2 // ESC [ digits letter
+			for j < len(in) && in[j] >= '0' && in[j] <= '9' {
+				j++
+			}
+			n, _ := strconv.Atoi(string(in[i+2 : j]))
+			switch in[j] {
+			case 'A':
+				s.row = max(0, s.row-n)
+			case 'J':
+				for len(s.rows) <= s.row {
+					s.rows = append(s.rows, nil)
+				}
+				s.rows = s.rows[:s.row+1]
+				s.rows[s.row] = s.rows[s.row][:min(s.col, len(s.rows[s.row]))]
+			case 'K':
+				s.rows[s.row] = s.rows[s.row][:min(s.col, len(s.rows[s.row]))]
+			}
+			i = j
+		default:
+			line := s.rows[s.row]
+			for len(line) <= s.col {
+				line = append(line, ' ')
+			}
+			line[s.col] = c
+			s.rows[s.row] = line
+			s.col++
+		}
+	}
+}
+
+func (s *screen) String() string {
+	var lines []string
+	for _, r := range s.rows {
+		lines = append(lines, strings.TrimRight(string(r), " "))
+	}
+	return strings.TrimRight(strings.Join(lines, "\n"), "\n")
+}
+
+// TestTTYScreenOnAPseudoTerminal drives the renderer New picks for a real terminal (a pty) through
+// a run and checks the screen after each phase: finished stages print one line and leave the
+// live region, logs go above it, two active stages have a line each, and the mirror's time left
+// counts the blobs still to copy, not only the bytes.
+func TestTTYScreenOnAPseudoTerminal(t *testing.T) {
+	ptm, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptm.Close()
+	defer tty.Close()
+	r, err := New(tty, Auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, ok := r.(*TTYRenderer)
+	if !ok {
+		t.Fatalf("on a terminal New gives %T", r)
+	}
+	t0 := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	now := t0
+	tr.now, tr.throttle = func() time.Time { return now }, 0
+	at := func(sec int) time.Time { return t0.Add(time.Duration(sec) * time.Second) }
+
+	// Everything the renderer wrote reaches the master; read it as the terminal would.
+	var out bytes.Buffer
+	chunks := make(chan []byte, 1024)
+	go func() {
+		buf := make([]byte, 1<<16)
+		for {
+			n, err := ptm.Read(buf)
+			if n > 0 {
+				chunks <- append([]byte(nil), buf[:n]...)
+			}
+			if err != nil {
+				close(chunks)
+				return
+			}
+		}
+	}()
+	screenNow := func() string {
+		for {
+			select {
+			case c, ok := <-chunks:
+				if !ok {
+					goto done
+				}
+				out.Write(c)
+				continue
+			case <-time.After(300 * time.Millisecond):
+			}
+			break
+		}
+	done:
+		var s screen
+		s.write(out.Bytes())
+		return s.String()
+	}
+	phases := []struct {
+		name   string
+		events []pipeline.Event
+		want   string
+	}{
+		{"preflight skipped, mirror starts", []pipeline.Event{
+			{Kind: pipeline.StageSkipped, Stage: "preflight", Message: "finished with the same inputs", Time: at(0)},
+			{Kind: pipeline.StageStarted, Stage: "mirror", Message: "first run", Time: at(0)},
+			{Kind: pipeline.Progress, Stage: "mirror", Current: 0, Total: 1000 << 20, Unit: "bytes", Parts: 0, PartsTotal: 600, PartsUnit: "blobs", DoneTotal: 40, Time: at(0)},
+			// the largest blobs first: 80% of the bytes in 10 s, but 100 of 600 blobs
+			{Kind: pipeline.Progress, Stage: "mirror", Current: 800 << 20, Total: 1000 << 20, Unit: "bytes", Parts: 100, PartsTotal: 600, PartsUnit: "blobs", Done: 2, DoneTotal: 40, Time: at(10)},
+		}, `↷ preflight skipped: finished with the same inputs
+▶ mirror started: first run
+mirror    800.0 MiB / 1000.0 MiB (80%)  done 2/40  blobs 100/600  80.0 MiB/s  ETA 50s  [10s]`},
+		{"a log line goes above the live line", []pipeline.Event{
+			{Kind: pipeline.Warning, Stage: "mirror", Message: "retrying blob sha256:ab", Time: at(11)},
+		}, `↷ preflight skipped: finished with the same inputs
+▶ mirror started: first run
+! mirror WARNING: retrying blob sha256:ab
+mirror    800.0 MiB / 1000.0 MiB (80%)  done 2/40  blobs 100/600  80.0 MiB/s  ETA 50s  [11s]`},
+		{"mirror ends: one final line, no live line left", []pipeline.Event{
+			{Kind: pipeline.StageSucceeded, Stage: "mirror", Time: at(60)},
+		}, `↷ preflight skipped: finished with the same inputs
+▶ mirror started: first run
+! mirror WARNING: retrying blob sha256:ab
+✓ mirror succeeded in 1m0s`},
+		{"two active stages, a line each; install's log above, its latest line below", []pipeline.Event{
+			{Kind: pipeline.StageStarted, Stage: "boot", Time: at(61)},
+			{Kind: pipeline.Progress, Stage: "boot", Current: 2, Total: 5, Unit: "nodes", Time: at(70)},
+			{Kind: pipeline.StageStarted, Stage: "install", Time: at(71)},
+			{Kind: pipeline.Info, Stage: "install", Message: `level=info msg="Still waiting for the cluster"`, Time: at(80)},
+		}, `↷ preflight skipped: finished with the same inputs
+▶ mirror started: first run
+! mirror WARNING: retrying blob sha256:ab
+✓ mirror succeeded in 1m0s
+▶ boot started
+▶ install started
+  install level=info msg="Still waiting for the cluster"
+boot      2/5 nodes  [19s]
+install   level=info msg="Still waiting for the cluster"  [9s]`},
+		{"boot ends while install goes on", []pipeline.Event{
+			{Kind: pipeline.StageSucceeded, Stage: "boot", Time: at(90)},
+		}, `↷ preflight skipped: finished with the same inputs
+▶ mirror started: first run
+! mirror WARNING: retrying blob sha256:ab
+✓ mirror succeeded in 1m0s
+▶ boot started
+▶ install started
+  install level=info msg="Still waiting for the cluster"
+✓ boot succeeded in 29s
+install   level=info msg="Still waiting for the cluster"  [19s]`},
+	}
+	for _, ph := range phases {
+		for _, e := range ph.events {
+			now = e.Time // the clock of the screen moves with the events
+			r.Handle(e)
+		}
+		if got := screenNow(); got != ph.want {
+			t.Errorf("screen after %q:\n%s\n--- want:\n%s", ph.name, got, ph.want)
+		}
+	}
+	_ = r.Close()
+	if got := screenNow(); strings.Contains(got, "install   ") {
+		t.Errorf("Close left the live region on screen:\n%s", got)
+	}
+}
