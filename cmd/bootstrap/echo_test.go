@@ -2,6 +2,7 @@ package main
 
 import (
 	"archive/tar"
+	"bytes"
 	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
@@ -154,4 +155,21 @@ func tarText(t *testing.T, path string) []string {
 		t.Errorf("%s: empty tarball", path)
 	}
 	return out
+}
+
+// TestAuthFileLearned: a command given --authfile (bootstrap mirror) scrubs that file's
+// credentials from its output, whatever the file's mode.
+func TestAuthFileLearned(t *testing.T) {
+	dir := t.TempDir()
+	auth := filepath.Join(dir, "auth.json")
+	write(t, auth, []byte(`{"auths":{"r.example:5000":{"auth":"`+base64.StdEncoding.EncodeToString([]byte("lab:"+echoCanary))+`"}}}`), 0o644)
+	var out, errb bytes.Buffer
+	root, g := newRoot(&out, &errb)
+	root.SetArgs([]string{"mirror", "-c", filepath.Join(dir, "missing.yaml"), "--authfile", auth, "file://" + filepath.Join(dir, "out")})
+	_ = root.Execute()
+	for _, form := range derivedForms(echoCanary, "lab") {
+		if got := g.scrub.String("x " + form + " y"); strings.Contains(got, form) {
+			t.Errorf("form %q of the auth file's password is not scrubbed: %q", form, got)
+		}
+	}
 }

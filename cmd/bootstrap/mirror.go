@@ -342,7 +342,8 @@ func mirrorProgress(w io.Writer, asJSON, tty bool) mirror.ProgressFunc {
 		}
 		last = time.Now()
 		rate := float64(p.BytesDone) / max(p.Elapsed.Seconds(), 0.001)
-		eta := progress.TimeLeft(p.BytesDone, p.BytesTotal, rate)
+		eta := progress.TimeLeftOfBoth(p.BytesDone, p.BytesTotal, rate,
+			int64(p.BlobsDone), int64(p.BlobsTotal), float64(p.BlobsDone)/max(p.Elapsed.Seconds(), 0.001))
 		if eta == "" {
 			eta = "-"
 		}

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
+	"os"
 	"strings"
+	"syscall"
 
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/redact"
@@ -43,7 +46,7 @@ func authFileSecrets(sc *redact.Scrubber, path string) {
 	if path == "" {
 		return
 	}
-	raw, err := site.ReadSecretFile(path)
+	raw, err := readAuthFile(path)
 	if err != nil {
 		return
 	}
@@ -70,6 +73,21 @@ func authFileSecrets(sc *redact.Scrubber, path string) {
 			}
 		}
 	}
+}
+
+// readAuthFile reads an auth file for redaction only: a regular file of at most
+// site.MaxSecretFileSize, whatever its mode (a ~/.docker/config.json readable by others still
+// holds credentials to scrub; the stage that uses the file enforces the rules).
+func readAuthFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > site.MaxSecretFileSize {
+		return nil, fmt.Errorf("%s: not a regular file of at most %d bytes", path, site.MaxSecretFileSize)
+	}
+	return io.ReadAll(io.LimitReader(f, site.MaxSecretFileSize))
 }
 
 // redactor adapts the scrubber to what a session hands the runner.

@@ -80,6 +80,10 @@ bootstrap: run refuses it, status and report show it).`,
 				j.command = commandName(cmd)
 			}
 			g.cmd = cmd
+			// a command given an auth file (mirror --authfile) has its credentials scrubbed too
+			if f := cmd.Flags().Lookup("authfile"); f != nil && f.Value.String() != "" {
+				authFileSecrets(g.scrub, f.Value.String())
+			}
 			return g.check(cmd)
 		},
 	}

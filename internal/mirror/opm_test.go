@@ -79,7 +79,7 @@ func TestFilteredCatalogServesWithOPM(t *testing.T) {
 	_ = l.Close()
 	sctx, cancel := context.WithCancel(ctx(t))
 	defer cancel()
-	serve := exec.CommandContext(sctx, opm, "serve", configs, "-p", itoa(port))
+	serve := exec.CommandContext(sctx, opm, "serve", configs, "-p", itoa(port), "--pprof-addr=") // no profiling endpoint on the fixed :6060
 	logf := filepath.Join(dir, "serve.log")
 	lf, _ := os.Create(logf)
 	serve.Stdout, serve.Stderr = lf, lf

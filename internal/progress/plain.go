@@ -40,6 +40,7 @@ type plainStage struct {
 	pending   bool           // last not printed yet
 	shownAt   time.Time      // time of the last printed progress, for the rate
 	shownCurr int64
+	shownPart int64
 	steps     int64
 }
 
@@ -163,15 +164,21 @@ func (r *PlainRenderer) showProgress(stage string, st *plainStage, now time.Time
 				rate := float64(e.Current-st.shownCurr) / dt
 				if e.Unit == "bytes" {
 					text += fmt.Sprintf(", %s/s", units.Bytes(int64(rate)))
-				} else {
-					text += fmt.Sprintf(", %.1f %s/s", rate, e.Unit)
+				} else if r := countRate(rate, e.Unit); r != "" {
+					text += ", " + r
 				}
-				if eta := TimeLeft(e.Current, e.Total, rate); eta != "" {
-					text += ", ETA " + eta
+				// Time left: the later of bytes and parts (blobs): the largest blobs go first, so
+				// bytes alone end too early while many small blobs remain.
+				eta := etaOf(e.Current, e.Total, rate)
+				if e.PartsTotal > 0 && e.Parts >= st.shownPart {
+					eta = max(eta, etaOf(e.Parts, e.PartsTotal, float64(e.Parts-st.shownPart)/dt))
+				}
+				if eta > 0 {
+					text += ", ETA " + eta.Round(time.Second).String()
 				}
 			}
 		}
-		st.shownAt, st.shownCurr = now, e.Current
+		st.shownAt, st.shownCurr, st.shownPart = now, e.Current, e.Parts
 	} else {
 		text = fmt.Sprintf("%d steps done", st.steps)
 	}
@@ -201,4 +208,17 @@ func (r *PlainRenderer) tick(now time.Time) {
 			st.printed = now
 		}
 	}
+}
+
+// countRate is a rate of items a person can read: "12 images/s", "4 nodes/min", "" for none.
+func countRate(perSec float64, unit string) string {
+	switch {
+	case perSec <= 0:
+		return ""
+	case perSec >= 1:
+		return fmt.Sprintf("%.0f %s/s", perSec, unit)
+	case perSec*60 >= 1:
+		return fmt.Sprintf("%.0f %s/min", perSec*60, unit)
+	}
+	return ""
 }

@@ -73,6 +73,17 @@ func amount(n int64, unit string) string {
 	return units.Bytes(n)
 }
 
+// TimeLeftOfBoth is the later of the time left by bytes and by parts (blobs), to the second: a
+// mirror copies the largest blobs first, so bytes alone promise an end while many small blobs
+// remain. "" when neither can tell.
+func TimeLeftOfBoth(bytesDone, bytesTotal int64, bytesRate float64, partsDone, partsTotal int64, partsRate float64) string {
+	eta := max(etaOf(bytesDone, bytesTotal, bytesRate), etaOf(partsDone, partsTotal, partsRate))
+	if eta <= 0 {
+		return ""
+	}
+	return eta.Round(time.Second).String()
+}
+
 // TimeLeft is how long the rest of total takes at rate (units a second), to the second; "" when
 // it cannot be told (no rate yet, or nothing left).
 func TimeLeft(done, total int64, rate float64) string {

@@ -281,3 +281,23 @@ func TestDescribeCheckVerdicts(t *testing.T) {
 		}
 	}
 }
+
+// The time left is the later of what bytes and blobs say.
+func TestTimeLeftOfBoth(t *testing.T) {
+	for _, tc := range []struct {
+		bd, bt int64
+		br     float64
+		pd, pt int64
+		pr     float64
+		want   string
+	}{
+		{800, 1000, 80, 100, 600, 10, "50s"}, // bytes say 2.5 s, blobs 50 s
+		{500, 1000, 50, 590, 600, 59, "10s"}, // bytes are behind
+		{1000, 1000, 50, 600, 600, 10, ""},   // done
+		{0, 1000, 0, 0, 600, 0, ""},          // no rate yet
+	} {
+		if got := TimeLeftOfBoth(tc.bd, tc.bt, tc.br, tc.pd, tc.pt, tc.pr); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc, got, tc.want)
+		}
+	}
+}

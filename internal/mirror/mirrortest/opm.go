@@ -52,7 +52,9 @@ func Serves(t testing.TB, opm, dir string) {
 		t.Fatal(err)
 	}
 	defer lf.Close()
-	serve := exec.CommandContext(c, opm, "serve", dir, "-p", port)
+	// --pprof-addr= turns off opm's profiling endpoint, fixed at localhost:6060 by default: two
+	// opm serve at once (tests of several packages run in parallel) would collide on it
+	serve := exec.CommandContext(c, opm, "serve", dir, "-p", port, "--pprof-addr=")
 	serve.Stdout, serve.Stderr = lf, lf
 	if err := serve.Start(); err != nil {
 		t.Fatal(err)
