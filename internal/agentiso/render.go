@@ -241,10 +241,10 @@ func pemBlocks(text string) []string {
 
 func agentConfig(s *site.Site) *AgentConfig {
 	ac := &AgentConfig{
-		APIVersion:           "v1beta1",
-		Kind:                 "AgentConfig",
-		Metadata:             ObjectMeta{Name: s.Cluster.Name},
-		RendezvousIP:         s.Cluster.RendezvousIP,
+		APIVersion:   "v1beta1",
+		Kind:         "AgentConfig",
+		Metadata:     ObjectMeta{Name: s.Cluster.Name},
+		RendezvousIP: s.Cluster.RendezvousIP,
 	}
 	for _, src := range s.Cluster.NTPSources {
 		if !site.IsLoopbackNTP(src) { // the jump host's own, for preflight: on a node it would name the node

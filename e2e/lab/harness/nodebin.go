@@ -25,7 +25,7 @@ MODULES
 // and the ForceCommand that runs the client's command with them first on PATH. Nothing secret
 // goes there.
 func writeNodeBin() (dir, shell string, err error) {
-	dir, err = os.MkdirTemp("", "bootstrap-lab-node-")
+	dir, err = os.MkdirTemp(reachableTempRoot(), "bootstrap-lab-node-")
 	if err != nil {
 		return "", "", err
 	}
@@ -51,4 +51,36 @@ func writeNodeBin() (dir, shell string, err error) {
 		return "", "", err
 	}
 	return dir, shell, nil
+}
+
+// reachableTempRoot is the first of $TMPDIR, /var/tmp and /tmp that every user can traverse (each
+// of its ancestors has the x bit for others): a TMPDIR inside a private 0700 folder (some CI
+// runners and sandboxes set one) would leave user core unable to run the node's shell ("shell:
+// Permission denied" at configure). Falls back to the default temporary directory.
+func reachableTempRoot() string {
+	for _, root := range []string{os.TempDir(), "/var/tmp", "/tmp"} {
+		if traversable(root) {
+			return root
+		}
+	}
+	return ""
+}
+
+// traversable reports whether dir and all its ancestors exist and are searchable by others.
+func traversable(dir string) bool {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	for {
+		fi, err := os.Stat(dir)
+		if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o001 == 0 {
+			return false
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return true
+		}
+		dir = parent
+	}
 }
