@@ -31,11 +31,16 @@ func privateRoot(dir string) string {
 
 // privateDir creates Prove's private folder beneath root, after clearing stale ones.
 func privateDir(root string) (string, error) {
-	if err := os.MkdirAll(root, 0o700); err != nil {
-		return "", err
-	}
-	if err := os.Chmod(root, 0o700); err != nil && root != os.TempDir() {
-		return "", err
+	// The shared temporary directory (no work dir given) is never made private itself: as root
+	// that would turn /tmp to 0700 for every other user of the machine. The folder MkdirTemp
+	// creates in it is 0700 already.
+	if root != os.TempDir() {
+		if err := os.MkdirAll(root, 0o700); err != nil {
+			return "", err
+		}
+		if err := os.Chmod(root, 0o700); err != nil {
+			return "", err
+		}
 	}
 	CleanStale(root)
 	return os.MkdirTemp(root, fmt.Sprintf("%s%d-", privatePrefix, os.Getpid()))
