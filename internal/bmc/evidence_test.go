@@ -24,8 +24,14 @@ type killAfterPower struct {
 
 func (j *killAfterPower) Record(key string, data any) error {
 	err := j.memJournal.Record(key, data)
-	if strings.HasSuffix(key, "/"+bmc.StepPower) {
+	// The ISO server goes down with the process before the power action is sent (at its
+	// journaled intent): once the action is out, the simulated node reads the ISO within its
+	// BootDelay, which a loaded machine can let pass before the power step's Record (the test
+	// then saw a node booted from its ISO in the killed run).
+	if strings.HasSuffix(key, "/"+bmc.StepPowerIntent) {
 		j.iso.SetDown(!j.keep)
+	}
+	if strings.HasSuffix(key, "/"+bmc.StepPower) {
 		j.cancel()
 	}
 	return err
