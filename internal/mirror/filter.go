@@ -14,6 +14,8 @@ import (
 	cfilter "github.com/sherine-k/catalog-filter/pkg/filter/mirror-config/v1alpha1"
 	"github.com/sirupsen/logrus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/bootstrap-dev/bootstrap/internal/suggest"
 )
 
 // Operator catalog selection is oc-mirror v2's own: the catalog filter library oc-mirror 4.18 and
@@ -289,7 +291,7 @@ func closest(s string, names []string, n int) []string {
 	}
 	ss := make([]scored, 0, len(names))
 	for _, x := range names {
-		ss = append(ss, scored{x, editDistance(strings.ToLower(s), strings.ToLower(x))})
+		ss = append(ss, scored{x, suggest.Distance(strings.ToLower(s), strings.ToLower(x))})
 	}
 	sort.SliceStable(ss, func(i, j int) bool { return ss[i].d < ss[j].d })
 	if n > 0 && len(ss) > n {
@@ -300,27 +302,6 @@ func closest(s string, names []string, n int) []string {
 		out[i] = x.name
 	}
 	return out
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func channelNames(dc *declcfg.DeclarativeConfig, pkg string) []string {

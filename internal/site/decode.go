@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/bootstrap-dev/bootstrap/internal/suggest"
 )
 
 // maxNodes bounds the YAML nodes one decode visits, aliases expanded: a "billion laughs"
@@ -236,7 +238,7 @@ func unknownFieldRemedy(name string, fields map[string]int) string {
 	sort.Strings(names)
 	best, bestDist := "", 4
 	for _, k := range names {
-		if dist := editDistance(strings.ToLower(name), strings.ToLower(k)); dist < bestDist {
+		if dist := suggest.Distance(strings.ToLower(name), strings.ToLower(k)); dist < bestDist {
 			best, bestDist = k, dist
 		}
 	}
@@ -295,25 +297,4 @@ func joinPath(parent, name string) string {
 		return name
 	}
 	return parent + "." + name
-}
-
-// editDistance is the Levenshtein distance, used to suggest the field meant by a typo.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

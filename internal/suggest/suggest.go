@@ -1,0 +1,26 @@
+// Package suggest finds the name a user probably meant: the edit distance behind "did you mean"
+// in profile validation (a misspelled field) and in mirror's catalog selection (a misspelled
+// package or channel). A leaf package: it imports nothing of the project.
+package suggest
+
+// Distance is the Levenshtein distance of a and b, in bytes: insertions, deletions and
+// substitutions each cost 1.
+func Distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
