@@ -120,6 +120,7 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 	o.Source = mirror.Endpoint{Insecure: !f.srcTLSVerify, CAFile: f.srcCAFile, AuthFile: f.authfile}
 	o.SourceRegistry, o.Parallel, o.Retries, o.Platforms = f.sourceRegistry, f.parallel, f.retries, f.platforms
 	o.RepoLog = filepath.Join(ws, "working-dir", "repositories.log")
+	o.BlobLog = filepath.Join(ws, "working-dir", "blobs.log")
 	if f.archiveSize < 0 || f.archiveSize > mirror.MaxArchiveSize {
 		return usageError{fmt.Errorf("--archive-size %d: want a size in GiB from 1 to %d (0 or none: one OCI layout)", f.archiveSize, mirror.MaxArchiveSize)}
 	}

@@ -283,12 +283,17 @@ func (e *engine) follow(ctx context.Context, t *task, st *blobState) {
 		e.complete(ctx, t, nil)
 		return
 	}
+	if e.confirmed(t) {
+		e.complete(ctx, t, nil)
+		return
+	}
 	e.freshRepo(ctx, t.dst) // recorded in the repository log before the mount writes to it
 	err := e.o.retry(ctx, []string{t.dst.Registry}, func(ctx context.Context) error {
 		return e.rc.BlobMount(ctx, from, t.dst, t.desc)
 	})
 	if err == nil {
 		e.blobsMounted.Add(1)
+		e.confirm(t)
 	} else {
 		e.o.logger().Debug("mount failed, copying", "digest", t.desc.Digest, "err", err)
 		err = e.transfer(ctx, t, false)
@@ -326,11 +331,19 @@ func (e *engine) complete(ctx context.Context, t *task, err error) {
 // CPUs idle; meanwhile other transfers run. At most Parallel transfers wait on a commit this way
 // (e.committing), so requests in flight stay within twice Parallel.
 func (e *engine) transfer(ctx context.Context, t *task, primary bool) error {
+	if e.confirmed(t) {
+		e.blobsPresent.Add(1)
+		if primary {
+			e.bytesDone.Add(t.desc.Size)
+		}
+		return nil
+	}
 	skipHead := e.freshRepo(ctx, t.dst)
 	return e.o.retry(ctx, []string{t.src.Registry, t.dst.Registry}, func(ctx context.Context) error {
 		if skipHead {
 			skipHead = false // a retry checks: the failed attempt may have committed the blob
 		} else if _, err := e.rc.BlobHead(ctx, t.dst, t.desc); err == nil {
+			e.confirm(t)
 			e.blobsPresent.Add(1)
 			if primary {
 				e.bytesDone.Add(t.desc.Size)
@@ -374,8 +387,21 @@ func (e *engine) transfer(ctx context.Context, t *task, primary bool) error {
 			return onHost(t.dst.Registry, fmt.Errorf("put to %s: %w", t.dst.CommonName(), err))
 		}
 		e.blobsCopied.Add(1)
+		e.confirm(t)
 		return nil
 	})
+}
+
+// confirmed says whether the blob log records t's blob in t's destination repository.
+func (e *engine) confirmed(t *task) bool {
+	return e.blobs != nil && e.blobs.has(t.desc.Digest, t.dst.Registry+"/"+t.dst.Repository)
+}
+
+// confirm records in the blob log that the destination confirmed t's blob.
+func (e *engine) confirm(t *task) {
+	if e.blobs != nil {
+		e.blobs.add(t.desc.Digest, t.dst.Registry+"/"+t.dst.Repository)
+	}
 }
 
 // countReader counts bytes for progress. It deliberately hides any Seek method of the underlying

@@ -92,6 +92,14 @@ func Copy(ctx context.Context, images []Image, o Options) (*Result, error) {
 		}
 		defer closeLog()
 	}
+	if o.BlobLog != "" && o.DestDir == "" {
+		bl, err := openBlobLog(o.BlobLog)
+		if err != nil {
+			return nil, err
+		}
+		e.blobs = bl
+		defer bl.close()
+	}
 	images = dedupImages(images)
 	e.imagesTotal.Store(int64(len(images)))
 
@@ -165,6 +173,7 @@ type engine struct {
 	repos    map[string]*repoState    // destination repositories asked whether they are new
 	written  map[string]bool          // repositories Options.RepoLog names
 	repoLog  *os.File                 // Options.RepoLog, open for appending; nil: HEAD every blob
+	blobs    *blobLog                 // Options.BlobLog; nil: no record of confirmed blobs
 
 	// set by run: schedule tasks and manifest pushes (a sparse index refused is scheduled again)
 	start       func(*task)

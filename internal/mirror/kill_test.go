@@ -39,7 +39,7 @@ func (d *digestGets) wrap(h http.Handler) http.Handler {
 
 type killJob struct {
 	Images []Image
-	Opts   struct{ Src, Dst, CA, Auth, RepoLog string }
+	Opts   struct{ Src, Dst, CA, Auth, RepoLog, BlobLog string }
 }
 
 // TestCopySurvivesSIGKILL kills a copy running in a child process at random points (three seeds),
@@ -156,6 +156,6 @@ func TestKillHelper(t *testing.T) {
 	o := DefaultOptions(Endpoint{Host: job.Opts.Dst, CAFile: job.Opts.CA, AuthFile: job.Opts.Auth})
 	o.Source = Endpoint{Host: job.Opts.Src, Insecure: true}
 	o.Parallel = 4
-	o.RepoLog = job.Opts.RepoLog
+	o.RepoLog, o.BlobLog = job.Opts.RepoLog, job.Opts.BlobLog
 	_, _ = Copy(context.Background(), job.Images, o)
 }

@@ -68,6 +68,11 @@ type Options struct {
 	// holds only repository names; written before a run's first write to a repository, it keeps a
 	// run killed before its first manifest from passing the repository off as new next time.
 	RepoLog string
+	// BlobLog, when set, is a file in the work dir recording each blob the destination confirmed
+	// (repository and digest, appended in fsync'd batches as blobs land); a later run neither checks
+	// nor copies those again, so a run killed late resumes at the cost of what is missing. See
+	// blobLog for why that is sound; delete the file when the destination is wiped.
+	BlobLog string
 	// Platforms to keep from multi-arch indexes ("linux/amd64"); empty, or the single word "all",
 	// keeps all. A filtered index keeps its original bytes (its digest must not change), so the
 	// destination receives a sparse index: where the registry refuses one (distribution's default,

@@ -107,6 +107,7 @@ func mirrorOptions(env *pipeline.Env) (mirror.Options, mirror.Target, error) {
 	o.Log = env.Log
 	if env.WorkDir != "" {
 		o.RepoLog = filepath.Join(env.WorkDir, "mirror-repositories.log")
+		o.BlobLog = filepath.Join(env.WorkDir, "mirror-blobs.log")
 	}
 	return o, mirror.Target{Host: s.Registry.Host, Namespace: s.Registry.Namespace}, o.Validate()
 }
