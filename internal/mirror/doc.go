@@ -32,6 +32,7 @@
 // layers, signatures), an in-process registry and a fault injector live in package mirrortest.
 //
 // It never prints, never reads flags and imports no package of this module but the leaves units
-// (byte formatting), filehash and fsroot (paths confined to a folder), so never the pipeline: callers pass a context, typed options and a
-// progress callback, and receive typed results.
+// (byte formatting), filehash, fsroot (paths confined to a folder) and suggest (the closest
+// names of a misspelled package or channel), so never the pipeline: callers pass a context,
+// typed options and a progress callback, and receive typed results.
 package mirror
