@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -136,7 +134,7 @@ func LoadISC(path string) (*ImageSetConfig, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, one(1, 1, "the file is empty", "write an ImageSetConfiguration (apiVersion: "+ISCAPIVersion+", kind: "+ISCKind+", mirror: ...)")
 		}
-		return nil, one(yamlErrorLine(err), 0, "the file is not valid YAML: "+strings.TrimPrefix(err.Error(), "yaml: "),
+		return nil, one(yamlstrict.ErrorLine(err), 0, "the file is not valid YAML: "+yamlstrict.ErrorText(err),
 			"fix the YAML syntax at that line (indentation, a missing ':' or an unclosed quote)")
 	}
 	var second yaml.Node
@@ -168,17 +166,6 @@ func LoadISC(path string) (*ImageSetConfig, error) {
 		return &c, &ISCError{probs}
 	}
 	return &c, nil
-}
-
-var yamlLineRE = regexp.MustCompile(`line (\d+)`)
-
-func yamlErrorLine(err error) int {
-	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
-		if n, e := strconv.Atoi(m[1]); e == nil {
-			return n
-		}
-	}
-	return 0
 }
 
 // docStart is the first line of a document node's content.
