@@ -88,7 +88,7 @@ func OpenJournalWith(path string, o JournalOptions) (j *Journal, warnings []stri
 		return nil, nil, err
 	}
 	if len(s.torn) > 0 {
-		warnings = append(warnings, tornWarning(path, s.torn))
+		warnings = append(warnings, tornWarning(path, len(s.torn)))
 		if err := f.Truncate(s.goodLen); err != nil {
 			f.Close()
 			return nil, nil, fmt.Errorf("open journal %s: drop torn line: %w", path, err)

@@ -94,12 +94,17 @@ func readHead(journal string) (h head, ok bool, err error) {
 // append was interrupted (the witness then needs rewriting): not tampering.
 func checkTail(path string, lines []line, h head) (pending bool, err error) {
 	n := int64(len(lines))
-	hashAt := func(i int64) string { // hash of line i (1-based), "" for 0
+	return checkTailHashes(path, n, func(i int64) string { // hash of line i (1-based), "" for 0
 		if i <= 0 || i > n {
 			return ""
 		}
 		return hashLine(lines[i-1].raw)
-	}
+	}, h)
+}
+
+// checkTailHashes is checkTail for a journal of n complete lines whose hashes hashAt gives
+// (1-based; "" for 0). It needs lines n, n-1, h.Entries and h.Entries-1.
+func checkTailHashes(path string, n int64, hashAt func(int64) string, h head) (pending bool, err error) {
 	if h.Pending {
 		switch {
 		case n == h.Entries && hashAt(n) == h.Head, n == h.Entries-1 && hashAt(n) == h.Prev:

@@ -1,12 +1,14 @@
 package pipeline
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -62,15 +64,11 @@ func scan(path string, data []byte) scanned {
 			return s
 		}
 		raw := data[off : off+nl]
-		var e Entry
-		if err := json.Unmarshal(raw, &e); err != nil || e.Seq == 0 || e.Kind == "" {
+		e, reason := parseLine(raw)
+		if reason != "" {
 			if off+nl+1 == len(data) {
 				s.torn = data[off:]
 				return s
-			}
-			reason := "not a journal entry"
-			if err != nil {
-				reason = "invalid JSON: " + err.Error()
 			}
 			s.bad = &ChainError{Path: path, Line: len(s.lines) + 1, Seq: int64(len(s.lines) + 1), Reason: reason}
 			return s
@@ -95,29 +93,137 @@ func (s scanned) verify(path string) error {
 	}
 	prev := ""
 	for i, l := range s.lines {
-		want := int64(i + 1)
-		if l.entry.Seq > want {
-			return &ChainError{Path: path, Line: i + 1, Seq: want,
-				Reason: fmt.Sprintf("entry seq %d is missing (line %d has seq %d): it was removed", want, i+1, l.entry.Seq)}
-		}
-		if l.entry.Seq != want {
-			return &ChainError{Path: path, Line: i + 1, Seq: l.entry.Seq,
-				Reason: fmt.Sprintf("seq %d where %d was expected: an entry was inserted, or its seq edited", l.entry.Seq, want)}
-		}
-		if l.entry.Prev != prev {
-			return &ChainError{Path: path, Line: i, Seq: want - 1,
-				Reason: fmt.Sprintf("entry seq %d does not match the hash recorded by seq %d: it was edited, "+
-					"or an entry before it was removed", want-1, want)}
+		if err := chainLink(path, int64(i+1), l.entry, prev); err != nil {
+			return err
 		}
 		prev = hashLine(l.raw)
 	}
 	return nil
 }
 
+// parseLine decodes one journal line; reason says why it is not an entry ("" when it is).
+func parseLine(raw []byte) (Entry, string) {
+	var e Entry
+	err := json.Unmarshal(raw, &e)
+	switch {
+	case err != nil:
+		return e, "invalid JSON: " + err.Error()
+	case e.Seq == 0 || e.Kind == "":
+		return e, "not a journal entry"
+	}
+	return e, ""
+}
+
+// chainLink checks that e, the n-th good line (1-based), has seq n and records prev, the hash of
+// the line before it.
+func chainLink(path string, n int64, e Entry, prev string) *ChainError {
+	if e.Seq > n {
+		return &ChainError{Path: path, Line: int(n), Seq: n,
+			Reason: fmt.Sprintf("entry seq %d is missing (line %d has seq %d): it was removed", n, n, e.Seq)}
+	}
+	if e.Seq != n {
+		return &ChainError{Path: path, Line: int(n), Seq: e.Seq,
+			Reason: fmt.Sprintf("seq %d where %d was expected: an entry was inserted, or its seq edited", e.Seq, n)}
+	}
+	if e.Prev != prev {
+		return &ChainError{Path: path, Line: int(n - 1), Seq: n - 1,
+			Reason: fmt.Sprintf("entry seq %d does not match the hash recorded by seq %d: it was edited, "+
+				"or an entry before it was removed", n-1, n)}
+	}
+	return nil
+}
+
 // tornWarning describes a dropped torn line.
-func tornWarning(path string, torn []byte) string {
+func tornWarning(path string, torn int) string {
 	return fmt.Sprintf("journal %s: ignored a torn last line (%d bytes) left by an interrupted write; "+
-		"the step it was recording was not acknowledged and will run again", path, len(torn))
+		"the step it was recording was not acknowledged and will run again", path, torn)
+}
+
+// pass is one streaming read of a journal: the same split as scan (only the very last line may be
+// torn; an unparseable line before more lines is damage), with the hash chain checked as it goes
+// and no raw line kept.
+type pass struct {
+	entries []Entry     // the good lines' entries, when asked for
+	n       int64       // good lines
+	torn    int         // bytes of a torn last line
+	bad     *ChainError // an unparseable line followed by more (reading stopped there)
+	broken  *ChainError // the first seq or hash-chain break among the good lines
+	hashes  map[int64]string
+}
+
+// chainErr is what VerifyChain reports: damage first, then the first break.
+func (p *pass) chainErr() error {
+	if p.bad != nil {
+		return p.bad
+	}
+	if p.broken != nil {
+		return p.broken
+	}
+	return nil
+}
+
+// hashAt is the hash of good line i (1-based), "" for 0 or lines not asked for.
+func (p *pass) hashAt(i int64) string { return p.hashes[i] }
+
+// readPass reads the journal at path once. keep collects the entries; the hashes of the last two
+// good lines and of the lines in want are kept. A missing journal is empty.
+func readPass(path string, keep bool, want ...int64) (*pass, error) {
+	p := &pass{hashes: map[int64]string{}}
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return p, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	wanted := map[int64]bool{}
+	for _, w := range want {
+		wanted[w] = true
+	}
+	br := bufio.NewReaderSize(f, 256<<10)
+	var long []byte
+	prev := ""
+	for {
+		raw, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) { // a line longer than the buffer
+			long = append(long[:0], raw...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				raw, err = br.ReadSlice('\n')
+				long = append(long, raw...)
+			}
+			raw = long
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		if err != nil { // no newline: the end, torn when not empty
+			p.torn = len(raw)
+			break
+		}
+		e, reason := parseLine(raw[:len(raw)-1])
+		if reason != "" {
+			if _, perr := br.Peek(1); errors.Is(perr, io.EOF) {
+				p.torn = len(raw)
+				break
+			}
+			p.bad = &ChainError{Path: path, Line: int(p.n + 1), Seq: p.n + 1, Reason: reason}
+			break
+		}
+		p.n++
+		if p.broken == nil {
+			p.broken = chainLink(path, p.n, e, prev)
+		}
+		if p.n > 2 && !wanted[p.n-2] {
+			delete(p.hashes, p.n-2)
+		}
+		prev = hashLine(raw[:len(raw)-1])
+		p.hashes[p.n] = prev
+		if keep {
+			p.entries = append(p.entries, e)
+		}
+	}
+	return p, nil
 }
 
 // ReadJournal reads every complete entry of the journal at path, read-only. A torn last line is
@@ -125,25 +231,17 @@ func tornWarning(path string, torn []byte) string {
 // is returned as a *ChainError together with the entries before it; the hash chain itself is
 // checked by VerifyChain.
 func ReadJournal(path string) (entries []Entry, warnings []string, err error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil
-	}
+	p, err := readPass(path, true)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read journal: %w", err)
 	}
-	s := scan(path, data)
-	entries = make([]Entry, len(s.lines))
-	for i, l := range s.lines {
-		entries[i] = l.entry
+	if p.torn > 0 {
+		warnings = append(warnings, tornWarning(path, p.torn))
 	}
-	if len(s.torn) > 0 {
-		warnings = append(warnings, tornWarning(path, s.torn))
+	if p.bad != nil {
+		return p.entries, warnings, p.bad
 	}
-	if s.bad != nil {
-		return entries, warnings, s.bad
-	}
-	return entries, warnings, nil
+	return p.entries, warnings, nil
 }
 
 // VerifyChain checks that the journal at path is a gapless hash chain: every entry's prev is the
@@ -151,29 +249,11 @@ func ReadJournal(path string) (entries []Entry, warnings []string, err error) {
 // entry that was edited or removed. A torn last line is not an error. The newest entry is only
 // protected once another follows it; Status.Head gives its hash for recording elsewhere.
 func VerifyChain(path string) error {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
+	p, err := readPass(path, false)
 	if err != nil {
 		return fmt.Errorf("verify journal: %w", err)
 	}
-	return scan(path, data).verify(path)
-}
-
-func asChain(err error, target **ChainError) bool { return errors.As(err, target) }
-
-// journalHead returns the hash of the journal's newest complete line ("" when empty).
-func journalHead(path string) (string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	s := scan(path, data)
-	if len(s.lines) == 0 {
-		return "", nil
-	}
-	return hashLine(s.lines[len(s.lines)-1].raw), nil
+	return p.chainErr()
 }
 
 // VerifyTail checks the journal's end against its witness (HeadFile), read-only: a *TailError
@@ -185,10 +265,10 @@ func VerifyTail(path string) (witnessed bool, err error) {
 	if err != nil || !ok {
 		return false, err
 	}
-	data, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	p, err := readPass(path, false, h.Entries, h.Entries-1)
+	if err != nil {
 		return true, fmt.Errorf("verify journal: %w", err)
 	}
-	_, err = checkTail(path, scan(path, data).lines, h)
+	_, err = checkTailHashes(path, p.n, p.hashAt, h)
 	return true, err
 }

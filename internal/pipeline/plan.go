@@ -94,26 +94,47 @@ func (readOnlySteps) Record(key string, _ any) error {
 // from the journal after them), the chain check, the head hash and the lock holder. Stages still
 // "running" whose run no longer holds the lock are shown interrupted.
 func (r *Runner) Status() (Status, error) {
+	st, _, err := r.StatusEntries()
+	return st, err
+}
+
+// StatusEntries is Status together with the journal's entries it folded (those before any
+// damage), for callers that need both: the journal is read once, streaming, checking the hash
+// chain and the witness as it goes.
+func (r *Runner) StatusEntries() (Status, []Entry, error) {
 	path := JournalPath(r.WorkDir)
-	entries, warnings, err := ReadJournal(path)
-	var chain *ChainError
-	if err != nil && !asChain(err, &chain) {
-		return Status{}, err
+	// the witness before the journal, as VerifyTail reads them: a live run writes them the other way
+	h, witnessed, herr := readHead(path)
+	var want []int64
+	if witnessed {
+		want = []int64{h.Entries, h.Entries - 1}
 	}
+	p, err := readPass(path, true, want...)
+	if err != nil {
+		return Status{}, nil, fmt.Errorf("read journal: %w", err)
+	}
+	entries := p.entries
 	st := Fold(entries)
-	st.Warnings = append(warnings, st.Warnings...)
-	if verr := VerifyChain(path); verr != nil {
+	if p.torn > 0 {
+		st.Warnings = append([]string{tornWarning(path, p.torn)}, st.Warnings...)
+	}
+	if verr := p.chainErr(); verr != nil {
 		st.Chain = verr.Error()
 	}
-	if head, herr := journalHead(path); herr == nil {
-		st.Head = head
+	st.Head = p.hashAt(p.n)
+	tail := func() (bool, error) { // the first tail check, from this pass
+		if herr != nil || !witnessed {
+			return false, herr
+		}
+		_, terr := checkTailHashes(path, p.n, p.hashAt, h)
+		return true, terr
 	}
 	info, held, lerr := ReadLock(r.WorkDir)
 	if lerr != nil {
 		st.Warnings = append(st.Warnings, "lock: "+lerr.Error())
 	}
 	if st.Chain == "" {
-		r.statusTail(path, &st, held && LockAlive(info))
+		r.statusTail(path, &st, held && LockAlive(info), tail)
 	}
 	if held {
 		st.Lock = &info
@@ -133,22 +154,17 @@ func (r *Runner) Status() (Status, error) {
 		}
 	}
 	st.Stages = ordered
-	return st, nil
+	return st, entries, nil
 }
 
 // statusTail checks the journal's end against its witness. A live run appends while we read (the
 // witness and the journal are read one after the other), so a mismatch is read again, and while
 // a run holds the lock a lasting one is only a warning.
-func (r *Runner) statusTail(path string, st *Status, live bool) {
-	var err error
-	witnessed := false
-	for i := 0; i < 5; i++ {
-		if witnessed, err = VerifyTail(path); err == nil {
-			break
-		}
-		if !live {
-			break
-		}
+// first is the check from the status's own read of the journal.
+func (r *Runner) statusTail(path string, st *Status, live bool, first func() (bool, error)) {
+	witnessed, err := first()
+	for i := 1; i < 5 && err != nil && live; i++ {
+		witnessed, err = VerifyTail(path)
 	}
 	var te *TailError
 	switch {

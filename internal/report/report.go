@@ -58,13 +58,8 @@ var skipFiles = map[string]bool{pipeline.JournalFile: true, pipeline.HeadFile: t
 
 // Build reads the journal through r (for stage order and status) and hashes the work dir's files.
 func Build(r *pipeline.Runner, siteName string) (*Report, error) {
-	st, err := r.Status()
+	st, entries, err := r.StatusEntries()
 	if err != nil {
-		return nil, err
-	}
-	entries, _, err := pipeline.ReadJournal(pipeline.JournalPath(r.WorkDir))
-	var ce *pipeline.ChainError
-	if err != nil && !errors.As(err, &ce) {
 		return nil, err
 	}
 	h := pipeline.BuildHistory(entries)
