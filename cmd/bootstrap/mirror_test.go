@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -89,9 +90,54 @@ func TestMirrorCommandRejectsUnknownISCField(t *testing.T) {
 	if err := os.WriteFile(isc, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := runMirrorCmd(t, "-c", isc, "docker://127.0.0.1:1/x")
-	if err == nil || !strings.Contains(err.Error(), isc+":4: field \"helm\"") {
+	out, err := runMirrorCmd(t, "-c", isc, "docker://127.0.0.1:1/x")
+	if err == nil || !strings.Contains(err.Error(), isc+":4:3: error: mirror.helm: field \"helm\" is not supported") {
 		t.Fatalf("want an error naming file, line 4 and field helm, got %v", err)
+	}
+	if !strings.Contains(out, isc+":4:3: error: mirror.helm: field \"helm\" is not supported\n    fix: remove it") {
+		t.Errorf("the problem is not shown with its remedy:\n%s", out)
+	}
+}
+
+// TestMirrorCommandShowsEveryISCProblem: text lists every problem of the ImageSetConfiguration
+// with its line (remedy below); -o json has one "problem" line each, as validate -o json.
+func TestMirrorCommandShowsEveryISCProblem(t *testing.T) {
+	isc := filepath.Join(t.TempDir(), "isc.yaml")
+	doc := "apiVersion: mirror.openshift.io/v2alpha1\nkind: ImageSetConfiguration\narchiveSize: four\nmirror:\n  helm: {}\n  additionalImages:\n  - name: a\n    name: b\n  - {}\n"
+	if err := os.WriteFile(isc, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		isc + ":3:14: error: archiveSize: expected a whole number",
+		isc + ":5:3: error: mirror.helm: field \"helm\" is not supported",
+		isc + ":8:5: error: mirror.additionalImages[0].name: field \"name\" is written twice",
+		isc + ":9:5: error: mirror.additionalImages[1].name: required",
+	}
+	var stdout, stderr bytes.Buffer
+	if code := Execute([]string{"mirror", "-c", isc, "docker://127.0.0.1:1/x"}, nil, &stdout, &stderr); code != exitFailure {
+		t.Errorf("exit code %d, want %d", code, exitFailure)
+	}
+	for _, w := range want {
+		if !strings.Contains(stderr.String(), w) {
+			t.Errorf("stderr lacks %q:\n%s", w, stderr.String())
+		}
+	}
+	stdout.Reset()
+	stderr.Reset()
+	Execute([]string{"mirror", "-o", "json", "-c", isc, "docker://127.0.0.1:1/x"}, nil, &stdout, &stderr)
+	kinds, res, _ := jsonLinesOf(t, stdout.String())
+	if strings.Count(strings.Join(kinds, " "), "problem") != len(want) || res.OK {
+		t.Fatalf("want %d problem lines and a failed result, got %v %+v", len(want), kinds, res)
+	}
+	var first struct {
+		File, Path, Message, Remedy string
+		Line, Column                int
+	}
+	if err := json.Unmarshal([]byte(strings.SplitN(stdout.String(), "\n", 2)[0]), &first); err != nil {
+		t.Fatal(err)
+	}
+	if first.File != isc || first.Line != 3 || first.Column != 14 || first.Path != "archiveSize" || first.Remedy == "" {
+		t.Errorf("first problem line: %+v", first)
 	}
 }
 

@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/bootstrap-dev/bootstrap/internal/yamlstrict"
 )
 
 // MaxArchiveSize is the largest archive part size accepted, in GiB (archiveSize,
@@ -29,8 +30,8 @@ type ImageSetConfig struct {
 	ArchiveSize int       `yaml:"archiveSize,omitempty"` // GiB per archive (to-dir)
 	Mirror      ISCMirror `yaml:"mirror"`
 	File        string    `yaml:"-"`
-	// lines maps a field path ("mirror.operators[0].packages[1]") to its line in File.
-	lines map[string]int
+	// pos maps a field path ("mirror.operators[0].packages[1]") to where it is written in File.
+	pos map[string]yamlstrict.Position
 }
 
 // ISCMirror is the mirror section.
@@ -90,32 +91,51 @@ type ISCImage struct {
 	Name string `yaml:"name"`
 }
 
-var unknownField = regexp.MustCompile(`line (\d+): field (\S+) not found in type mirror\.(\S+)`)
+// ISCError is an invalid ImageSetConfiguration: every problem found, each with file:line:column,
+// field path, what is wrong and (where there is one) how to fix it, in the site profile's form.
+type ISCError struct {
+	Problems []yamlstrict.Problem
+}
 
-// LoadISC reads and checks an ImageSetConfiguration. Fields oc-mirror knows but this tool does not
-// support yet are reported by name and line, never silently ignored; every problem is returned.
+// Error lists every problem, one per line.
+func (e *ISCError) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// AsISCProblems returns the problems carried by err, if it is (or wraps) an *ISCError.
+func AsISCProblems(err error) ([]yamlstrict.Problem, bool) {
+	var e *ISCError
+	if errors.As(err, &e) {
+		return e.Problems, true
+	}
+	return nil, false
+}
+
+// LoadISC reads and checks an ImageSetConfiguration. Like oc-mirror it refuses fields it does not
+// know by name and line (never silently ignored) and a second YAML document; unlike it, it reads
+// on after a problem: every problem is returned at once as an *ISCError.
 func LoadISC(path string) (*ImageSetConfig, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
+	c := ImageSetConfig{File: path}
+	one := func(line, col int, msg, remedy string) error {
+		return &ISCError{[]yamlstrict.Problem{{Position: yamlstrict.Position{File: path, Line: line, Column: col},
+			Message: msg, Remedy: remedy}}}
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	var c ImageSetConfig
-	if err := dec.Decode(&c); err != nil {
-		var te *yaml.TypeError
-		if errors.As(err, &te) {
-			msgs := []string{}
-			for _, m := range te.Errors {
-				if s := unknownField.FindStringSubmatch(m); s != nil {
-					msgs = append(msgs, fmt.Sprintf("%s:%s: field %q (in %s) is not supported; remove it or file an issue", path, s[1], s[2], s[3]))
-				} else {
-					msgs = append(msgs, path+": "+m)
-				}
-			}
-			return nil, errors.New(strings.Join(msgs, "\n"))
+	var root yaml.Node
+	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, one(1, 1, "the file is empty", "write an ImageSetConfiguration (apiVersion: "+ISCAPIVersion+", kind: "+ISCKind+", mirror: ...)")
 		}
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, one(yamlstrict.ErrorLine(err), 0, "the file is not valid YAML: "+yamlstrict.ErrorText(err),
+			"fix the YAML syntax at that line (indentation, a missing ':' or an unclosed quote)")
 	}
 	var second yaml.Node
 	if err := dec.Decode(&second); err == nil {
@@ -123,13 +143,29 @@ func LoadISC(path string) (*ImageSetConfig, error) {
 	} else if !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	var root yaml.Node
-	if err := yaml.Unmarshal(b, &root); err == nil {
-		c.lines = map[string]int{}
-		fieldLines(&root, "", c.lines)
+	r := yamlstrict.Decode(&root, path, &c, yamlstrict.Options{})
+	c.pos = r.Pos
+	probs := r.Problems
+	for i, p := range probs {
+		// oc-mirror's wording: the field is named, with its line.
+		if name, ok := strings.CutPrefix(p.Message, "unknown field "); ok {
+			probs[i].Message = "field " + name + " is not supported"
+		}
 	}
-	c.File = path
-	return &c, c.Validate()
+	bad := map[string]bool{} // fields the decoder could not read: no "required" on top of "expected a string"
+	for _, p := range probs {
+		bad[p.Path] = true
+	}
+	for _, p := range c.problems() {
+		if !bad[p.Path] {
+			probs = append(probs, p)
+		}
+	}
+	if len(probs) > 0 {
+		yamlstrict.Sort(probs)
+		return &c, &ISCError{probs}
+	}
+	return &c, nil
 }
 
 // docStart is the first line of a document node's content.
@@ -140,36 +176,31 @@ func docStart(n yaml.Node) int {
 	return n.Line
 }
 
-// fieldLines records the line of every mapping value and sequence item under n, by field path.
-func fieldLines(n *yaml.Node, path string, lines map[string]int) {
-	switch n.Kind {
-	case yaml.DocumentNode:
-		for _, c := range n.Content {
-			fieldLines(c, path, lines)
+// position is where the field at path, or the nearest enclosing one written, is in File.
+func (c *ImageSetConfig) position(path string) yamlstrict.Position {
+	for p := path; ; {
+		if at, ok := c.pos[p]; ok {
+			return at
 		}
-	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			p := n.Content[i].Value
-			if path != "" {
-				p = path + "." + p
-			}
-			lines[p] = n.Content[i].Line
-			fieldLines(n.Content[i+1], p, lines)
+		if p == "" {
+			return yamlstrict.Position{File: c.File}
 		}
-	case yaml.SequenceNode:
-		for i, c := range n.Content {
-			p := fmt.Sprintf("%s[%d]", path, i)
-			lines[p] = c.Line
-			fieldLines(c, p, lines)
-		}
+		i := max(strings.LastIndexAny(p, ".["), 0)
+		p = p[:i]
 	}
+}
+
+// problem is one semantic problem at path; text is "message" or "message; remedy".
+func (c *ImageSetConfig) problem(path, text string) yamlstrict.Problem {
+	msg, remedy, _ := strings.Cut(text, "; ")
+	return yamlstrict.Problem{Position: c.position(path), Path: path, Message: msg, Remedy: remedy}
 }
 
 // At names a field of the configuration for an error message: "isc.yaml:12: mirror.operators[0]"
 // (without the line when the configuration was not read from a file).
 func (c *ImageSetConfig) At(path string) string {
-	if l := c.lines[path]; l > 0 {
-		return fmt.Sprintf("%s:%d: %s", c.File, l, path)
+	if p, ok := c.pos[path]; ok && p.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", c.File, p.Line, path)
 	}
 	if c.File != "" {
 		return c.File + ": " + path
@@ -177,44 +208,49 @@ func (c *ImageSetConfig) At(path string) string {
 	return path
 }
 
-// Validate checks semantic rules, returning every problem at once with its field path.
+// Validate checks semantic rules, returning every problem at once (an *ISCError) with its field path.
 func (c *ImageSetConfig) Validate() error {
-	var errs []string
-	add := func(f string, a ...any) { errs = append(errs, c.File+": "+fmt.Sprintf(f, a...)) }
+	if ps := c.problems(); len(ps) > 0 {
+		yamlstrict.Sort(ps)
+		return &ISCError{ps}
+	}
+	return nil
+}
+
+// problems checks semantic rules, returning every problem with its field path and position.
+func (c *ImageSetConfig) problems() []yamlstrict.Problem {
+	var ps []yamlstrict.Problem
+	add := func(path, f string, a ...any) { ps = append(ps, c.problem(path, fmt.Sprintf(f, a...))) }
 	if c.APIVersion != ISCAPIVersion {
-		add("apiVersion: %q, want %q", c.APIVersion, ISCAPIVersion)
+		add("apiVersion", "%q is not supported; want apiVersion: %s", c.APIVersion, ISCAPIVersion)
 	}
 	if c.Kind != ISCKind {
-		add("kind: %q, want %q", c.Kind, ISCKind)
+		add("kind", "%q is not supported; want kind: %s", c.Kind, ISCKind)
 	}
 	if c.ArchiveSize < 0 || c.ArchiveSize > MaxArchiveSize {
-		add("archiveSize: %d; want a size in GiB from 1 to %d (4, say) or none", c.ArchiveSize, MaxArchiveSize)
+		add("archiveSize", "%d is out of range; want a size in GiB from 1 to %d (4, say) or none", c.ArchiveSize, MaxArchiveSize)
 	}
 	if c.Mirror.Platform.Graph {
-		add("mirror.platform.graph: building the update graph image is not supported yet; remove it or set it to false")
+		add("mirror.platform.graph", "building the update graph image is not supported yet; remove it or set it to false")
 	}
 	for i, ch := range c.Mirror.Platform.Channels {
 		for _, e := range validateChannel(i, ch) {
-			add("%s", e)
+			path, msg, _ := strings.Cut(e, ": ")
+			ps = append(ps, c.problem(path, msg))
 		}
 	}
-	for _, a := range c.Mirror.Platform.Architectures {
+	for i, a := range c.Mirror.Platform.Architectures {
 		if _, ok := releaseArch(a); !ok {
-			add("mirror.platform.architectures: %q is not one of amd64, arm64, ppc64le, s390x, multi", a)
+			add(fmt.Sprintf("mirror.platform.architectures[%d]", i), "%q is not one of amd64, arm64, ppc64le, s390x, multi; write one of them", a)
 		}
 	}
-	for _, e := range c.validateOperators() {
-		errs = append(errs, e)
-	}
+	ps = append(ps, c.validateOperators()...)
 	for i, im := range c.Mirror.AdditionalImages {
 		if im.Name == "" {
-			add("mirror.additionalImages[%d].name: required", i)
+			add(fmt.Sprintf("mirror.additionalImages[%d].name", i), "required; write the image reference (registry.redhat.io/ubi9/ubi:latest, say)")
 		}
 	}
-	if len(errs) > 0 {
-		return errors.New(strings.Join(errs, "\n"))
-	}
-	return nil
+	return ps
 }
 
 // NamedImages returns the images the configuration names directly, without resolving anything:

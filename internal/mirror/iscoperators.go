@@ -5,6 +5,7 @@ import (
 	"regexp"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/bootstrap-dev/bootstrap/internal/yamlstrict"
 	"github.com/regclient/regclient/types/ref"
 )
 
@@ -20,14 +21,14 @@ var targetCatalogPattern = regexp.MustCompile(`^([a-z0-9]+((?:[._]|__|[-]*)[a-z0
 var tagPattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
 
 // validateOperators returns every problem of mirror.operators, each naming its file and line.
-func (c *ImageSetConfig) validateOperators() []string {
-	var errs []string
-	add := func(path, f string, a ...any) { errs = append(errs, c.At(path)+": "+fmt.Sprintf(f, a...)) }
+func (c *ImageSetConfig) validateOperators() []yamlstrict.Problem {
+	var errs []yamlstrict.Problem
+	add := func(path, f string, a ...any) { errs = append(errs, c.problem(path, fmt.Sprintf(f, a...))) }
 	catalogs, sources := map[string]string{}, map[string]string{}
 	for i, op := range c.Mirror.Operators {
 		at := fmt.Sprintf("mirror.operators[%d]", i)
 		if op.Catalog == "" {
-			add(at+".catalog", "required")
+			add(at+".catalog", "required; write the catalog image (registry.redhat.io/redhat/redhat-operator-index:v4.16, say)")
 		} else if r, err := ref.New(op.Catalog); err != nil {
 			add(at+".catalog", "%q is not an image reference: %v", op.Catalog, err)
 		} else {
@@ -55,7 +56,7 @@ func (c *ImageSetConfig) validateOperators() []string {
 		for j, p := range op.Packages {
 			pat := fmt.Sprintf("%s.packages[%d]", at, j)
 			if p.Name == "" {
-				add(pat+".name", "required")
+				add(pat+".name", "required; write the package name (openshift-gitops-operator, say)")
 			} else if prev, ok := pkgs[p.Name]; ok {
 				add(pat, "catalog %q: duplicate package entry %q (also %s): merge the two entries into one", op.Catalog, p.Name, prev)
 			} else {
@@ -75,7 +76,7 @@ func (c *ImageSetConfig) validateOperators() []string {
 			for k, ch := range p.Channels {
 				cat := fmt.Sprintf("%s.channels[%d]", pat, k)
 				if ch.Name == "" {
-					add(cat+".name", "required")
+					add(cat+".name", "required; write the channel name (stable, say)")
 				} else if prev, ok := chans[ch.Name]; ok {
 					add(cat, "operator %q: duplicate channel entry %q (also %s): keep one", p.Name, ch.Name, prev)
 				} else {

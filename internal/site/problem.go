@@ -6,6 +6,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/bootstrap-dev/bootstrap/internal/yamlstrict"
 )
 
 // Severity says whether a problem stops a run (error) or only deserves attention (warning).
@@ -30,22 +32,7 @@ func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil
 
 // Position is where a value is written in a profile; Line and Column are 1-based, 0 when unknown
 // (a defaulted value, or a Site built in Go rather than loaded).
-type Position struct {
-	File   string `json:"file"`
-	Line   int    `json:"line,omitempty"`
-	Column int    `json:"column,omitempty"`
-}
-
-// String formats the position as file:line:column, leaving out what is unknown.
-func (p Position) String() string {
-	switch {
-	case p.Line > 0 && p.Column > 0:
-		return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Column)
-	case p.Line > 0:
-		return fmt.Sprintf("%s:%d", p.File, p.Line)
-	}
-	return p.File
-}
+type Position = yamlstrict.Position
 
 // Problem is one thing wrong with a profile: where, which field, what and how to fix it.
 // Messages never contain secret values.

@@ -203,3 +203,31 @@ func TestMirrorStageMultiArchRelease(t *testing.T) {
 		})
 	}
 }
+
+// TestMirrorStageShowsEveryISCProblem: an invalid ImageSetConfiguration fails the stage before
+// anything is copied, with every problem and its line in the error, not just the first.
+func TestMirrorStageShowsEveryISCProblem(t *testing.T) {
+	isc := filepath.Join(t.TempDir(), "isc.yaml")
+	doc := "apiVersion: mirror.openshift.io/v2alpha1\nkind: ImageSetConfiguration\nmirror:\n  helm: {}\n  additionalImages:\n  - name: [a]\n  - {}\n"
+	if err := os.WriteFile(isc, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &site.Site{
+		Registry: site.Registry{Host: "127.0.0.1:1", Namespace: "ocp"},
+		Mirror:   site.Mirror{ImageSetConfig: isc, Source: site.MirrorSource{Insecure: true}},
+	}
+	env := &pipeline.Env{Site: s, WorkDir: t.TempDir(), Steps: newMemSteps(), Events: func(pipeline.Event) {}}
+	_, err := Mirror{}.Run(t.Context(), env)
+	if err == nil {
+		t.Fatal("an invalid ImageSetConfiguration was accepted")
+	}
+	for _, w := range []string{
+		isc + ":4:3: error: mirror.helm: field \"helm\" is not supported",
+		isc + ":6:11: error: mirror.additionalImages[0].name: expected a string, found a list",
+		isc + ":7:5: error: mirror.additionalImages[1].name: required",
+	} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error lacks %q:\n%v", w, err)
+		}
+	}
+}

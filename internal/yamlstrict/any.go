@@ -1,4 +1,4 @@
-package site
+package yamlstrict
 
 import (
 	"fmt"
@@ -53,7 +53,7 @@ func (d *decoder) decodeAny(n *yaml.Node, path string, depth int) any {
 	case yaml.MappingNode:
 		m := map[string]any{}
 		for _, p := range d.pairs(n, path, 0) {
-			m[p.key.Value] = d.decodeAny(p.value, joinPath(path, p.key.Value), depth+1)
+			m[p.key.Value] = d.decodeAny(p.value, JoinPath(path, p.key.Value), depth+1)
 		}
 		return m
 	case yaml.SequenceNode:
@@ -65,7 +65,7 @@ func (d *decoder) decodeAny(n *yaml.Node, path string, depth int) any {
 	case yaml.ScalarNode:
 		var v any
 		if err := n.Decode(&v); err != nil {
-			d.addAt(n, path, "cannot decode: "+yamlErrorText(err), "fix the value at that line")
+			d.addAt(n, path, "cannot decode: "+ErrorText(err), "fix the value at that line")
 			return nil
 		}
 		return v
@@ -95,7 +95,7 @@ func (d *decoder) pairs(n *yaml.Node, path string, depth int) []pair {
 			continue
 		}
 		if seen[k.Value] {
-			d.addSoft(k.Line, k.Column, joinPath(path, k.Value), fmt.Sprintf("field %q is written twice in this mapping", k.Value),
+			d.addSoft(k.Line, k.Column, JoinPath(path, k.Value), fmt.Sprintf("field %q is written twice in this mapping", k.Value),
 				"keep one of them")
 			continue
 		}
