@@ -108,9 +108,6 @@ func TestResumeHeadsOnlyBlobsNotInTheLog(t *testing.T) {
 	}
 	t.Logf("log after kill: %d blobs; resumed run: %d HEADed, %d present by log or HEAD, %d copied, %d mounted",
 		len(inLog), headed, res.BlobsPresent, res.BlobsCopied, res.BlobsMounted)
-	if res.BlobsPresent < len(inLog) {
-		t.Errorf("%d blobs counted present, want at least the %d the log names", res.BlobsPresent, len(inLog))
-	}
 	if res.BlobsCopied+res.BlobsMounted == 0 {
 		t.Errorf("the kill came after the whole copy: nothing left for the resumed run to do")
 	}
