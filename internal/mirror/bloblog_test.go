@@ -1,6 +1,7 @@
 package mirror
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -110,6 +111,37 @@ func TestResumeHeadsOnlyBlobsNotInTheLog(t *testing.T) {
 		len(inLog), headed, res.BlobsPresent, res.BlobsCopied, res.BlobsMounted)
 	if res.BlobsCopied+res.BlobsMounted == 0 {
 		t.Errorf("the kill came after the whole copy: nothing left for the resumed run to do")
+	}
+	if _, err := os.Stat(o.BlobLog); !os.IsNotExist(err) {
+		t.Errorf("the blob log outlived the run that finished the copy (a later run would trust it): %v", err)
+	}
+}
+
+// TestBlobLogKeptOnlyForAResume: a cancelled run (Ctrl-C) leaves the log for the resume; a run
+// that ends uninterrupted removes it, so a destination wiped later is never trusted by it.
+func TestBlobLogKeptOnlyForAResume(t *testing.T) {
+	e := newEnv(t, nil)
+	refs, err := e.b.Sample(ctx(t), e.src.Host, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	images, _ := Images(refs, KindAdditional, "", e.dst.Host, "")
+	o := e.opts()
+	o.BlobLog = filepath.Join(t.TempDir(), "blobs.log")
+	if err := os.WriteFile(o.BlobLog, []byte(e.dst.Host+"/some/repo sha256:"+strings.Repeat("0", 64)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cancelled, cancel := context.WithCancel(ctx(t))
+	cancel()
+	_, _ = Copy(cancelled, images, o)
+	if _, err := os.Stat(o.BlobLog); err != nil {
+		t.Fatalf("a cancelled run removed the blob log its resume needs: %v", err)
+	}
+	if _, err := Copy(ctx(t), images, o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(o.BlobLog); !os.IsNotExist(err) {
+		t.Errorf("the blob log outlived a finished run: %v", err)
 	}
 }
 

@@ -98,7 +98,17 @@ func Copy(ctx context.Context, images []Image, o Options) (*Result, error) {
 			return nil, err
 		}
 		e.blobs = bl
-		defer bl.close()
+		defer func() {
+			bl.close()
+			// The log only spares the run after an interrupted one its HEADs. A run that was not
+			// interrupted (done, or ended with failed images) removes it, so that no later run
+			// trusts it: a destination wiped or garbage-collected afterwards would otherwise have
+			// its pushes refused for blobs the log claims, run after run. A killed or cancelled
+			// run leaves it for the resume.
+			if ctx.Err() == nil {
+				_ = os.Remove(o.BlobLog)
+			}
+		}()
 	}
 	images = dedupImages(images)
 	e.imagesTotal.Store(int64(len(images)))

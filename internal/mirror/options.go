@@ -71,7 +71,7 @@ type Options struct {
 	// BlobLog, when set, is a file in the work dir recording each blob the destination confirmed
 	// (repository and digest, appended in fsync'd batches as blobs land); a later run neither checks
 	// nor copies those again, so a run killed late resumes at the cost of what is missing. See
-	// blobLog for why that is sound; delete the file when the destination is wiped.
+	// blobLog for why that is sound; a run that is not interrupted removes it (see Copy).
 	BlobLog string
 	// Platforms to keep from multi-arch indexes ("linux/amd64"); empty, or the single word "all",
 	// keeps all. A filtered index keeps its original bytes (its digest must not change), so the
