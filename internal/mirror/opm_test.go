@@ -1,18 +1,15 @@
 package mirror
 
 import (
-	"context"
 	"io"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/regclient/regclient/types/ref"
+
+	"github.com/bootstrap-dev/bootstrap/internal/mirror/mirrortest"
 )
 
 // TestFilteredCatalogServesWithOPM proves a rebuilt catalog with the real opm: the filtered
@@ -21,10 +18,7 @@ import (
 // It needs opm (OPM=/path/to/opm or on PATH; github.com/operator-framework/operator-registry
 // v1.47.0 builds from the module proxy).
 func TestFilteredCatalogServesWithOPM(t *testing.T) {
-	opm := os.Getenv("OPM")
-	if opm == "" {
-		opm, _ = exec.LookPath("opm")
-	}
+	opm := mirrortest.OPM()
 	if opm == "" {
 		t.Skip("opm not found: set OPM=/path/to/opm to run this proof")
 	}
@@ -67,38 +61,6 @@ func TestFilteredCatalogServesWithOPM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	configs := filepath.Join(dir, "configs")
-	if out, err := exec.CommandContext(ctx(t), opm, "validate", configs).CombinedOutput(); err != nil {
-		t.Fatalf("opm validate: %v\n%s", err, out)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
-	sctx, cancel := context.WithCancel(ctx(t))
-	defer cancel()
-	serve := exec.CommandContext(sctx, opm, "serve", configs, "-p", itoa(port), "--pprof-addr=") // no profiling endpoint on the fixed :6060
-	logf := filepath.Join(dir, "serve.log")
-	lf, _ := os.Create(logf)
-	serve.Stdout, serve.Stderr = lf, lf
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", "127.0.0.1:"+itoa(port), time.Second)
-		if err == nil {
-			_ = c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(logf)
-			t.Fatalf("opm serve did not answer within 60s:\n%s", b)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	// opm validate, then opm serve until it accepts connections (what a CatalogSource pod does)
+	mirrortest.Serves(t, opm, filepath.Join(dir, "configs"))
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/bootstrap-dev/bootstrap/internal/childproc"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -25,7 +26,7 @@ const RegistryUser = "bootstrap+robot"
 type Registry struct {
 	// Proxy is the front tests inject faults into; set by Start.
 	Proxy *FaultProxy
-	back  *proc
+	back  *childproc.Proc
 	front string
 	dir   string
 }
@@ -68,7 +69,7 @@ func (r *Registry) Start(ctx context.Context, l *Lab) error {
 		return StartFaultProxy(addr, "https://"+back, cert, ca)
 	})
 	if err != nil {
-		_ = r.back.stop()
+		_ = r.back.Stop()
 		return err
 	}
 	r.front = r.Proxy.Addr()
@@ -86,7 +87,7 @@ func (r *Registry) Configure(s *site.Site, _ *Lab) error {
 // Stop implements Component.
 func (r *Registry) Stop(ctx context.Context) error {
 	err := r.Proxy.Close(ctx)
-	if e := r.back.stop(); err == nil {
+	if e := r.back.Stop(); err == nil {
 		err = e
 	}
 	return err
@@ -102,7 +103,7 @@ func (r *Registry) Storage() string { return filepath.Join(r.dir, "storage") }
 
 // startRegistry runs docker-registry on addr with TLS (certFile, keyFile) and, when htpasswd is set, basic
 // auth. The config is JSON (a YAML subset), written beside the storage.
-func startRegistry(ctx context.Context, l *Lab, name, addr, dir, certFile, keyFile, htpasswd string) (*proc, error) {
+func startRegistry(ctx context.Context, l *Lab, name, addr, dir, certFile, keyFile, htpasswd string) (*childproc.Proc, error) {
 	cfg := map[string]any{
 		"version": "0.1",
 		"log":     map[string]any{"level": "warn", "accesslog": map[string]any{"disabled": true}},

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/bootstrap-dev/bootstrap/internal/childproc"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -27,7 +28,7 @@ type Source struct {
 	// Cache, when set, is a directory holding a seeded registry storage shared by many labs (the
 	// e2e tests): a new lab copies it instead of pushing, and the first lab fills it.
 	Cache string
-	p     *proc
+	p     *childproc.Proc
 	addr  string
 	dir   string
 }
@@ -63,7 +64,7 @@ func (s *Source) Start(ctx context.Context, l *Lab) error {
 	isc, err := os.ReadFile(marker)
 	if err != nil {
 		if isc, err = s.Seed(ctx, s.addr, filepath.Join(l.Dir, CAFile)); err != nil {
-			_ = s.p.stop()
+			_ = s.p.Stop()
 			return fmt.Errorf("seed: %w", err)
 		}
 		if err := os.WriteFile(marker, isc, 0o644); err != nil {
@@ -92,7 +93,7 @@ func (s *Source) Configure(st *site.Site, _ *Lab) error {
 }
 
 // Stop implements Component.
-func (s *Source) Stop(context.Context) error { return s.p.stop() }
+func (s *Source) Stop(context.Context) error { return s.p.Stop() }
 
 // Describe implements Describer.
 func (s *Source) Describe() string {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/bootstrap-dev/bootstrap/internal/childproc"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -22,7 +23,7 @@ import (
 // the user running the lab, with a host key kept in <lab>/sshd; <lab>/sshd/known_hosts holds the
 // line a client that verifies host keys expects.
 type SSHD struct {
-	p       *proc
+	p       *childproc.Proc
 	addr    string
 	nodeDir string
 	// KnownHosts is the known_hosts file for this server; set by Start.
@@ -173,7 +174,7 @@ func (d *SSHD) Stop(context.Context) error {
 	if d.p == nil {
 		return nil
 	}
-	return d.p.stop()
+	return d.p.Stop()
 }
 
 // Addr is host:port.

@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/dynamic"
+
+	"github.com/bootstrap-dev/bootstrap/internal/childproc"
 )
 
 // Version is the Argo CD scripts/argocd.sh builds; keep in step with it.
@@ -75,7 +77,7 @@ type Instance struct {
 
 	dir     string
 	sockDir string
-	procs   []*proc
+	procs   []*childproc.Proc
 	stop    context.CancelFunc
 	done    chan struct{}
 }
@@ -163,7 +165,8 @@ func Start(ctx context.Context, d dynamic.Interface, o Options) (_ *Instance, er
 			"--argocd-repo-server", hp(repo), "--repo-server-plaintext",
 			"--metrics-addr", hp(asMetrics), "--probe-addr", hp(asProbe), "--webhook-addr", hp(asHook), "--loglevel", "info"}},
 	} {
-		p, err := startProc(ctx, filepath.Join(a.dir, "logs"), s.name, s.addr, env, s.argv)
+		p, err := childproc.Start(ctx, childproc.Spec{Name: s.name, LogDir: filepath.Join(a.dir, "logs"), Addr: s.addr,
+			Argv: s.argv, Env: env, Wait: startTimeout, DieWithParent: true})
 		if err != nil {
 			return nil, fmt.Errorf("argo cd: %w", err)
 		}
@@ -179,7 +182,7 @@ func (a *Instance) Stop() error {
 	}
 	var errs []error
 	for i := len(a.procs) - 1; i >= 0; i-- {
-		errs = append(errs, a.procs[i].stop())
+		errs = append(errs, a.procs[i].Stop())
 	}
 	a.procs = nil
 	if a.stop != nil {

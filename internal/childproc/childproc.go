@@ -1,0 +1,126 @@
+// Package childproc runs a local server as a child process and waits until it listens: the lab's
+// stand-ins (docker-registry, sshd) and Argo CD's controllers with redis in the handoff tests and
+// the lab. Output goes to a log file whose end is quoted when a start fails; each child has its
+// own process group, so a Ctrl-C at a terminal reaches the caller, which stops them in order.
+package childproc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Spec says what to start and how to know it is up.
+type Spec struct {
+	Name   string        // names the log (<LogDir>/<Name>.log) and the errors
+	LogDir string        // created if missing
+	Addr   string        // the TCP address the child listens on once it is ready
+	Argv   []string      // the command; Argv[0] is looked up on PATH
+	Env    []string      // nil: the caller's environment
+	Wait   time.Duration // how long the start may take; 0: 30 s
+	// DieWithParent kills the child when the caller dies (Linux Pdeathsig), for callers with no
+	// guard process of their own.
+	DieWithParent bool
+	// Hint follows the error when Argv[0] is not found ("make deps installs it").
+	Hint string
+}
+
+// Proc is a started child.
+type Proc struct {
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
+	err  error
+}
+
+// Start starts s.Argv and waits until s.Addr accepts TCP connections, the child exits, ctx ends
+// or s.Wait passes. On failure the child is stopped and the error quotes the end of its log.
+func Start(ctx context.Context, s Spec) (*Proc, error) {
+	if _, err := exec.LookPath(s.Argv[0]); err != nil {
+		if s.Hint != "" {
+			return nil, fmt.Errorf("%s: %w (%s)", s.Argv[0], err, s.Hint)
+		}
+		return nil, fmt.Errorf("%s: %w", s.Argv[0], err)
+	}
+	if s.Wait == 0 {
+		s.Wait = 30 * time.Second
+	}
+	if err := os.MkdirAll(s.LogDir, 0o755); err != nil {
+		return nil, err
+	}
+	p := &Proc{log: filepath.Join(s.LogDir, s.Name+".log"), done: make(chan struct{})}
+	f, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	p.cmd = exec.Command(s.Argv[0], s.Argv[1:]...)
+	p.cmd.Stdout, p.cmd.Stderr, p.cmd.Env = f, f, s.Env
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if s.DieWithParent {
+		p.cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", s.Name, err)
+	}
+	go func() { p.err = p.cmd.Wait(); close(p.done) }()
+	deadline := time.Now().Add(s.Wait)
+	for {
+		c, err := net.DialTimeout("tcp", s.Addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return p, nil
+		}
+		select {
+		case <-p.done:
+			return nil, fmt.Errorf("%s exited (%v) before listening on %s: %s", s.Name, p.err, s.Addr, p.Tail())
+		case <-ctx.Done():
+			_ = p.Stop()
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			_ = p.Stop()
+			return nil, fmt.Errorf("%s not listening on %s after %s: %s", s.Name, s.Addr, s.Wait, p.Tail())
+		}
+	}
+}
+
+// Stop sends SIGTERM, then SIGKILL after 5 s, and waits. An exit by a signal or with a status is
+// not an error; only a failure to wait for the child is.
+func (p *Proc) Stop() error {
+	select {
+	case <-p.done:
+		return nil
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+	var ee *exec.ExitError
+	if p.err != nil && !errors.As(p.err, &ee) {
+		return p.err
+	}
+	return nil
+}
+
+// Tail returns the last five lines of the child's log and the log's path.
+func (p *Proc) Tail() string {
+	b, _ := os.ReadFile(p.log)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > 5 {
+		lines = lines[len(lines)-5:]
+	}
+	return fmt.Sprintf("%s (log %s)", strings.Join(lines, " | "), p.log)
+}
