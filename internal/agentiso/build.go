@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/filehash"
+	"github.com/bootstrap-dev/bootstrap/internal/poll"
 )
 
 // InstallerDir is the directory, under the work dir, where openshift-install runs. It keeps the
@@ -133,14 +134,8 @@ func Build(ctx context.Context, opts BuildOptions) (*BuildResult, error) {
 // removeAllRetry removes dir, trying again for a few seconds while something still writes into
 // it (a child of a killed run finishing: "directory not empty").
 func removeAllRetry(dir string) error {
-	var err error
-	for i := 0; i < 30; i++ {
-		if err = os.RemoveAll(dir); err == nil {
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return err
+	b := poll.Backoff{Tries: 30, Initial: 100 * time.Millisecond, Max: 100 * time.Millisecond}
+	return poll.Retry(context.Background(), b, func(error) bool { return true }, func(context.Context) error { return os.RemoveAll(dir) })
 }
 
 func withoutEnv(env []string, name string) []string {

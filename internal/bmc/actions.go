@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/bootstrap-dev/bootstrap/internal/poll"
 )
 
 // MaxMediaURL is the longest image URL iDRAC9 accepts in VirtualMedia.InsertMedia: it refuses
@@ -184,51 +186,46 @@ func (p permanent) Temporary() bool { return false }
 // whose intent was journaled reached the BMC: power moved from Off, or the one-time boot that
 // was armed (its step journaled before the intent) has been consumed by a boot.
 func (c *Client) watchPowerTookEffect(ctx context.Context, st State, pr powerRecord, method, url string, armedBefore bool) (bool, error) {
-	deadline := time.Now().Add(c.cfg.resumeGrace)
-	for {
-		if pr.From == "Off" && st.Power != "Off" {
-			return true, nil
+	took, first := false, true
+	err := poll.Until(ctx, c.every(c.cfg.resumeGrace), func(ctx context.Context) (bool, error) {
+		if !first {
+			if err := c.readBoot(ctx, &st, method); err != nil {
+				return false, err
+			}
 		}
-		if armedBefore && method != MethodContinuous && !bootArmed(st, method) {
-			return true, nil // the one-time boot was consumed by a boot
+		first = false
+		switch {
+		case pr.From == "Off" && st.Power != "Off":
+			took = true
+		case armedBefore && method != MethodContinuous && !bootArmed(st, method):
+			took = true // the one-time boot was consumed by a boot
+		case c.cfg.evidence != nil && c.cfg.evidence(ctx, c.node, url, pr.At) == nil:
+			took = true // the node read its ISO after the intent: the action reached it
 		}
-		if c.cfg.evidence != nil && c.cfg.evidence(ctx, c.node, url, pr.At) == nil {
-			return true, nil // the node read its ISO after the intent: the action reached it
-		}
-		if (!armedBefore && c.cfg.evidence == nil) || time.Now().After(deadline) {
-			return false, nil
-		}
-		select {
-		case <-ctx.Done():
-			return false, ctx.Err()
-		case <-time.After(c.cfg.poll):
-		}
-		if err := c.readBoot(ctx, &st, method); err != nil {
-			return false, err
-		}
+		// Nothing armed and no evidence to wait for: the BMC's state is all there is.
+		return took || (!armedBefore && c.cfg.evidence == nil), nil
+	})
+	if errors.Is(err, poll.ErrTimeout) {
+		return false, nil
 	}
+	return took, err
 }
 
 // waitBooted polls until the system is On and the one-time boot consumed, then checks the ISO
 // is still inserted. A persistent override is never consumed: the BMC shows only the power, and
 // the boot evidence (WithBootEvidence), when given, is the witness.
 func (c *Client) waitBooted(ctx context.Context, st *State, url, method string) error {
-	if err := c.readBoot(ctx, st, method); err != nil {
-		return err
-	}
-	deadline := time.Now().Add(c.cfg.confirmTimeout)
-	for st.Power != "On" || (method != MethodContinuous && bootArmed(*st, method)) {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("after %s: power %s, boot override %s/%s still pending", c.cfg.confirmTimeout, st.Power, st.Boot.Target, st.Boot.Enabled)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(c.cfg.poll):
-		}
+	err := poll.Until(ctx, c.every(c.cfg.confirmTimeout), func(ctx context.Context) (bool, error) {
 		if err := c.readBoot(ctx, st, method); err != nil {
-			return err
+			return false, err
 		}
+		return st.Power == "On" && (method == MethodContinuous || !bootArmed(*st, method)), nil
+	})
+	if errors.Is(err, poll.ErrTimeout) {
+		return fmt.Errorf("after %s: power %s, boot override %s/%s still pending", c.cfg.confirmTimeout, st.Power, st.Boot.Target, st.Boot.Enabled)
+	}
+	if err != nil {
+		return err
 	}
 	media, err := c.readMedia(ctx, st.mediaPath)
 	if err != nil {
@@ -246,25 +243,23 @@ func (c *Client) waitBooted(ctx context.Context, st *State, url, method string) 
 // pending — the node is in POST and will read the ISO now that it is served again — and for a
 // read once the boot is consumed; it reports false when the boot came and went without one.
 func (c *Client) readISOSince(ctx context.Context, st *State, url, method string, since time.Time) (bool, error) {
-	deadline := time.Now().Add(c.cfg.resumeGrace)
-	for {
+	read, pending := false, false
+	err := poll.Until(ctx, c.every(c.cfg.resumeGrace), func(ctx context.Context) (bool, error) {
 		if c.cfg.evidence(ctx, c.node, url, since) == nil {
+			read = true
 			return true, nil
 		}
 		if err := c.readBoot(ctx, st, method); err != nil {
 			return false, err
 		}
-		pending := st.Power != "On" || (method != MethodContinuous && bootArmed(*st, method))
-		if time.Now().After(deadline) {
-			// Still pending after the grace: leave it to the confirm step's longer wait.
-			return pending, nil
-		}
-		select {
-		case <-ctx.Done():
-			return false, ctx.Err()
-		case <-time.After(c.cfg.poll):
-		}
+		pending = st.Power != "On" || (method != MethodContinuous && bootArmed(*st, method))
+		return false, nil
+	})
+	if errors.Is(err, poll.ErrTimeout) {
+		// Still pending after the grace: leave it to the confirm step's longer wait.
+		return pending, nil
 	}
+	return read, err
 }
 
 // ErrNoISORead is the confirmation failure when the BMC shows the boot done but the node never
@@ -273,21 +268,15 @@ var ErrNoISORead = errors.New("the node did not read its ISO after the power act
 
 // waitEvidence polls the boot evidence until it holds or the confirm timeout passes.
 func (c *Client) waitEvidence(ctx context.Context, url string, since time.Time) error {
-	deadline := time.Now().Add(c.cfg.confirmTimeout)
-	for {
-		err := c.cfg.evidence(ctx, c.node, url, since)
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%w (%v): the one-time boot was probably ignored and the disk booted", ErrNoISORead, err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(c.cfg.poll):
-		}
+	var last error
+	err := poll.Until(ctx, c.every(c.cfg.confirmTimeout), func(ctx context.Context) (bool, error) {
+		last = c.cfg.evidence(ctx, c.node, url, since)
+		return last == nil, nil
+	})
+	if errors.Is(err, poll.ErrTimeout) {
+		return fmt.Errorf("%w (%v): the one-time boot was probably ignored and the disk booted", ErrNoISORead, last)
 	}
+	return err
 }
 
 // recordOnce records a step found done by read-back unless the journal already holds it with the

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	bmclib "github.com/bmc-toolbox/bmclib/v2"
+
+	"github.com/bootstrap-dev/bootstrap/internal/poll"
 )
 
 // Target is one node's BMC as the profile describes it.
@@ -191,23 +193,12 @@ func baseURL(addr string) (string, error) {
 }
 
 // retry runs f until it succeeds, fails permanently, or the attempts run out, backing off
-// exponentially from cfg.backoff between transient failures.
+// exponentially from cfg.backoff between transient failures (poll.Retry).
 func retry(ctx context.Context, cfg config, f func() error) error {
-	var err error
-	wait := cfg.backoff
-	for i := 0; i < cfg.attempts; i++ {
-		if err = f(); err == nil || !temporary(err) {
-			return err
-		}
-		if i == cfg.attempts-1 {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return errors.Join(err, ctx.Err())
-		case <-time.After(wait):
-		}
-		wait *= 2
-	}
-	return err
+	return poll.Retry(ctx, poll.Backoff{Tries: cfg.attempts, Initial: cfg.backoff}, temporary, func(context.Context) error { return f() })
+}
+
+// every is the client's polling policy with the given timeout.
+func (c *Client) every(timeout time.Duration) poll.Every {
+	return poll.Every{Interval: c.cfg.poll, Timeout: timeout}
 }

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
+
+	"github.com/bootstrap-dev/bootstrap/internal/poll"
 )
 
 // FirmwareFloor is the oldest iDRAC9 firmware we support without a warning: from 4.40.10.00 the
@@ -68,30 +69,26 @@ func (c *Client) scpBootOnce(ctx context.Context, managerPath string) error {
 	if job == "" {
 		return nil // firmware that applies iDRAC attributes synchronously
 	}
-	deadline := time.Now().Add(c.cfg.confirmTimeout)
-	for {
-		var j struct {
-			JobState string `json:"JobState"`
-			Message  string `json:"Message"`
-		}
+	var j struct {
+		JobState string `json:"JobState"`
+		Message  string `json:"Message"`
+	}
+	err = poll.Until(ctx, c.every(c.cfg.confirmTimeout), func(ctx context.Context) (bool, error) {
 		if err := retry(ctx, c.cfg, func() error { return c.raw.get(ctx, job, &j) }); err != nil {
-			return fmt.Errorf("ImportSystemConfiguration job %s: %w", job, err)
+			return false, fmt.Errorf("ImportSystemConfiguration job %s: %w", job, err)
 		}
 		switch j.JobState {
 		case "Completed":
-			return nil
+			return true, nil
 		case "Failed", "CompletedWithErrors":
-			return fmt.Errorf("ImportSystemConfiguration job %s %s: %s", job, j.JobState, j.Message)
+			return false, fmt.Errorf("ImportSystemConfiguration job %s %s: %s", job, j.JobState, j.Message)
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("ImportSystemConfiguration job %s still %s after %s", job, j.JobState, c.cfg.confirmTimeout)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(c.cfg.poll):
-		}
+		return false, nil
+	})
+	if errors.Is(err, poll.ErrTimeout) {
+		return fmt.Errorf("ImportSystemConfiguration job %s still %s after %s", job, j.JobState, c.cfg.confirmTimeout)
 	}
+	return err
 }
 
 // pendingJobs lists Lifecycle Controller jobs still queued or running

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/bootstrap-dev/bootstrap/internal/poll"
 )
 
 // Spec says what to start and how to know it is up.
@@ -71,26 +73,30 @@ func Start(ctx context.Context, s Spec) (*Proc, error) {
 		return nil, fmt.Errorf("start %s: %w", s.Name, err)
 	}
 	go func() { p.err = p.cmd.Wait(); close(p.done) }()
-	deadline := time.Now().Add(s.Wait)
-	for {
-		c, err := net.DialTimeout("tcp", s.Addr, 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-			return p, nil
-		}
+	err = poll.Until(ctx, poll.Every{Interval: 50 * time.Millisecond, Timeout: s.Wait}, func(context.Context) (bool, error) {
 		select {
 		case <-p.done:
-			return nil, fmt.Errorf("%s exited (%v) before listening on %s: %s", s.Name, p.err, s.Addr, p.Tail())
-		case <-ctx.Done():
-			_ = p.Stop()
-			return nil, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
+			return false, fmt.Errorf("%s exited (%v) before listening on %s: %s", s.Name, p.err, s.Addr, p.Tail())
+		default:
 		}
-		if time.Now().After(deadline) {
-			_ = p.Stop()
-			return nil, fmt.Errorf("%s not listening on %s after %s: %s", s.Name, s.Addr, s.Wait, p.Tail())
+		c, err := net.DialTimeout("tcp", s.Addr, 200*time.Millisecond)
+		if err != nil {
+			return false, nil
 		}
+		c.Close()
+		return true, nil
+	})
+	switch {
+	case err == nil:
+		return p, nil
+	case errors.Is(err, poll.ErrTimeout):
+		_ = p.Stop()
+		return nil, fmt.Errorf("%s not listening on %s after %s: %s", s.Name, s.Addr, s.Wait, p.Tail())
+	case ctx.Err() != nil:
+		_ = p.Stop()
+		return nil, ctx.Err()
 	}
+	return nil, err
 }
 
 // Stop sends SIGTERM, then SIGKILL after 5 s, and waits. An exit by a signal or with a status is

@@ -7,6 +7,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/bootstrap-dev/bootstrap/internal/poll"
 )
 
 // State is what a Check concluded about an object.
@@ -57,9 +59,8 @@ func (c *Client) Wait(ctx context.Context, r Ref, what string, timeout time.Dura
 	// last is the last line reported; seen the last status a check returned (what a timeout names,
 	// rather than a read error near the deadline).
 	last, seen, failures := "", "", 0
-	tick := time.NewTicker(c.interval)
-	defer tick.Stop()
-	for {
+	var failed error
+	err := poll.Until(wctx, poll.Every{Interval: c.interval}, func(wctx context.Context) (bool, error) {
 		u, err := c.Get(wctx, r)
 		switch {
 		case apierrors.IsNotFound(err):
@@ -71,39 +72,41 @@ func (c *Client) Wait(ctx context.Context, r Ref, what string, timeout time.Dura
 				progress.say("%s: %s", r, msg)
 			}
 		}
-		if err == nil {
-			state, msg := check(u)
-			if u == nil && msg == "" {
-				msg = "does not exist yet"
-			}
-			seen = msg
-			if msg != last {
-				last = msg
-				progress.say("%s: %s", r, msg)
-			}
-			switch state {
-			case Done:
-				return nil
-			case Failed:
-				if failures++; failures >= 2 {
-					return &FailedError{Ref: r, Message: msg}
-				}
-			default:
-				failures = 0
-			}
+		if err != nil {
+			return false, nil
 		}
-		select {
-		case <-wctx.Done():
-			if ctx.Err() != nil {
-				return fmt.Errorf("wait for %s: %w", r, ctx.Err())
-			}
-			if seen == "" {
-				seen = last
-			}
-			return &TimeoutError{Ref: r, After: time.Since(start), Last: seen, Waiting: what}
-		case <-tick.C:
+		state, msg := check(u)
+		if u == nil && msg == "" {
+			msg = "does not exist yet"
 		}
+		seen = msg
+		if msg != last {
+			last = msg
+			progress.say("%s: %s", r, msg)
+		}
+		switch state {
+		case Done:
+			return true, nil
+		case Failed:
+			if failures++; failures >= 2 {
+				failed = &FailedError{Ref: r, Message: msg}
+				return false, failed
+			}
+		default:
+			failures = 0
+		}
+		return false, nil
+	})
+	switch {
+	case err == nil || err == failed: //nolint:errorlint // the very error the check returned
+		return err
+	case ctx.Err() != nil:
+		return fmt.Errorf("wait for %s: %w", r, ctx.Err())
 	}
+	if seen == "" {
+		seen = last
+	}
+	return &TimeoutError{Ref: r, After: time.Since(start), Last: seen, Waiting: what}
 }
 
 // Condition returns the status, reason and message of the condition of the given type in

@@ -2,6 +2,7 @@ package install
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/bootstrap-dev/bootstrap/internal/cluster"
+	"github.com/bootstrap-dev/bootstrap/internal/poll"
 )
 
 // ClusterState is what the Kubernetes API says once the installer is done.
@@ -37,12 +39,14 @@ func CheckCluster(ctx context.Context, c *cluster.Client, nodes []string, timeou
 		st.Version, _, _ = unstructured.NestedString(u.Object, "status", "desired", "version")
 	}
 	deadline := time.Now().Add(timeout)
-	for {
+	var bad []string
+	every := poll.Every{Interval: max(50*time.Millisecond, min(10*time.Second, timeout/10)), Timeout: timeout}
+	err := poll.Until(ctx, every, func(ctx context.Context) (bool, error) {
 		cos, err := c.List(ctx, cluster.ConfigV1, "ClusterOperator", "", "")
 		if err != nil {
-			return st, err
+			return false, err
 		}
-		var bad []string
+		bad = bad[:0]
 		for i := range cos {
 			co := &cos[i]
 			if s, reason, msg, _ := cluster.Condition(co, "Degraded"); s == "True" {
@@ -52,20 +56,16 @@ func CheckCluster(ctx context.Context, c *cluster.Client, nodes []string, timeou
 			}
 		}
 		st.Operators = len(cos)
-		if len(bad) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			return st, &DegradedError{Operators: bad}
-		}
-		if progress != nil {
+		if len(bad) > 0 && progress != nil {
 			progress(fmt.Sprintf("%d of %d cluster operators not healthy, first: %s", len(bad), len(cos), bad[0]))
 		}
-		select {
-		case <-ctx.Done():
-			return st, ctx.Err()
-		case <-time.After(max(50*time.Millisecond, min(10*time.Second, time.Until(deadline)/10))):
-		}
+		return len(bad) == 0, nil
+	})
+	if errors.Is(err, poll.ErrTimeout) {
+		return st, &DegradedError{Operators: bad}
+	}
+	if err != nil {
+		return st, err
 	}
 	for _, n := range nodes {
 		ref := cluster.Ref{APIVersion: "v1", Kind: "Node", Name: n}

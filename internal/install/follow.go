@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/bootstrap-dev/bootstrap/internal/poll"
 )
 
 // APIPath is the assisted-service REST base path on the rendezvous host.
@@ -225,10 +227,8 @@ func (f *Follower) Follow(ctx context.Context, report func(Finding)) {
 	if interval <= 0 {
 		interval = 10 * time.Second
 	}
-	t := time.NewTicker(interval)
-	defer t.Stop()
 	lastErr := ""
-	for {
+	_ = poll.Until(ctx, poll.Every{Interval: interval}, func(ctx context.Context) (bool, error) {
 		fs, err := f.Poll(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil && err.Error() != lastErr:
@@ -240,10 +240,6 @@ func (f *Follower) Follow(ctx context.Context, report func(Finding)) {
 				report(x)
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+		return false, nil // until ctx ends
+	})
 }

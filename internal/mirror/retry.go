@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"net"
 	"strings"
 	"sync"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"github.com/regclient/regclient/types/errs"
+
+	"github.com/bootstrap-dev/bootstrap/internal/poll"
 )
 
 // Retries and backoff are per operation: one blob transfer, one manifest read or push. A
@@ -256,7 +257,7 @@ func slotFrom(ctx context.Context) chan struct{} {
 }
 
 // retry runs fn until it succeeds, fails with a permanent error, the context ends or the attempts
-// are used up. Delays double from base up to max, each with ±50 % jitter so that many workers
+// (retries after the first try) are used up (poll.Retry). Delays double from base up to max, each with ±50 % jitter so that many workers
 // hitting the same failing registry do not retry in lock-step.
 func retry(ctx context.Context, attempts int, base, max time.Duration, fn func(ctx context.Context) error) error {
 	return retryOn(ctx, nil, nil, attempts, base, max, fn)
@@ -269,34 +270,24 @@ func (o Options) retry(ctx context.Context, hosts []string, fn func(ctx context.
 }
 
 func retryOn(ctx context.Context, cs *circuits, hosts []string, attempts int, base, max time.Duration, fn func(ctx context.Context) error) error {
-	var err error
-	delay := base
-	for i := 0; ; i++ {
+	var last error
+	b := poll.Backoff{Tries: attempts + 1, Initial: base, Max: max, Jitter: 0.5, Sleep: sleepWithoutSlot}
+	return poll.Retry(ctx, b, Temporary, func(ctx context.Context) error {
 		probe := false
 		for _, h := range hosts {
 			p, herr := cs.allow(h)
-			if herr != nil {
-				if err != nil {
-					return errors.Join(herr, err)
+			if herr != nil { // not Temporary: ends the retries
+				if last != nil {
+					return errors.Join(herr, last)
 				}
 				return herr
 			}
 			probe = probe || p
 		}
-		err = fn(ctx)
-		cs.record(hosts, probe, err)
-		if err == nil || !Temporary(err) || i >= attempts {
-			return err
-		}
-		j := time.Duration(float64(delay) * (0.5 + rand.Float64())) //#nosec G404 -- jitter, not security
-		if serr := sleepWithoutSlot(ctx, j); serr != nil {
-			return errors.Join(err, serr)
-		}
-		delay *= 2
-		if delay > max {
-			delay = max
-		}
-	}
+		last = fn(ctx)
+		cs.record(hosts, probe, last)
+		return last
+	})
 }
 
 // sleepWithoutSlot waits d, giving the caller's worker slot (if any) back for the wait so that
@@ -306,14 +297,7 @@ func sleepWithoutSlot(ctx context.Context, d time.Duration) error {
 	if slots != nil {
 		<-slots
 	}
-	t := time.NewTimer(d)
-	var err error
-	select {
-	case <-ctx.Done():
-		err = ctx.Err()
-	case <-t.C:
-	}
-	t.Stop()
+	err := poll.Sleep(ctx, d)
 	if slots != nil {
 		slots <- struct{}{} // taken back even when cancelled: the caller's deferred release expects it
 	}
