@@ -28,8 +28,8 @@
 // (a node already booted when one more node is added) is carried over instead of redone; the
 // stage records each item's inputs in its step data and decides.
 //
-// For stage authors: declare the stage's output with a constant OutputKey[T] beside the stage, let
-// the stage implement OutputTyped with it, and read other stages' outputs only through their keys;
+// For stage authors: declare the stage's output with a constant OutputKey[T] beside the stage (its
+// name, and "@N" once T's JSON form changed incompatibly), let the stage implement OutputTyped with it, and read other stages' outputs only through their keys;
 // key node-level steps with NodeStep(node, action) so status groups them by node; return errors
 // that implement Remedier (`Remedy() string`, anywhere in the wrap chain) to have the remedy
 // journaled and shown by status; Record from as many goroutines as you like (each

@@ -223,14 +223,19 @@ func (s *session) stage(ctx context.Context, i int, replay bool, nodes []string)
 	if err != nil {
 		return s.failed(ctx, name, attempt, fp, err)
 	}
-	if t, ok := stg.(OutputTyped); ok && !t.AcceptsOutput(out) {
+	typed, isTyped := stg.(OutputTyped)
+	if isTyped && !typed.OutputContract().Accepts(out) {
 		return s.failed(ctx, name, attempt, fp, fmt.Errorf("output: the stage returned a %T, not the output type it declares", out))
 	}
 	raw, err := marshalData(out, r.Scrub)
 	if err != nil {
 		return s.failed(ctx, name, attempt, fp, fmt.Errorf("output: %w", err))
 	}
-	if !always && !bytes.Equal(raw, prev.Output) && prev.SucceededFingerprint != "" {
+	if isTyped {
+		raw = stampVersion(raw, typed.OutputContract().Version())
+	}
+	// Compared without the stamps: a journal written before outputs were versioned is not a change.
+	if !always && !bytes.Equal(unstamped(raw), unstamped(prev.Output)) && prev.SucceededFingerprint != "" {
 		if err := s.markLater(i, s.j.fold(), fmt.Sprintf("%s output changed", name)); err != nil {
 			return err
 		}

@@ -20,7 +20,8 @@ const (
 // The stages' journaled outputs, each under its stage's name with its Go type: later stages read
 // them with Key.Read(env), the report and status with Key.Decode(raw). A reader never declares its
 // own copy of an output type; the runner refuses an output of another type than its key's
-// (AcceptsOutput below), so the writer cannot drift from its readers either.
+// (OutputContract below) and stamps the key's version into the journal, which readers check, so the
+// writer cannot drift from its readers either.
 const (
 	PreflightOutputKey pipeline.OutputKey[PreflightOutput] = NamePreflight
 	MirrorOutputKey    pipeline.OutputKey[MirrorOutput]    = NameMirror
@@ -31,23 +32,23 @@ const (
 	HandoffOutputKey   pipeline.OutputKey[HandoffOutput]   = NameHandoff
 )
 
-// AcceptsOutput implements pipeline.OutputTyped.
-func (Preflight) AcceptsOutput(out any) bool { return PreflightOutputKey.Accepts(out) }
+// OutputContract implements pipeline.OutputTyped.
+func (Preflight) OutputContract() pipeline.OutputContract { return PreflightOutputKey }
 
-// AcceptsOutput implements pipeline.OutputTyped.
-func (Mirror) AcceptsOutput(out any) bool { return MirrorOutputKey.Accepts(out) }
+// OutputContract implements pipeline.OutputTyped.
+func (Mirror) OutputContract() pipeline.OutputContract { return MirrorOutputKey }
 
-// AcceptsOutput implements pipeline.OutputTyped.
-func (ISO) AcceptsOutput(out any) bool { return ISOOutputKey.Accepts(out) }
+// OutputContract implements pipeline.OutputTyped.
+func (ISO) OutputContract() pipeline.OutputContract { return ISOOutputKey }
 
-// AcceptsOutput implements pipeline.OutputTyped.
-func (Boot) AcceptsOutput(out any) bool { return BootOutputKey.Accepts(out) }
+// OutputContract implements pipeline.OutputTyped.
+func (Boot) OutputContract() pipeline.OutputContract { return BootOutputKey }
 
-// AcceptsOutput implements pipeline.OutputTyped.
-func (Install) AcceptsOutput(out any) bool { return InstallOutputKey.Accepts(out) }
+// OutputContract implements pipeline.OutputTyped.
+func (Install) OutputContract() pipeline.OutputContract { return InstallOutputKey }
 
-// AcceptsOutput implements pipeline.OutputTyped.
-func (Configure) AcceptsOutput(out any) bool { return ConfigureOutputKey.Accepts(out) }
+// OutputContract implements pipeline.OutputTyped.
+func (Configure) OutputContract() pipeline.OutputContract { return ConfigureOutputKey }
 
-// AcceptsOutput implements pipeline.OutputTyped.
-func (Handoff) AcceptsOutput(out any) bool { return HandoffOutputKey.Accepts(out) }
+// OutputContract implements pipeline.OutputTyped.
+func (Handoff) OutputContract() pipeline.OutputContract { return HandoffOutputKey }

@@ -28,7 +28,7 @@ func TestEveryStageDeclaresItsOutput(t *testing.T) {
 	for _, s := range all {
 		typed, ok := s.(pipeline.OutputTyped)
 		if !ok {
-			t.Errorf("stage %s declares no output type (AcceptsOutput in outputs.go)", s.Name())
+			t.Errorf("stage %s declares no output type (OutputContract in outputs.go)", s.Name())
 			continue
 		}
 		own, ok := byName[s.Name()]
@@ -37,12 +37,15 @@ func TestEveryStageDeclaresItsOutput(t *testing.T) {
 			continue
 		}
 		for name, out := range byName {
-			if got, want := typed.AcceptsOutput(out), name == s.Name(); got != want {
+			if got, want := typed.OutputContract().Accepts(out), name == s.Name(); got != want {
 				t.Errorf("stage %s accepts the %s stage's output type %T: %t, want %t", s.Name(), name, out, got, want)
 			}
 		}
-		if !typed.AcceptsOutput(reflect.New(reflect.TypeOf(own)).Interface()) {
+		if !typed.OutputContract().Accepts(reflect.New(reflect.TypeOf(own)).Interface()) {
 			t.Errorf("stage %s refuses a pointer to its own output type", s.Name())
+		}
+		if c := typed.OutputContract(); c.Stage() != s.Name() || c.Version() < 1 {
+			t.Errorf("stage %s declares the output of %q version %d", s.Name(), c.Stage(), c.Version())
 		}
 	}
 }
