@@ -7,7 +7,7 @@ declare -A need=(
   [xorriso]=xorriso [osirrox]=xorriso [gzip]=gzip [xz]=xz-utils [cpio]=cpio [openssl]=openssl [curl]=curl
   [docker-registry]=docker-registry [htpasswd]=apache2-utils [sshd:/usr/sbin/sshd]=openssh-server
   [ssh-keygen]=openssh-client [isoinfo]=genisoimage [git]=git [ip]=iproute2 [lsmod]=kmod
-  [redis-server]=redis-server [chromium]=chromium [fonts:/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf]=fonts-dejavu-core
+  [redis-server]=redis-server [unzip]=unzip [chromium]=chromium [fonts:/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf]=fonts-dejavu-core
 )
 missing=()
 for k in "${!need[@]}"; do

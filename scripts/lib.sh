@@ -17,7 +17,8 @@ phase() {
   log "$label ..."
   # The heartbeat's sleep holds no output descriptor, so a pipe (make | tee) closes when we end.
   (
-    trap 'kill "$s" 2>/dev/null; exit 0' TERM
+    s=""
+    trap '[ -n "$s" ] && kill "$s" 2>/dev/null; exit 0' TERM
     while :; do
       sleep "${BOOTSTRAP_HEARTBEAT:-30}" </dev/null >/dev/null 2>&1 &
       s=$!

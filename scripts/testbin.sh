@@ -16,7 +16,7 @@ K8S_VERSION=${K8S_VERSION:-v1.37.2}   # k8s.io/kubernetes; staging modules map t
 ETCD_VERSION=${ETCD_VERSION:-v3.7.3}  # go.etcd.io/etcd/server/v3
 OPENSHIFT_API=${OPENSHIFT_API:-v0.0.0-20260318185450-1f2fa3f09f4e}
 OLM_API=${OLM_API:-v0.45.0}
-ARGOCD=${ARGOCD:-v3.5.2}
+ARGOCD=${ARGOCD:-v3.6.2}    # the Argo CD whose controllers scripts/argocd.sh builds (argocdtest.Version)
 ROOT=${BOOTSTRAP_TESTBIN_ROOT:-/var/cache/bootstrap/testbin}
 DIR="$ROOT/k8s-${K8S_VERSION#v}_etcd-${ETCD_VERSION#v}"
 STAGING_VERSION="v0.${K8S_VERSION#v1.}"
@@ -26,8 +26,17 @@ log() { echo "testbin: $*" >&2; }
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
+# crds_versions is what crds/.complete records: CRDs of other versions are fetched again (seconds),
+# the binaries are kept.
+crds_versions() {
+  printf 'github.com/openshift/api %s\ngithub.com/operator-framework/api %s\ngithub.com/argoproj/argo-cd/v3 %s\n' \
+    "$OPENSHIFT_API" "$OLM_API" "$ARGOCD"
+}
+crds_complete() {
+  [ -f "$DIR/crds/.complete" ] && [ "$(cat "$DIR/crds/.complete")" = "$(crds_versions)" ]
+}
 complete() {
-  [ -x "$DIR/kube-apiserver" ] && [ -x "$DIR/etcd" ] && [ -f "$DIR/crds/.complete" ]
+  [ -x "$DIR/kube-apiserver" ] && [ -x "$DIR/etcd" ] && crds_complete
 }
 
 if complete; then echo "$DIR"; exit 0; fi
@@ -37,7 +46,11 @@ mkdir -p "$ROOT"
 exec 9>"$ROOT/.lock"
 if ! flock -n 9; then phase "another build holds $ROOT/.lock; waiting for it" flock 9; fi
 if complete; then echo "$DIR"; exit 0; fi
-log "building kube-apiserver $K8S_VERSION and etcd $ETCD_VERSION once (about 13-25 minutes on 2 cores) into $DIR"
+if [ -x "$DIR/kube-apiserver" ] && [ -x "$DIR/etcd" ]; then
+  log "fetching the CRDs again (the versions wanted changed) into $DIR/crds"
+else
+  log "building kube-apiserver $K8S_VERSION and etcd $ETCD_VERSION once (about 8-25 minutes on 2 cores) into $DIR"
+fi
 mkdir -p "$DIR"
 
 WORK=$(mktemp -d "$ROOT/.build.XXXXXX")
@@ -54,13 +67,20 @@ download() {
   (cd "$WORK" && go mod download -json "$1") | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p'
 }
 
+# module_zip MODULE@VERSION -> prints the path of the module's zip in the (private) module cache.
+# Used for Argo CD: its go.mod needs Go 1.27, so the go command (GOTOOLCHAIN=local) downloads the
+# zip but refuses to extract it; its CRD files are read from the zip instead.
+module_zip() {
+  { (cd "$WORK" && go mod download -json "$1") || true; } | sed -n 's/^\t"Zip": "\(.*\)",$/\1/p'
+}
+
 fetch_crds() {
-  [ -f "$DIR/crds/.complete" ] && return 0
+  crds_complete && return 0
   local out="$DIR/crds.tmp" os olm argo
   rm -rf "$out"; mkdir -p "$out"
   os=$(download "github.com/openshift/api@$OPENSHIFT_API")
   olm=$(download "github.com/operator-framework/api@$OLM_API")
-  argo=$(download "github.com/argoproj/argo-cd/v3@$ARGOCD")
+  argo=$(module_zip "github.com/argoproj/argo-cd/v3@$ARGOCD")
   [ -n "$os" ] && [ -n "$olm" ] && [ -n "$argo" ] || { log "go mod download of a CRD module failed"; exit 1; }
   # OpenShift: one file per CRD; where feature sets differ take the -Default variant.
   local f
@@ -80,10 +100,10 @@ fetch_crds() {
     install -m 0644 "$olm/crds/operators.coreos.com_$f.yaml" "$out/olm_$f.yaml"
   done
   for f in application applicationset appproject; do
-    install -m 0644 "$argo/manifests/crds/$f-crd.yaml" "$out/argocd_$f.yaml"
+    unzip -p "$argo" "github.com/argoproj/argo-cd/v3@$ARGOCD/manifests/crds/$f-crd.yaml" >"$out/argocd_$f.yaml"
+    [ -s "$out/argocd_$f.yaml" ] || { log "$f-crd.yaml not in $argo"; exit 1; }
   done
-  printf 'github.com/openshift/api %s\ngithub.com/operator-framework/api %s\ngithub.com/argoproj/argo-cd/v3 %s\n' \
-    "$OPENSHIFT_API" "$OLM_API" "$ARGOCD" >"$out/.complete"
+  crds_versions >"$out/.complete"
   rm -rf "$DIR/crds"; mv "$out" "$DIR/crds"
   log "CRDs in $DIR/crds"
 }
