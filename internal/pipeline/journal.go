@@ -77,51 +77,41 @@ func OpenJournalWith(path string, o JournalOptions) (j *Journal, warnings []stri
 			return nil, nil, fmt.Errorf("open journal: %w", err)
 		}
 	}
-	data, err := readAllFrom(f)
+	// One streaming pass, as status and report read: entries decoded, the chain checked, no raw
+	// line kept; only the hashes the witness check needs (the last two lines and the two it
+	// names) are. The flock held above keeps the file still while it is read.
+	h, hasHead, herr := readHead(path)
+	p, err := readPass(path, true, h.Entries, h.Entries-1)
 	if err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("open journal %s: %w", path, err)
 	}
-	s := scan(path, data)
-	if err := s.verify(path); err != nil {
+	if err := p.chainErr(); err != nil {
 		f.Close()
 		return nil, nil, err
 	}
-	if len(s.torn) > 0 {
-		warnings = append(warnings, tornWarning(path, len(s.torn)))
-		if err := f.Truncate(s.goodLen); err != nil {
-			f.Close()
-			return nil, nil, fmt.Errorf("open journal %s: drop torn line: %w", path, err)
+	if p.torn > 0 {
+		warnings = append(warnings, tornWarning(path, p.torn))
+		fi, err := f.Stat()
+		if err == nil {
+			err = f.Truncate(fi.Size() - int64(p.torn))
 		}
-		if err := f.Sync(); err != nil {
+		if err == nil {
+			err = f.Sync()
+		}
+		if err != nil {
 			f.Close()
 			return nil, nil, fmt.Errorf("open journal %s: drop torn line: %w", path, err)
 		}
 	}
-	tailWarnings, hw, err := witness(path, s.lines, o.AcceptTail)
+	tailWarnings, hw, err := witness(path, p.n, p.hashAt, h, hasHead, herr, o.AcceptTail)
 	if err != nil {
 		f.Close()
 		return nil, nil, err
 	}
 	warnings = append(warnings, tailWarnings...)
-	j = &Journal{path: path, f: f, hw: hw, now: time.Now}
-	j.entries = make([]Entry, len(s.lines))
-	for i, l := range s.lines {
-		j.entries[i] = l.entry
-	}
-	if n := len(s.lines); n > 0 {
-		j.prev = hashLine(s.lines[n-1].raw)
-	}
+	j = &Journal{path: path, f: f, hw: hw, now: time.Now, entries: p.entries, prev: p.hashAt(p.n)}
 	return j, warnings, nil
-}
-
-func readAllFrom(f *os.File) ([]byte, error) {
-	var buf bytes.Buffer
-	if _, err := f.Seek(0, 0); err != nil {
-		return nil, err
-	}
-	_, err := buf.ReadFrom(f)
-	return buf.Bytes(), err
 }
 
 // syncDir fsyncs a directory so a newly created file in it survives power loss.
@@ -240,10 +230,10 @@ func (j *Journal) Close() error {
 	return err
 }
 
-// witness checks the journal's complete lines against its witness and leaves the witness
-// matching them, open for appends. A mismatch is a *TailError unless accept is set.
-func witness(path string, lines []line, accept bool) (warnings []string, hw *headWriter, err error) {
-	h, ok, herr := readHead(path)
+// witness checks the journal's n complete lines (hashAt gives their hashes, 1-based) against its
+// witness h (ok: there is one; herr: it could not be read) and leaves the witness matching them,
+// open for appends. A mismatch is a *TailError unless accept is set.
+func witness(path string, n int64, hashAt func(int64) string, h head, ok bool, herr error, accept bool) (warnings []string, hw *headWriter, err error) {
 	reset := true
 	switch {
 	case herr != nil && !accept:
@@ -251,11 +241,11 @@ func witness(path string, lines []line, accept bool) (warnings []string, hw *hea
 			"or continue from the journal as it is (bootstrap run --accept-journal-tail)", herr)
 	case herr != nil:
 		warnings = append(warnings, "continued without checking the journal's end: "+herr.Error())
-	case !ok && len(lines) > 0:
+	case !ok && n > 0:
 		warnings = append(warnings, fmt.Sprintf("journal %s had no witness (%s): it was written by an older bootstrap, "+
 			"or the witness was deleted; its end is witnessed from now on", path, HeadFile))
 	case ok:
-		pending, terr := checkTail(path, lines, h)
+		pending, terr := checkTailHashes(path, n, hashAt, h)
 		if terr != nil && !accept {
 			return nil, nil, terr
 		}
@@ -269,7 +259,7 @@ func witness(path string, lines []line, accept bool) (warnings []string, hw *hea
 		return nil, nil, err
 	}
 	if reset {
-		if err := hw.write(headOf(lines)); err != nil {
+		if err := hw.write(head{Entries: n, Head: hashAt(n), Prev: hashAt(n - 1)}); err != nil {
 			hw.close()
 			return nil, nil, err
 		}

@@ -90,18 +90,6 @@ func readHead(journal string) (h head, ok bool, err error) {
 	return h, true, nil
 }
 
-// checkTail compares the journal's complete lines with the witness. pending is true when an
-// append was interrupted (the witness then needs rewriting): not tampering.
-func checkTail(path string, lines []line, h head) (pending bool, err error) {
-	n := int64(len(lines))
-	return checkTailHashes(path, n, func(i int64) string { // hash of line i (1-based), "" for 0
-		if i <= 0 || i > n {
-			return ""
-		}
-		return hashLine(lines[i-1].raw)
-	}, h)
-}
-
 // checkTailHashes is checkTail for a journal of n complete lines whose hashes hashAt gives
 // (1-based; "" for 0). It needs lines n, n-1, h.Entries and h.Entries-1.
 func checkTailHashes(path string, n int64, hashAt func(int64) string, h head) (pending bool, err error) {
@@ -176,16 +164,3 @@ func (w *headWriter) put(h head, sync bool) error {
 }
 
 func (w *headWriter) close() error { return w.f.Close() }
-
-// headOf is the witness of a journal whose complete lines are lines.
-func headOf(lines []line) head {
-	var h head
-	h.Entries = int64(len(lines))
-	if n := len(lines); n > 0 {
-		h.Head = hashLine(lines[n-1].raw)
-		if n > 1 {
-			h.Prev = hashLine(lines[n-2].raw)
-		}
-	}
-	return h
-}

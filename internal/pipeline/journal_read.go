@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -38,67 +37,10 @@ func (e *ChainError) Error() string {
 		"aside (keep it as evidence) to start a new journal", e.Path, e.Line, e.Seq, e.Reason)
 }
 
-// line is one complete, parsed journal line.
-type line struct {
-	raw   []byte // without the newline
-	entry Entry
-}
-
-// scanned is a journal file split into good lines and a torn tail.
-type scanned struct {
-	lines   []line
-	goodLen int64  // bytes up to and including the last good line's newline
-	torn    []byte // a last line cut short by a crash (no newline, or unparseable at the very end)
-	bad     *ChainError
-}
-
-// scan parses journal bytes. Only the very last line may be torn; an unparseable line followed
-// by more lines is damage, reported in bad (the lines before it are kept).
-func scan(path string, data []byte) scanned {
-	var s scanned
-	off := 0
-	for off < len(data) {
-		nl := bytes.IndexByte(data[off:], '\n')
-		if nl < 0 {
-			s.torn = data[off:]
-			return s
-		}
-		raw := data[off : off+nl]
-		e, reason := parseLine(raw)
-		if reason != "" {
-			if off+nl+1 == len(data) {
-				s.torn = data[off:]
-				return s
-			}
-			s.bad = &ChainError{Path: path, Line: len(s.lines) + 1, Seq: int64(len(s.lines) + 1), Reason: reason}
-			return s
-		}
-		s.lines = append(s.lines, line{raw: raw, entry: e})
-		off += nl + 1
-		s.goodLen = int64(off)
-	}
-	return s
-}
-
 // hashLine is the chain hash of one line's bytes (without the newline).
 func hashLine(raw []byte) string {
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:])
-}
-
-// verify checks seq numbering and the hash chain of good lines.
-func (s scanned) verify(path string) error {
-	if s.bad != nil {
-		return s.bad
-	}
-	prev := ""
-	for i, l := range s.lines {
-		if err := chainLink(path, int64(i+1), l.entry, prev); err != nil {
-			return err
-		}
-		prev = hashLine(l.raw)
-	}
-	return nil
 }
 
 // parseLine decodes one journal line; reason says why it is not an entry ("" when it is).

@@ -73,3 +73,22 @@ func BenchmarkStatus100k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkOpenJournal100k measures opening a 100,000-entry journal for appends, as every `run`
+// and `replay` does: the chain checked, the witness compared, the entries decoded.
+func BenchmarkOpenJournal100k(b *testing.B) {
+	dir := b.TempDir()
+	writeBenchJournal(b, dir, 100_000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		j, _, err := OpenJournal(JournalPath(dir))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(j.Entries()) != 100_000 {
+			b.Fatalf("%d entries", len(j.Entries()))
+		}
+		j.Close()
+	}
+}

@@ -64,7 +64,9 @@ func newPlain(w io.Writer, opts PlainOptions) *PlainRenderer {
 
 func (r *PlainRenderer) loop() {
 	defer close(r.done)
-	t := time.NewTicker(time.Second)
+	// Checked twice per Interval: a line is never more than half an Interval late, whatever the
+	// options (tests call tick with their own clock instead).
+	t := time.NewTicker(max(r.opts.Interval/2, 50*time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
