@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bootstrap-dev/bootstrap/internal/mirror"
 	"github.com/bootstrap-dev/bootstrap/internal/preflight"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
@@ -39,6 +40,11 @@ func domainExitCode(err error) (int, bool) {
 	case isIntegrity(err):
 		return exitIntegrity, true
 	case site.IsInvalid(err):
+		return exitInvalid, true
+	}
+	// An ImageSetConfiguration with problems is invalid input like a profile: every problem was
+	// named with its line.
+	if _, ok := mirror.AsISCProblems(err); ok {
 		return exitInvalid, true
 	}
 	var pf *preflight.FailedError

@@ -62,3 +62,10 @@ func exitCode(err error) int {
 	}
 	return exitFailure
 }
+
+// quiet wraps an error that a message already summarizes: %w of it adds no text, and errors.As
+// still finds it (for the exit code).
+type quiet struct{ err error }
+
+func (q quiet) Error() string { return "" }
+func (q quiet) Unwrap() error { return q.err }

@@ -128,7 +128,8 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 		} else {
 			_ = ps.Format(cmd.ErrOrStderr())
 		}
-		return fmt.Errorf("invalid ImageSetConfiguration %s: %d problem(s), each listed above; first: %s", f.config, len(ps), ps[0])
+		// Wrapping err keeps the *ISCError for the exit code (3, invalid input).
+		return fmt.Errorf("invalid ImageSetConfiguration %s: %d problem(s), each listed above; first: %s%w", f.config, len(ps), ps[0], quiet{err})
 	}
 	if err != nil {
 		return err

@@ -114,8 +114,8 @@ func TestMirrorCommandShowsEveryISCProblem(t *testing.T) {
 		isc + ":9:5: error: mirror.additionalImages[1].name: required",
 	}
 	var stdout, stderr bytes.Buffer
-	if code := Execute([]string{"mirror", "-c", isc, "docker://127.0.0.1:1/x"}, nil, &stdout, &stderr); code != exitFailure {
-		t.Errorf("exit code %d, want %d", code, exitFailure)
+	if code := Execute([]string{"mirror", "-c", isc, "docker://127.0.0.1:1/x"}, nil, &stdout, &stderr); code != exitInvalid {
+		t.Errorf("exit code %d, want %d (invalid input, as an invalid profile)", code, exitInvalid)
 	}
 	for _, w := range want {
 		if !strings.Contains(stderr.String(), w) {
@@ -126,7 +126,7 @@ func TestMirrorCommandShowsEveryISCProblem(t *testing.T) {
 	stderr.Reset()
 	Execute([]string{"mirror", "-o", "json", "-c", isc, "docker://127.0.0.1:1/x"}, nil, &stdout, &stderr)
 	kinds, res, _ := jsonLinesOf(t, stdout.String())
-	if strings.Count(strings.Join(kinds, " "), "problem") != len(want) || res.OK {
+	if strings.Count(strings.Join(kinds, " "), "problem") != len(want) || res.OK || res.ExitCode != exitInvalid {
 		t.Fatalf("want %d problem lines and a failed result, got %v %+v", len(want), kinds, res)
 	}
 	var first struct {
