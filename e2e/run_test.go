@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -41,7 +42,9 @@ func TestFullRunThenNothingToDo(t *testing.T) {
 	// Then what now: the kubeconfig to export, the console, Argo CD and how to log in.
 	for _, want := range []string{harness.GitOpsPath + " is a directory there", "Argo CD owns the cluster now", "console https://",
 		"export KUBECONFIG=" + filepath.Join(l.workDir(), "kubeconfig"), "console:  https://console-openshift-console.apps.",
-		"Argo CD:  https://", "LOG IN VIA OPENSHIFT"} {
+		"Argo CD:  https://", "LOG IN VIA OPENSHIFT",
+		// the install's phase bar ends on its last phase with every node done
+		fmt.Sprintf("phase 6/6 cluster is healthy, nodes %d/%d done: %d Done", len(l.bmcs.Sims), len(l.bmcs.Sims), len(l.bmcs.Sims))} {
 		if !strings.Contains(first.out, want) {
 			t.Errorf("first run does not say %q:\n%s", want, tail(first.out, 30))
 		}

@@ -40,6 +40,9 @@ type Callbacks struct {
 	Finding func(Finding)
 	// Progress is a line about the Kubernetes checks.
 	Progress cluster.Progress
+	// Reached is told each milestone as it passes: BootstrapComplete and InstallComplete when
+	// their wait-for returns, "" when the cluster checks pass (Tracker.Reached takes them).
+	Reached func(target string)
 }
 
 // Result is what the install ended with.
@@ -91,6 +94,9 @@ func Run(ctx context.Context, o Options, cb Callbacks) (Result, error) {
 			stop()
 			return res, err
 		}
+		if cb.Reached != nil {
+			cb.Reached(step.target)
+		}
 	}
 	stop()
 	kc, err := CopyKubeconfig(o.AssetDir, o.WorkDir)
@@ -109,6 +115,9 @@ func Run(ctx context.Context, o Options, cb Callbacks) (Result, error) {
 	start := time.Now()
 	res.Cluster, err = CheckCluster(ctx, c, o.Nodes, timeout, cb.Progress)
 	res.Duration["cluster-checks"] = time.Since(start).Round(time.Second).String()
+	if err == nil && cb.Reached != nil {
+		cb.Reached("")
+	}
 	return res, err
 }
 

@@ -124,6 +124,11 @@ const (
 	Failure EventKind = "failure"
 )
 
+// UnitPhases is the Unit of a Progress event that reports phases rather than amounts: Current is
+// the phase (1-based) of Total, Step its name, Done/DoneTotal the items finished (nodes), Message
+// the items' states. Renderers show "phase 3/6 installing · nodes 2/5 done · …".
+const UnitPhases = "phases"
+
 // Event is one thing that happened, for display. Events are not the journal.
 type Event struct {
 	Time    time.Time `json:"time"`

@@ -161,7 +161,7 @@ func (r *PlainRenderer) showProgress(stage string, st *plainStage, now time.Time
 	var text string
 	if e.Kind == pipeline.Progress {
 		text = progressText(e)
-		if !st.shownAt.IsZero() && e.Current >= st.shownCurr {
+		if !st.shownAt.IsZero() && e.Current >= st.shownCurr && e.Unit != pipeline.UnitPhases {
 			if dt := now.Sub(st.shownAt).Seconds(); dt > 0 {
 				rate := float64(e.Current-st.shownCurr) / dt
 				if e.Unit == "bytes" {

@@ -96,6 +96,16 @@ func TimeLeft(done, total int64, rate float64) string {
 // progressText describes a progress event: "1.2 GiB / 4.0 GiB (30%), 3/40 done, blobs 120/641"
 // or "7 / 9 nodes (77%)".
 func progressText(e pipeline.Event) string {
+	if e.Unit == pipeline.UnitPhases {
+		s := fmt.Sprintf("phase %d/%d %s", e.Current, e.Total, e.Step)
+		if e.DoneTotal > 0 {
+			s += fmt.Sprintf(", nodes %d/%d done", e.Done, e.DoneTotal)
+		}
+		if e.Message != "" {
+			s += ": " + e.Message
+		}
+		return s
+	}
 	s := amount(e.Current, e.Unit)
 	if e.Total > 0 {
 		s += " / " + amount(e.Total, e.Unit)

@@ -301,3 +301,28 @@ func TestTimeLeftOfBoth(t *testing.T) {
 		}
 	}
 }
+
+// TestPhaseProgressText: phase progress reads as a phase and node states, with no rate or
+// time left (phases are not amounts).
+func TestPhaseProgressText(t *testing.T) {
+	e := pipeline.Event{Kind: pipeline.Progress, Stage: "install", Step: "installing", Current: 3, Total: 6,
+		Unit: pipeline.UnitPhases, Done: 1, DoneTotal: 3, Message: "1 Done · 2 Rebooting (gpu-0, gpu-1)"}
+	if got, want := progressText(e), "phase 3/6 installing, nodes 1/3 done: 1 Done · 2 Rebooting (gpu-0, gpu-1)"; got != want {
+		t.Fatalf("progressText = %q, want %q", got, want)
+	}
+	var buf bytes.Buffer
+	r := newPlain(&buf, PlainOptions{Interval: time.Second, Heartbeat: time.Hour})
+	t0 := time.Date(2026, 12, 5, 8, 0, 0, 0, time.UTC)
+	r.Handle(pipeline.Event{Kind: pipeline.StageStarted, Stage: "install", Time: t0})
+	for i, at := range []int{0, 5, 10} {
+		e.Current, e.Time = int64(3+i), t0.Add(time.Duration(at)*time.Second)
+		r.Handle(e)
+		r.tick(e.Time.Add(2 * time.Second))
+	}
+	if strings.Contains(buf.String(), "/s") || strings.Contains(buf.String(), "/min") || strings.Contains(buf.String(), "ETA") {
+		t.Fatalf("phase lines with a rate or time left:\n%s", buf.String())
+	}
+	if !strings.Contains(buf.String(), "phase 5/6 installing") {
+		t.Fatalf("the last phase was not printed:\n%s", buf.String())
+	}
+}

@@ -3,9 +3,13 @@ package progress
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
+
+	"golang.org/x/term"
 
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/units"
@@ -20,6 +24,9 @@ type TTYRenderer struct {
 	w        io.Writer
 	throttle time.Duration
 	now      func() time.Time
+	// cols is the terminal's width now (0: unknown): a live line longer than it would wrap, and
+	// the region would no longer be erased by moving up one row per line.
+	cols func() int
 
 	mu     sync.Mutex
 	active []*ttyStage // in start order
@@ -40,7 +47,30 @@ type ttyStage struct {
 
 // NewTTY returns a renderer drawing on w, which should be a terminal.
 func NewTTY(w io.Writer) *TTYRenderer {
-	return &TTYRenderer{w: w, throttle: 100 * time.Millisecond, now: time.Now}
+	r := &TTYRenderer{w: w, throttle: 100 * time.Millisecond, now: time.Now, cols: func() int { return 0 }}
+	if f, ok := w.(*os.File); ok {
+		r.cols = func() int {
+			c, _, err := term.GetSize(int(f.Fd()))
+			if err != nil {
+				return 0
+			}
+			return c
+		}
+	}
+	return r
+}
+
+// fit shortens body so that body+suffix fits in cols-1 columns (the last column left free: some
+// terminals wrap on writing it), marking the cut with "…"; the suffix (the elapsed time) stays.
+func fit(body, suffix string, cols int) string {
+	room := cols - 1 - utf8.RuneCountInString(suffix)
+	if cols <= 0 || utf8.RuneCountInString(body) <= room {
+		return body + suffix
+	}
+	if room < 2 {
+		return string([]rune(body + suffix)[:max(cols-1, 0)])
+	}
+	return string([]rune(body)[:room-1]) + "…" + suffix
 }
 
 func (r *TTYRenderer) stage(e pipeline.Event) *ttyStage {
@@ -131,6 +161,15 @@ func (r *TTYRenderer) line(s *ttyStage, now time.Time) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-9s ", s.name)
 	switch {
+	case e.Kind == pipeline.Progress && e.Unit == pipeline.UnitPhases:
+		// "phase 3/6 installing  nodes 2/5 done  2 Done · 1 Rebooting (gpu-1)"
+		fmt.Fprintf(&b, "phase %d/%d %s", e.Current, e.Total, e.Step)
+		if e.DoneTotal > 0 {
+			fmt.Fprintf(&b, "  nodes %d/%d done", e.Done, e.DoneTotal)
+		}
+		if e.Message != "" {
+			b.WriteString("  " + e.Message)
+		}
 	case e.Kind == pipeline.Progress:
 		if e.Unit == "bytes" {
 			b.WriteString(units.Bytes(e.Current))
@@ -173,8 +212,7 @@ func (r *TTYRenderer) line(s *ttyStage, now time.Time) string {
 	default:
 		b.WriteString(or(s.msg, "working"))
 	}
-	fmt.Fprintf(&b, "  [%s]", elapsed)
-	return b.String()
+	return fit(b.String(), fmt.Sprintf("  [%s]", elapsed), r.cols())
 }
 
 // etaOf is how long the rest of total takes at rate; 0 when it cannot be told.

@@ -80,6 +80,10 @@ func TestTTYScreenOnAPseudoTerminal(t *testing.T) {
 	}
 	defer ptm.Close()
 	defer tty.Close()
+	// 100 columns: a live line longer than that is cut (its elapsed time kept), never wrapped.
+	if err := pty.Setsize(tty, &pty.Winsize{Rows: 40, Cols: 100}); err != nil {
+		t.Fatal(err)
+	}
 	r, err := New(tty, Auto)
 	if err != nil {
 		t.Fatal(err)
@@ -178,6 +182,53 @@ install   level=info msg="Still waiting for the cluster"  [9s]`},
   install level=info msg="Still waiting for the cluster"
 ✓ boot succeeded in 29s
 install   level=info msg="Still waiting for the cluster"  [19s]`},
+		{"the install phase bar: the installer's phase and the nodes' states", []pipeline.Event{
+			{Kind: pipeline.Progress, Stage: "install", Step: "installing", Current: 3, Total: 6, Unit: pipeline.UnitPhases,
+				Done: 1, DoneTotal: 3, Message: "1 Done · 1 Rebooting (gpu-1) · 1 Writing image to disk (gpu-0)", Time: at(100)},
+		}, `↷ preflight skipped: finished with the same inputs
+▶ mirror started: first run
+! mirror WARNING: retrying blob sha256:ab
+✓ mirror succeeded in 1m0s
+▶ boot started
+▶ install started
+  install level=info msg="Still waiting for the cluster"
+✓ boot succeeded in 29s
+install   phase 3/6 installing  nodes 1/3 done  1 Done · 1 Rebooting (gpu-1) · 1 Writing im…  [29s]`},
+		{"more nodes than the width: the line is cut, the elapsed time stays", []pipeline.Event{
+			{Kind: pipeline.Progress, Stage: "install", Step: "finalizing", Current: 4, Total: 6, Unit: pipeline.UnitPhases,
+				Done: 5, DoneTotal: 8, Message: "5 Done · 3 Rebooting (gpu-5, gpu-6, gpu-7)", Time: at(200)},
+		}, `↷ preflight skipped: finished with the same inputs
+▶ mirror started: first run
+! mirror WARNING: retrying blob sha256:ab
+✓ mirror succeeded in 1m0s
+▶ boot started
+▶ install started
+  install level=info msg="Still waiting for the cluster"
+✓ boot succeeded in 29s
+install   phase 4/6 finalizing  nodes 5/8 done  5 Done · 3 Rebooting (gpu-5, gpu-6, gpu-7)  [2m9s]`},
+		{"install ends: its final line, the region gone", []pipeline.Event{
+			{Kind: pipeline.Progress, Stage: "install", Step: "cluster is healthy", Current: 6, Total: 6, Unit: pipeline.UnitPhases,
+				Done: 8, DoneTotal: 8, Message: "8 Done · and a message long enough to be cut at the edge of a hundred-column terminal", Time: at(300)},
+		}, `↷ preflight skipped: finished with the same inputs
+▶ mirror started: first run
+! mirror WARNING: retrying blob sha256:ab
+✓ mirror succeeded in 1m0s
+▶ boot started
+▶ install started
+  install level=info msg="Still waiting for the cluster"
+✓ boot succeeded in 29s
+install   phase 6/6 cluster is healthy  nodes 8/8 done  8 Done · and a message long enoug…  [3m49s]`},
+		{"install succeeds", []pipeline.Event{
+			{Kind: pipeline.StageSucceeded, Stage: "install", Time: at(301)},
+		}, `↷ preflight skipped: finished with the same inputs
+▶ mirror started: first run
+! mirror WARNING: retrying blob sha256:ab
+✓ mirror succeeded in 1m0s
+▶ boot started
+▶ install started
+  install level=info msg="Still waiting for the cluster"
+✓ boot succeeded in 29s
+✓ install succeeded in 3m50s`},
 	}
 	for _, ph := range phases {
 		for _, e := range ph.events {

@@ -134,6 +134,18 @@ func (st Install) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The phase bar: the install's phase and its nodes' states, sent whenever either changes.
+	tr := install.NewTracker(o.Nodes)
+	showPhase := func() {
+		if env.Events == nil {
+			return
+		}
+		s := tr.Snapshot()
+		env.Events(pipeline.Event{Time: time.Now(), Kind: pipeline.Progress, Stage: NameInstall, Step: s.Name,
+			Current: int64(s.Phase), Total: int64(s.Phases), Unit: pipeline.UnitPhases,
+			Done: int64(s.NodesDone), DoneTotal: int64(s.Nodes), Message: s.States})
+	}
+	showPhase()
 	res, err := install.Run(ctx, o, install.Callbacks{
 		Line: func(target, l string) {
 			if env.Events != nil {
@@ -149,8 +161,16 @@ func (st Install) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 				kind = pipeline.Warning
 			}
 			ev(kind, f.Host, f.String())
+			if tr.Finding(f) {
+				showPhase()
+			}
 		},
 		Progress: func(m string) { ev(pipeline.Info, "", m) },
+		Reached: func(target string) {
+			if tr.Reached(target) {
+				showPhase()
+			}
+		},
 	})
 	if err == nil {
 		if herr := ho.finish(ctx); herr != nil {

@@ -115,6 +115,7 @@ func cond(typ, status, reason, msg string) map[string]any {
 func (p *player) install() error {
 	for _, n := range p.c.nodes {
 		p.c.api.SetHost(n.Name, n.Role, "installing-in-progress", "Writing image to disk")
+		p.c.api.SetHostStage(n.Name, "Writing image to disk") // progress.current_stage, as the assisted service reports it
 	}
 	p.c.api.SetCluster("installing", "Installation in progress")
 	for _, ns := range labNamespaces {
@@ -164,6 +165,7 @@ func (p *player) install() error {
 			return err
 		}
 		p.c.api.SetHost(n.Name, n.Role, "installed", "Done")
+		p.c.api.SetHostStage(n.Name, "Done")
 	}
 	for _, name := range labOperator {
 		if err := p.status(gvrCO, "", name, operatorStatus(true)); err != nil {
