@@ -31,7 +31,7 @@ opm: ## build the real opm the catalog test serves our filtered catalogs with (c
 
 testbin: ## build kube-apiserver and etcd, fetch the CRDs (cached under /var/cache/bootstrap/testbin)
 	scripts/testbin.sh >/dev/null
-argocd: ## build Argo CD's controllers and kustomize, which the handoff tests and the lab run (cached under /var/cache/bootstrap/argocd; cold ~15-25 min on 2 cores)
+argocd: ## build Argo CD's controllers and kustomize, which the handoff tests and the lab run (cached under /var/cache/bootstrap/argocd; cold ~5 min on 2 quiet cores, much more under load)
 	scripts/argocd.sh >/dev/null
 installercheck: ## the generated configs against the OpenShift installer's own types and validation (separate module; test binary cached in /var/cache/bootstrap/installercheck, cold build ~15 min on 2 cores, 0.2 s warm)
 	scripts/installercheck.sh

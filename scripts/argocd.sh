@@ -79,7 +79,7 @@ start=$(date +%s)
 ) &
 ticker=$!
 
-log "building github.com/argoproj/argo-cd/v3/cmd@$ARGOCD_VERSION and kustomize $KUSTOMIZE_VERSION with $GO_TOOLCHAIN (once; ~15-25 min on 2 cores)"
+log "building github.com/argoproj/argo-cd/v3/cmd@$ARGOCD_VERSION and kustomize $KUSTOMIZE_VERSION with $GO_TOOLCHAIN (once; ~5 min on 2 quiet cores, much more under load)"
 m="$WORK/w"
 mkdir -p "$m"
 # Argo CD's go.mod pins its Kubernetes libraries with a replace block; outside its repository the
