@@ -45,6 +45,10 @@ type Options struct {
 	Patience time.Duration
 	// AppsDomain ("apps.<cluster>.<baseDomain>") gives the Argo CD URL when no Route is found.
 	AppsDomain string
+	// Commit, when set, is the full commit id the repository's revision named when it was
+	// checked from the jump host: the handoff is done only when Argo CD reports the root
+	// application Synced and Healthy at that commit, not at one it fetched earlier.
+	Commit string
 }
 
 // Repo is the Git repository Argo CD reads, with its credentials. The credential values are held
@@ -186,7 +190,7 @@ func Run(ctx context.Context, c *cluster.Client, o Options, progress cluster.Pro
 	}
 
 	// 3. Argo CD's verdict.
-	st, err := WaitApplication(ctx, c, o.RootApp.Name, o.Timeout, o.Patience, progress)
+	st, err := WaitApplication(ctx, c, o.RootApp.Name, o.Commit, o.Timeout, o.Patience, progress)
 	res.Sync, res.Health, res.Revision = st.Sync, st.Health, st.Revision
 	if err != nil {
 		return res, err

@@ -14,6 +14,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/bootstrap-dev/bootstrap/internal/cluster"
@@ -248,6 +249,35 @@ func TestHandoff(t *testing.T) {
 		if err := handoff.Verify(context.Background(), c, "root"); err != nil {
 			t.Fatal(err)
 		}
+	})
+
+	// A push after the handoff: run again with the commit the jump host now finds, and the
+	// handoff ends only when Argo CD reports the root synced at it (Argo CD itself would look at
+	// the repository again only after its reconciliation period, minutes later), with the new
+	// commit's object applied by Argo CD.
+	t.Run("a push since: done only at the new commit", func(t *testing.T) {
+		next := git.Commit(t, "refs/heads/main", map[string]string{
+			"clusters/lab/kustomization.yaml": "resources:\n- namespace.yaml\n- configmap.yaml\n",
+			"clusters/lab/configmap.yaml":     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: pushed\n  namespace: lab-apps\ndata:\n  at: second-commit\n",
+		})
+		o := opts
+		o.Commit = next
+		var lines []string
+		res, err := handoff.Run(context.Background(), c, o, func(s string) { mu.Lock(); lines = append(lines, s); mu.Unlock() })
+		if err != nil {
+			t.Fatalf("handoff after a push: %v", err)
+		}
+		if res.Revision != next {
+			t.Fatalf("handoff done at %s; the repository's main is %s", res.Revision, next)
+		}
+		cm, err := d.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("lab-apps").Get(context.Background(), "pushed", metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("the new commit's ConfigMap: %v", err)
+		}
+		if id := cm.GetAnnotations()["argocd.argoproj.io/tracking-id"]; !strings.HasPrefix(id, "root:") {
+			t.Fatalf("ConfigMap lab-apps/pushed not applied by Argo CD: annotations %v", cm.GetAnnotations())
+		}
+		t.Logf("after the push:\n%s", strings.Join(lines, "\n"))
 	})
 
 	// A fault's root Application is removed afterwards, so the next fault's wait for every

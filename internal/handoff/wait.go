@@ -254,7 +254,15 @@ func (w *waiter) judge(st cluster.State, msg string) (cluster.State, string) {
 // refresh asks for a hard refresh of an Application whose comparison failed, at most every
 // w.every.
 func (w *waiter) refresh(u *unstructured.Unstructured) {
-	if u == nil || !hasErrorCondition(u) || time.Since(w.refreshed[u.GetName()]) < w.every {
+	if u == nil || !hasErrorCondition(u) {
+		return
+	}
+	w.refreshNow(u)
+}
+
+// refreshNow asks for a hard refresh of u, at most every w.every.
+func (w *waiter) refreshNow(u *unstructured.Unstructured) {
+	if time.Since(w.refreshed[u.GetName()]) < w.every {
 		return
 	}
 	w.refreshed[u.GetName()] = time.Now()
@@ -267,12 +275,28 @@ func (w *waiter) refresh(u *unstructured.Unstructured) {
 // generate) Synced and Healthy and every ApplicationSet's Applications up to date. A problem
 // Argo CD reports for longer than patience (DefaultPatience when 0) fails the wait, naming the
 // Application and Argo CD's message; so does the timeout, with the last status seen.
-func WaitApplication(ctx context.Context, c *cluster.Client, name string, timeout, patience time.Duration, progress cluster.Progress) (AppStatus, error) {
+//
+// With commit set (the full commit id the jump host found the revision at), the Application is
+// done only when Argo CD reports it synced at that commit: until then the wait asks Argo CD for a
+// hard refresh (it polls a repository only every few minutes), so a handoff run after a push
+// never takes a verdict on an older commit for one on the new.
+func WaitApplication(ctx context.Context, c *cluster.Client, name, commit string, timeout, patience time.Duration, progress cluster.Progress) (AppStatus, error) {
 	ref := appRef(name)
 	w := newWaiter(ctx, c, patience)
-	err := c.Wait(ctx, ref, "Synced and Healthy", timeout, func(u *unstructured.Unstructured) (cluster.State, string) {
+	what := "Synced and Healthy"
+	if commit != "" {
+		what += " at " + commit
+	}
+	err := c.Wait(ctx, ref, what, timeout, func(u *unstructured.Unstructured) (cluster.State, string) {
 		w.refresh(u)
-		return w.judge(appCheck(u))
+		st, msg := w.judge(appCheck(u))
+		if st == cluster.Done && commit != "" {
+			if got := readApp(u).Revision; got != commit {
+				w.refreshNow(u)
+				return cluster.Pending, fmt.Sprintf("Synced and Healthy at %s, but the repository's revision is commit %s (checked from the jump host): waiting for Argo CD to sync it (hard refresh asked)", orUnknown(got), commit)
+			}
+		}
+		return st, msg
 	}, progress)
 	var st AppStatus
 	if u, gerr := c.Get(ctx, ref); gerr == nil {

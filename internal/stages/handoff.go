@@ -170,6 +170,7 @@ func (st Handoff) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 			return nil, fmt.Errorf("handoff: nothing changed: %w", err)
 		}
 		ev(pipeline.Info, "", fmt.Sprintf("%s: %s is commit %s; %s is a directory there", r.URL, revisionName(proof), proof.Commit, proof.Path))
+		o.Commit = proof.Commit // Argo CD must report the root application synced at this commit
 	}
 	changes := newChangeLog(env)
 	c, err := cluster.NewFromKubeconfig(Kubeconfig(env.WorkDir), append(st.ClientOptions[:len(st.ClientOptions):len(st.ClientOptions)], changes.option())...)
