@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootstrap-dev/bootstrap/e2e/lab/harness"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/stages"
 )
@@ -179,4 +180,40 @@ func sum(m map[string]int) int {
 // stage, Argo CD's refresh requests); they are evidence, not markers of work a resume skips.
 func actionRecord(e pipeline.Entry) bool {
 	return (e.Stage == "configure" || e.Stage == "handoff") && e.Step == stages.AppliedStep
+}
+
+// TestGitOpsPushBreaksThenFixed: after a whole run, someone pushes a commit whose root path does
+// not render. `bootstrap replay handoff` (the site's runbook after a GitOps change) fails with
+// Argo CD's own message naming the missing file, not with a verdict on the previous commit;
+// after a fix is pushed, the same replay succeeds at the fix's commit.
+func TestGitOpsPushBreaksThenFixed(t *testing.T) {
+	l := startLab(t)
+	l.until = ""
+	l.mustRun(t, 0, "run")
+	if l.git == nil {
+		t.Fatal("the default lab has no Git server")
+	}
+	good := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../applications\n- tenants.yaml\n"
+	broken := good + "- quota-missing.yaml\n"
+	bad, err := l.git.Commit("a resource that is not there", map[string]string{harness.GitOpsPath + "/kustomization.yaml": broken}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := l.run(t, "replay", "handoff")
+	expectClearError(t, r, "quota-missing.yaml", []string{"ComparisonError"})
+	if !strings.Contains(r.out, "describe application root") || !strings.Contains(r.out, "bootstrap replay handoff") {
+		t.Errorf("the remedy does not point at Argo CD's account and the replay:\n%s", tail(r.out, 25))
+	}
+	if !strings.Contains(r.out, bad) {
+		t.Errorf("the failed replay does not name the commit it judged (%s):\n%s", bad, tail(r.out, 25))
+	}
+	fixed, err := l.git.Commit("the fix", map[string]string{harness.GitOpsPath + "/kustomization.yaml": good}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := l.mustRun(t, 0, "replay", "handoff")
+	if !strings.Contains(ok.out, "Synced and Healthy at "+fixed) {
+		t.Errorf("the replay after the fix does not end at its commit %s:\n%s", fixed, tail(ok.out, 25))
+	}
+	checkArgoCDOwnsSite(t, l)
 }

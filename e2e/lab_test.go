@@ -79,6 +79,8 @@ type testLab struct {
 	bmcs *harness.BMCs
 	// cluster plays the cluster; tests that add a node tell it with Join.
 	cluster *harness.Cluster
+	// git serves the site's GitOps repository; tests push to it with Commit.
+	git *harness.Git
 	// until, when set, is added as --until to `run`: the kill, fault and change tests exercise
 	// the stages up to boot, where their faults live, and skip the ~20 s kube-apiserver start of
 	// every resume. The whole-pipeline tests clear it.
@@ -108,6 +110,8 @@ func startLab(t *testing.T) *testLab {
 			tl.bmcs = c
 		case *harness.Cluster:
 			tl.cluster = c
+		case *harness.Git:
+			tl.git = c
 		}
 	}
 	if tl.reg == nil || tl.bmcs == nil {

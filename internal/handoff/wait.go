@@ -307,8 +307,9 @@ func WaitApplication(ctx context.Context, c *cluster.Client, name, commit string
 		var te *cluster.TimeoutError
 		if errors.As(err, &fe) || errors.As(err, &te) {
 			if child := childProblem(ctx, c, name); child != "" {
-				return st, fmt.Errorf("%w; first child with a problem: %s", err, child)
+				err = fmt.Errorf("%w; first child with a problem: %s", err, child)
 			}
+			return st, &ApplicationError{App: name, Commit: commit, Err: err}
 		}
 		return st, err
 	}
@@ -378,4 +379,25 @@ func childProblem(ctx context.Context, c *cluster.Client, root string) string {
 		}
 	}
 	return ""
+}
+
+// ApplicationError is Argo CD reporting a problem with an Application (or not reporting it Synced
+// and Healthy in time): Err carries Argo CD's own message.
+type ApplicationError struct {
+	App    string
+	Commit string // the commit the repository's revision named, when known
+	Err    error
+}
+
+func (e *ApplicationError) Error() string { return e.Err.Error() }
+func (e *ApplicationError) Unwrap() error { return e.Err }
+
+// Remedy implements the remedy contract (pipeline.Remedier).
+func (e *ApplicationError) Remedy() string {
+	at := ""
+	if e.Commit != "" {
+		at = " (commit " + e.Commit + ")"
+	}
+	return fmt.Sprintf("fix what Argo CD reports above in the GitOps repository%s or the cluster, push, then run `bootstrap replay handoff` "+
+		"(it waits for Argo CD to sync the new commit); Argo CD's whole account: oc -n %s describe application %s", at, ArgoNamespace, e.App)
 }
