@@ -224,7 +224,7 @@ func TestTTY(t *testing.T) {
 	r.Close()
 	out := buf.String()
 	for _, want := range []string{"↷ preflight skipped", "▶ mirror started: first run", "! mirror WARNING: retrying blob",
-		"✓ mirror succeeded in", "150 B / 200 B (75%)  done 3/40  blobs 120/641", "50 steps done", "boot w1: node:w1/power-on", "✗ boot FAILED: w3: 401"} {
+		"✓ mirror succeeded in", "75% [========>   ]  150 B / 200 B  done 3/40  blobs 120/641", "50 steps done", "boot w1: node:w1/power-on", "✗ boot FAILED: w3: 401"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in %q", want, out)
 		}

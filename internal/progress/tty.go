@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
@@ -43,6 +44,32 @@ type ttyStage struct {
 	// rate samples for the time left: bytes and parts (blobs) seen at first sight.
 	t0           time.Time
 	cur0, parts0 int64
+	bar          *progressbar.ProgressBar // the bar of a progress with a total, drawn by progressbar/v3
+	barAt        int64                    // the count it was last set to
+}
+
+// barWidth is the width of the bar itself, between its brackets.
+const barWidth = 12
+
+// barOf returns the stage's bar graphic for e ("  80% [=========>  ]"): progressbar/v3 renders
+// it into a string (its own writer discarded, its time prediction off: the line says the time
+// left, from bytes and blobs), and the live line places it.
+func (s *ttyStage) barOf(e pipeline.Event) string {
+	if e.Total <= 0 {
+		return ""
+	}
+	if s.bar != nil && (e.Current < s.barAt || s.bar.GetMax64() != e.Total) {
+		s.bar = nil // a new count (another attempt, a new total): a new bar, never one that lags
+	}
+	s.barAt = e.Current
+	if s.bar == nil {
+		s.bar = progressbar.NewOptions64(e.Total, progressbar.OptionSetWriter(io.Discard), progressbar.OptionSetWidth(barWidth),
+			progressbar.OptionSetPredictTime(false), progressbar.OptionSetElapsedTime(false), progressbar.OptionThrottle(0),
+			progressbar.OptionUseANSICodes(false), progressbar.OptionEnableColorCodes(false), progressbar.OptionSetRenderBlankState(true),
+			progressbar.OptionSetTheme(progressbar.Theme{Saucer: "=", SaucerHead: ">", SaucerPadding: " ", BarStart: "[", BarEnd: "]"}))
+	}
+	_ = s.bar.Set64(min(e.Current, e.Total))
+	return strings.TrimSpace(strings.TrimLeft(s.bar.String(), "\r"))
 }
 
 // NewTTY returns a renderer drawing on w, which should be a terminal.
@@ -171,10 +198,13 @@ func (r *TTYRenderer) line(s *ttyStage, now time.Time) string {
 			b.WriteString("  " + e.Message)
 		}
 	case e.Kind == pipeline.Progress:
+		if bar := s.barOf(e); bar != "" {
+			b.WriteString(bar + "  ")
+		}
 		if e.Unit == "bytes" {
 			b.WriteString(units.Bytes(e.Current))
 			if e.Total > 0 {
-				fmt.Fprintf(&b, " / %s (%d%%)", units.Bytes(e.Total), e.Current*100/e.Total)
+				fmt.Fprintf(&b, " / %s", units.Bytes(e.Total))
 			}
 		} else {
 			fmt.Fprintf(&b, "%d", e.Current)

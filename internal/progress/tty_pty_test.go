@@ -72,7 +72,7 @@ func (s *screen) String() string {
 // TestTTYScreenOnAPseudoTerminal drives the renderer New picks for a real terminal (a pty) through
 // a run and checks the screen after each phase: finished stages print one line and leave the
 // live region, logs go above it, two active stages have a line each, and the mirror's time left
-// counts the blobs still to copy, not only the bytes.
+// counts the blobs still to copy, not only the bytes; bars are progressbar/v3's, lines cut to the width.
 func TestTTYScreenOnAPseudoTerminal(t *testing.T) {
 	ptm, tty, err := pty.Open()
 	if err != nil {
@@ -80,8 +80,8 @@ func TestTTYScreenOnAPseudoTerminal(t *testing.T) {
 	}
 	defer ptm.Close()
 	defer tty.Close()
-	// 100 columns: a live line longer than that is cut (its elapsed time kept), never wrapped.
-	if err := pty.Setsize(tty, &pty.Winsize{Rows: 40, Cols: 100}); err != nil {
+	// 120 columns: a live line longer than that is cut (its elapsed time kept), never wrapped.
+	if err := pty.Setsize(tty, &pty.Winsize{Rows: 40, Cols: 120}); err != nil {
 		t.Fatal(err)
 	}
 	r, err := New(tty, Auto)
@@ -144,13 +144,13 @@ func TestTTYScreenOnAPseudoTerminal(t *testing.T) {
 			{Kind: pipeline.Progress, Stage: "mirror", Current: 800 << 20, Total: 1000 << 20, Unit: "bytes", Parts: 100, PartsTotal: 600, PartsUnit: "blobs", Done: 2, DoneTotal: 40, Time: at(10)},
 		}, `↷ preflight skipped: finished with the same inputs
 ▶ mirror started: first run
-mirror    800.0 MiB / 1000.0 MiB (80%)  done 2/40  blobs 100/600  80.0 MiB/s  ETA 50s  [10s]`},
+mirror    80% [========>   ]  800.0 MiB / 1000.0 MiB  done 2/40  blobs 100/600  80.0 MiB/s  ETA 50s  [10s]`},
 		{"a log line goes above the live line", []pipeline.Event{
 			{Kind: pipeline.Warning, Stage: "mirror", Message: "retrying blob sha256:ab", Time: at(11)},
 		}, `↷ preflight skipped: finished with the same inputs
 ▶ mirror started: first run
 ! mirror WARNING: retrying blob sha256:ab
-mirror    800.0 MiB / 1000.0 MiB (80%)  done 2/40  blobs 100/600  80.0 MiB/s  ETA 50s  [11s]`},
+mirror    80% [========>   ]  800.0 MiB / 1000.0 MiB  done 2/40  blobs 100/600  80.0 MiB/s  ETA 50s  [11s]`},
 		{"mirror ends: one final line, no live line left", []pipeline.Event{
 			{Kind: pipeline.StageSucceeded, Stage: "mirror", Time: at(60)},
 		}, `↷ preflight skipped: finished with the same inputs
@@ -169,7 +169,7 @@ mirror    800.0 MiB / 1000.0 MiB (80%)  done 2/40  blobs 100/600  80.0 MiB/s  ET
 ▶ boot started
 ▶ install started
   install level=info msg="Still waiting for the cluster"
-boot      2/5 nodes  [19s]
+boot      40% [===>        ]  2/5 nodes  [19s]
 install   level=info msg="Still waiting for the cluster"  [9s]`},
 		{"boot ends while install goes on", []pipeline.Event{
 			{Kind: pipeline.StageSucceeded, Stage: "boot", Time: at(90)},
@@ -193,7 +193,7 @@ install   level=info msg="Still waiting for the cluster"  [19s]`},
 ▶ install started
   install level=info msg="Still waiting for the cluster"
 ✓ boot succeeded in 29s
-install   phase 3/6 installing  nodes 1/3 done  1 Done · 1 Rebooting (gpu-1) · 1 Writing im…  [29s]`},
+install   phase 3/6 installing  nodes 1/3 done  1 Done · 1 Rebooting (gpu-1) · 1 Writing image to disk (gpu-0)  [29s]`},
 		{"more nodes than the width: the line is cut, the elapsed time stays", []pipeline.Event{
 			{Kind: pipeline.Progress, Stage: "install", Step: "finalizing", Current: 4, Total: 6, Unit: pipeline.UnitPhases,
 				Done: 5, DoneTotal: 8, Message: "5 Done · 3 Rebooting (gpu-5, gpu-6, gpu-7)", Time: at(200)},
@@ -208,7 +208,7 @@ install   phase 3/6 installing  nodes 1/3 done  1 Done · 1 Rebooting (gpu-1) ·
 install   phase 4/6 finalizing  nodes 5/8 done  5 Done · 3 Rebooting (gpu-5, gpu-6, gpu-7)  [2m9s]`},
 		{"install ends: its final line, the region gone", []pipeline.Event{
 			{Kind: pipeline.Progress, Stage: "install", Step: "cluster is healthy", Current: 6, Total: 6, Unit: pipeline.UnitPhases,
-				Done: 8, DoneTotal: 8, Message: "8 Done · and a message long enough to be cut at the edge of a hundred-column terminal", Time: at(300)},
+				Done: 8, DoneTotal: 8, Message: "8 Done · and a message long enough to be cut at the edge of a terminal of a hundred and twenty columns, or so", Time: at(300)},
 		}, `↷ preflight skipped: finished with the same inputs
 ▶ mirror started: first run
 ! mirror WARNING: retrying blob sha256:ab
@@ -217,7 +217,7 @@ install   phase 4/6 finalizing  nodes 5/8 done  5 Done · 3 Rebooting (gpu-5, gp
 ▶ install started
   install level=info msg="Still waiting for the cluster"
 ✓ boot succeeded in 29s
-install   phase 6/6 cluster is healthy  nodes 8/8 done  8 Done · and a message long enoug…  [3m49s]`},
+install   phase 6/6 cluster is healthy  nodes 8/8 done  8 Done · and a message long enough to be cut at the e…  [3m49s]`},
 		{"install succeeds", []pipeline.Event{
 			{Kind: pipeline.StageSucceeded, Stage: "install", Time: at(301)},
 		}, `↷ preflight skipped: finished with the same inputs
