@@ -37,7 +37,7 @@ installercheck: ## the generated configs against the OpenShift installer's own t
 	scripts/installercheck.sh
 
 e2e: deps build testbin argocd ## whole-pipeline tests driving the built binary in the local lab
-	@$(PHASE) "go test -tags e2e ./e2e/..." $(GO) test -count=1 -tags e2e -timeout 60m ./e2e/...
+	@BOOTSTRAP_BIN=$(abspath $(BIN)) $(PHASE) "go test -tags e2e ./e2e/..." $(GO) test -count=1 -tags e2e -timeout 60m ./e2e/...
 
 demo: deps build testbin argocd bin/lab ## the whole pipeline against the embedded lab on loopback
 	bin/lab demo --bin $(abspath $(BIN))

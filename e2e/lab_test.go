@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -39,12 +38,8 @@ func binary(t *testing.T) string {
 			binPath = p
 			return
 		}
-		_, file, _, _ := runtime.Caller(0)
-		root := filepath.Dir(filepath.Dir(file))
-		binPath = filepath.Join(root, "bin", "bootstrap")
-		if _, err := os.Stat(binPath); err == nil {
-			return
-		}
+		// Built from this tree every time (go build is incremental): a bin/bootstrap left from an
+		// earlier build would test old code. `make e2e` passes its stamped build in BOOTSTRAP_BIN.
 		binPath = filepath.Join(os.TempDir(), "bootstrap-e2e-bin")
 		out, err := exec.Command("go", "build", "-o", binPath, "github.com/bootstrap-dev/bootstrap/cmd/bootstrap").CombinedOutput()
 		if err != nil {

@@ -391,7 +391,7 @@ mirror:
 			catImage = im
 		}
 	}
-	if len(c.Catalogs) != 1 || c.Catalogs[0].Name != "cs-operator-index" || len(c.Catalogs[0].Advertised) != 8 ||
+	if len(c.Catalogs) != 1 || c.Catalogs[0].Name != "cs-operator-index-v4-16-filter" || len(c.Catalogs[0].Advertised) != 8 ||
 		catImage.Dest != mirror.ArchiveHost+"/site/operator-index:v4.16-filtered" || catImage.Digest == cat.Digest {
 		t.Fatalf("disk content: catalogs %+v, catalog image %+v; want the filtered catalog (not the source %s) under its target name", c.Catalogs, catImage, cat.Digest)
 	}
@@ -406,12 +406,12 @@ mirror:
 	ws := filepath.Join(dir, "ws")
 	fromDir := []string{"-c", isc, "--from", "file://" + far, "--ca-file", dst.CAFile, "--authfile", dst.AuthFile, "--workspace", "file://" + ws, "docker://" + dst.Host + "/mirror"}
 	if out, err := runMirrorCmd(t, fromDir...); err != nil || !strings.Contains(out, "mirrored 9 images (0 already present, 0 failed)") ||
-		!strings.Contains(out, "catalogsource-cs-operator-index.yaml") {
+		!strings.Contains(out, "catalogsource-cs-operator-index-v4-16-filter.yaml") {
 		t.Fatalf("from the parts: %v\n%s", err, out)
 	}
 	res := filepath.Join(ws, "working-dir", "cluster-resources")
 	loaded := dst.Host + "/mirror/site/operator-index@" + catImage.Digest
-	if cs := readFile(t, filepath.Join(res, "catalogsource-cs-operator-index.yaml")); !strings.Contains(cs, "image: "+loaded) {
+	if cs := readFile(t, filepath.Join(res, "catalogsource-cs-operator-index-v4-16-filter.yaml")); !strings.Contains(cs, "image: "+loaded) {
 		t.Errorf("CatalogSource does not name the loaded filtered catalog %s:\n%s", loaded, cs)
 	}
 	if idms := readFile(t, filepath.Join(res, "idms.yaml")); !strings.Contains(idms, src.Host+"/operators/alpha-op-bundle") || !strings.Contains(idms, dst.Host+"/mirror/operators/alpha-op-bundle") {

@@ -82,7 +82,7 @@ mirror:
       - name: stable
   - catalog: registry.redhat.io/redhat/redhat-operator-index:v4.16
   - catalog: registry.redhat.io/redhat/redhat-operator-index:v4.16
-  - catalog: registry.redhat.io/redhat/redhat-operator-index:v4.17
+  - catalog: quay.io/partner/redhat-operator-index:v4.16
 `, []string{
 			`isc.yaml:7:20: error: mirror.operators[0].targetCatalog: invalid target path component "My/Catalog:v1"`,
 			`isc.yaml:8:16: error: mirror.operators[0].targetTag: "-bad" is not a valid tag`,
@@ -91,7 +91,7 @@ mirror:
 			`isc.yaml:14:7: error: mirror.operators[0].packages[2]: catalog "registry.redhat.io/redhat/redhat-operator-index:v4.16": duplicate package entry "a" (also mirror.operators[0].packages[0])`,
 			`isc.yaml:17:9: error: mirror.operators[0].packages[2].channels[1]: operator "a": duplicate channel entry "stable"`,
 			`isc.yaml:19:5: error: mirror.operators[2]: catalog "registry.redhat.io/redhat/redhat-operator-index:v4.16": duplicate found in configuration (also mirror.operators[1])`,
-			`isc.yaml:20:5: error: mirror.operators[3]: catalog "registry.redhat.io/redhat/redhat-operator-index:v4.17": its CatalogSource would be cs-redhat-operator-index, like the one of mirror.operators[1]: give one of them a targetCatalog`}},
+			`isc.yaml:20:5: error: mirror.operators[3]: catalog "quay.io/partner/redhat-operator-index:v4.16": its CatalogSource would be cs-redhat-operator-index-v4-16, like the one of mirror.operators[1]: give one of them a targetCatalog or targetTag`}},
 		{"a second YAML document", `apiVersion: mirror.openshift.io/v2alpha1
 kind: ImageSetConfiguration
 mirror:

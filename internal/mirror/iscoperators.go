@@ -36,8 +36,10 @@ func (c *ImageSetConfig) validateOperators() []yamlstrict.Problem {
 			if prev, ok := catalogs[name]; ok {
 				add(at, "catalog %q: duplicate found in configuration (also %s): merge the two entries, or give one a targetCatalog or targetTag", name, prev)
 			} else if prev, ok := sources[catalogName(op)]; ok {
-				// CatalogSources are named after the repository alone: two would write one file
-				add(at, "catalog %q: its CatalogSource would be %s, like the one of %s: give one of them a targetCatalog", op.Catalog, catalogName(op), prev)
+				// CatalogSources are named after the repository and tag (cut to 12 characters): two would write one file
+				add(at, "catalog %q: its CatalogSource would be %s, like the one of %s: give one of them a targetCatalog or targetTag", op.Catalog, catalogName(op), prev)
+			} else if cs := catalogName(op); !validCatalogSourceName(cs) {
+				add(at, "catalog %q: its CatalogSource name %s is not a valid name (a DNS-1035 label of at most 63 characters): give it a shorter targetCatalog", op.Catalog, cs)
 			}
 			if _, ok := catalogs[name]; !ok {
 				catalogs[name] = at

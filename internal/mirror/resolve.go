@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/regclient/regclient/types/ref"
 )
@@ -205,20 +206,61 @@ func blocked(src string, list []ISCImage) bool {
 	return false
 }
 
-// catalogName derives a CatalogSource name: "cs-" plus the catalog repository's last element
-// (or targetCatalog's), lower-case.
+// catalogName is the CatalogSource name oc-mirror v2 (4.18 and later) gives a catalog, so that a
+// site's Subscriptions written for oc-mirror's resources name the same source: "cs-", the last
+// element of the destination repository (targetCatalog's, else the source's), "-", then the
+// destination tag (targetTag, else the source's) cut to 12 characters, lower-cased, with anything
+// but a-z, 0-9 and "-" turned into "-"; for a catalog by digest only, the digest's first 12 hex
+// characters; "0" when there is neither. Dots become dashes: redhat-operator-index:v4.18 is
+// cs-redhat-operator-index-v4-18.
 func catalogName(op ISCOperator) string {
-	n := op.TargetCatalog
-	if n == "" {
-		if r, err := ref.New(op.Catalog); err == nil {
-			n = r.Repository
-		}
+	r, err := ref.New(op.Catalog)
+	if err != nil {
+		return ""
 	}
-	if i := strings.LastIndex(n, "/"); i >= 0 {
-		n = n[i+1:]
+	repo := r.Repository
+	if op.TargetCatalog != "" {
+		repo = op.TargetCatalog
 	}
-	return "cs-" + strings.ToLower(n)
+	if i := strings.LastIndex(repo, "/"); i >= 0 {
+		repo = repo[i+1:]
+	}
+	suffix := ""
+	switch tag := op.TargetTag; {
+	case tag == "" && r.Tag != "" && !(r.Digest != "" && r.Tag == "latest"):
+		tag = r.Tag
+		fallthrough
+	case tag != "":
+		suffix = strings.Map(rfc1035Rune, tag[:min(len(tag), catalogSuffixLen)])
+	case r.Digest != "":
+		_, hex, _ := strings.Cut(r.Digest, ":")
+		suffix = hex[:min(len(hex), catalogSuffixLen)]
+	}
+	if suffix == "" {
+		suffix = "0"
+	}
+	return strings.ReplaceAll("cs-"+repo+"-"+suffix, ".", "-")
 }
+
+// catalogSuffixLen is how much of the tag or digest a CatalogSource name keeps (oc-mirror's).
+const catalogSuffixLen = 12
+
+// rfc1035Rune lower-cases r and turns what a DNS label may not hold into "-".
+func rfc1035Rune(r rune) rune {
+	switch r = unicode.ToLower(r); {
+	case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-':
+		return r
+	}
+	return '-'
+}
+
+// validCatalogSourceName reports whether name can name a CatalogSource (a DNS-1035 label: at most
+// 63 characters, a-z, 0-9 and "-", starting with a letter, not ending with "-").
+func validCatalogSourceName(name string) bool {
+	return len(name) <= 63 && dns1035.MatchString(name)
+}
+
+var dns1035 = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
 
 // CatalogDest is where a catalog entry's image goes under host/namespace, as oc-mirror v2 names
 // it: targetCatalog replaces the repository path, targetTag the tag; otherwise the source's path

@@ -21,9 +21,9 @@ const (
 	// GitOpsPath is the root application's path.
 	GitOpsPath = "cluster-config/argocd"
 	// CatalogRedHat and CatalogCertified are the CatalogSources the mirror stage writes for the
-	// lab's two catalogs (oc-mirror names them cs-<repository>).
-	CatalogRedHat    = "cs-redhat-operator-index"
-	CatalogCertified = "cs-certified-operator-index"
+	X
+	CatalogRedHat    = "cs-redhat-operator-index-v4-18"
+	CatalogCertified = "cs-certified-operator-index-v4-18"
 )
 
 // Tenant is one tenant the ApplicationSet stamps: its namespace is tenant-<Name>.
