@@ -214,13 +214,9 @@ func blocked(src string, list []ISCImage) bool {
 // characters; "0" when there is neither. Dots become dashes: redhat-operator-index:v4.18 is
 // cs-redhat-operator-index-v4-18.
 func catalogName(op ISCOperator) string {
-	r, err := ref.New(op.Catalog)
+	r, repo, err := catalogRepo(op)
 	if err != nil {
 		return ""
-	}
-	repo := r.Repository
-	if op.TargetCatalog != "" {
-		repo = op.TargetCatalog
 	}
 	if i := strings.LastIndex(repo, "/"); i >= 0 {
 		repo = repo[i+1:]
@@ -262,17 +258,26 @@ func validCatalogSourceName(name string) bool {
 
 var dns1035 = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
 
+// catalogRepo parses a catalog entry's image and returns it with the repository path it is
+// mirrored to: targetCatalog's, else the source's.
+func catalogRepo(op ISCOperator) (ref.Ref, string, error) {
+	r, err := ref.New(op.Catalog)
+	if err != nil {
+		return r, "", err
+	}
+	if op.TargetCatalog != "" {
+		return r, op.TargetCatalog, nil
+	}
+	return r, r.Repository, nil
+}
+
 // CatalogDest is where a catalog entry's image goes under host/namespace, as oc-mirror v2 names
 // it: targetCatalog replaces the repository path, targetTag the tag; otherwise the source's path
 // and tag (or digest) are kept.
 func CatalogDest(op ISCOperator, host, namespace string) string {
-	r, err := ref.New(op.Catalog)
+	r, repo, err := catalogRepo(op)
 	if err != nil {
 		return ""
-	}
-	repo := r.Repository
-	if op.TargetCatalog != "" {
-		repo = op.TargetCatalog
 	}
 	if ns := strings.Trim(namespace, "/"); ns != "" {
 		repo = ns + "/" + repo
