@@ -96,6 +96,8 @@ func startLab(t *testing.T) *testLab {
 		defer cancel()
 		_ = l.Down(ctx)
 	})
+	// Cleanups run last-registered first: Argo CD's logs are read before the lab stops (Down
+	// keeps them; t.TempDir removes them after).
 	tl := &testLab{Lab: l, bin: binary(t), until: "boot"}
 	for _, c := range l.Components() {
 		switch c := c.(type) {
@@ -112,6 +114,18 @@ func startLab(t *testing.T) *testLab {
 	if tl.reg == nil || tl.bmcs == nil {
 		t.Fatal("the default lab has no registry or no BMCs")
 	}
+	// Cleanups run last-registered first: Argo CD is looked at before the lab stops (its logs
+	// stay until t.TempDir is removed, after).
+	t.Cleanup(func() {
+		if tl.cluster != nil {
+			for _, r := range tl.cluster.ArgoRestarts() {
+				t.Logf("the lab restarted an Argo CD process, as a kubelet would: %s", r)
+			}
+		}
+		if t.Failed() {
+			logArgo(t, filepath.Join(l.Dir, "argocd", "logs"))
+		}
+	})
 	return tl
 }
 
@@ -367,4 +381,17 @@ func resultData(t *testing.T, out string) json.RawMessage {
 		t.Fatalf("the last line of stdout is not a result (%v):\n%s", err, out)
 	}
 	return res.Data
+}
+
+// logArgo quotes the end of each Argo CD process's log of a failed test: what Argo CD saw is
+// gone with the test's directory otherwise.
+func logArgo(t *testing.T, dir string) {
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	for _, f := range logs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		t.Logf("the end of %s:\n%s", filepath.Base(f), tail(string(b), 40))
+	}
 }

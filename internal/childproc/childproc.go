@@ -121,6 +121,25 @@ func (p *Proc) Stop() error {
 	return nil
 }
 
+// Done is closed when the child has exited; Err then says how (nil for a clean exit).
+func (p *Proc) Done() <-chan struct{} { return p.done }
+
+// Err is the child's exit error once Done is closed.
+func (p *Proc) Err() error {
+	select {
+	case <-p.done:
+		return p.err
+	default:
+		return nil
+	}
+}
+
+// Signal sends sig to the child.
+func (p *Proc) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
+
+// Log is the child's log file.
+func (p *Proc) Log() string { return p.log }
+
 // Tail returns the last five lines of the child's log and the log's path.
 func (p *Proc) Tail() string {
 	b, _ := os.ReadFile(p.log)

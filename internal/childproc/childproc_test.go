@@ -2,9 +2,12 @@ package childproc
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -37,6 +40,25 @@ func TestStart(t *testing.T) {
 	case <-p.done:
 	default:
 		t.Error("child still running after Stop")
+	}
+
+	// A child that exits after it was up: Done closes, Err says how.
+	p, err = Start(ctx, Spec{Name: "crashes", LogDir: dir, Addr: addr,
+		Argv: []string{"python3", "-c", "import socket,time\ns=socket.socket()\ns.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\ns.bind(('127.0.0.1'," + port + "))\ns.listen()\ntime.sleep(60)"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Err() != nil {
+		t.Errorf("Err of a running child: %v", p.Err())
+	}
+	_ = p.Signal(syscall.SIGKILL)
+	<-p.Done()
+	var ee *exec.ExitError
+	if !errors.As(p.Err(), &ee) || ee.ProcessState.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Errorf("Err of a killed child: %v", p.Err())
+	}
+	if p.Log() != filepath.Join(dir, "crashes.log") {
+		t.Errorf("Log %q", p.Log())
 	}
 
 	_, err = Start(ctx, Spec{Name: "dies", LogDir: dir, Addr: addr, Argv: []string{"sh", "-c", "echo bad config at line 3 >&2; exit 2"}})

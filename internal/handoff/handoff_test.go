@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/bootstrap-dev/bootstrap/internal/cluster"
@@ -38,10 +39,11 @@ const csvName = "openshift-gitops-operator.v1.16.2"
 // to an unapproved InstallPlan, installs the CSV once the plan is approved, and brings up the
 // default Argo CD instance: Argo CD's own controllers (argocdtest), then the server Deployment
 // marked available and its Route. Argo CD's verdicts on Applications are its own.
-func playOLM(t *testing.T, d dynamic.Interface, kubeconfig string, errs chan<- error, failed context.CancelFunc) (stop func()) {
+func playOLM(t *testing.T, d dynamic.Interface, kubeconfig string, errs chan<- error, failed context.CancelFunc) (stop func(), instance func() *argocdtest.Instance) {
 	ctx, cancel := context.WithCancel(context.Background())
 	dir := t.TempDir()
 	var argo *argocdtest.Instance
+	var mu sync.Mutex
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -85,7 +87,12 @@ func playOLM(t *testing.T, d dynamic.Interface, kubeconfig string, errs chan<- e
 					err = clustertest.SetStatus(d, clustertest.ClusterServiceVersions, handoff.OperatorNamespace, csvName, map[string]any{"phase": "Succeeded", "reason": "InstallSucceeded", "message": "install strategy completed with no errors"}, true)
 				}
 			case 2: // the operator brings up the default Argo CD instance
-				argo, err = argocdtest.Start(ctx, d, argocdtest.Options{Dir: dir, Kubeconfig: kubeconfig, Namespace: handoff.ArgoNamespace})
+				var a *argocdtest.Instance
+				a, err = argocdtest.Start(ctx, d, argocdtest.Options{Dir: dir, Kubeconfig: kubeconfig, Namespace: handoff.ArgoNamespace,
+					RestartBackoff: 500 * time.Millisecond})
+				mu.Lock()
+				argo = a
+				mu.Unlock()
 				if err == nil {
 					err = argoInstance(ctx, d)
 				}
@@ -99,12 +106,16 @@ func playOLM(t *testing.T, d dynamic.Interface, kubeconfig string, errs chan<- e
 		}
 	}()
 	return func() {
-		cancel()
-		wg.Wait()
-		if err := argo.Stop(); err != nil {
-			t.Errorf("stop argo cd: %v", err)
+			cancel()
+			wg.Wait()
+			if err := argo.Stop(); err != nil {
+				t.Errorf("stop argo cd: %v", err)
+			}
+		}, func() *argocdtest.Instance {
+			mu.Lock()
+			defer mu.Unlock()
+			return argo
 		}
-	}
 }
 
 // argoInstance is the server Deployment (available) and Route the operator creates for the
@@ -195,7 +206,7 @@ func TestHandoff(t *testing.T) {
 	errs := make(chan error, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stop := playOLM(t, d, kubeconfig, errs, cancel)
+	stop, argo := playOLM(t, d, kubeconfig, errs, cancel)
 	t.Cleanup(stop)
 	var lines []string
 	var mu sync.Mutex
@@ -248,6 +259,65 @@ func TestHandoff(t *testing.T) {
 		}
 		if err := handoff.Verify(context.Background(), c, "root"); err != nil {
 			t.Fatal(err)
+		}
+	})
+
+	// A controller that dies (a crash, the out-of-memory killer) comes back as its pod would, and
+	// Argo CD's verdict after the restart is its own again: the handoff ends Synced and Healthy.
+	t.Run("a killed controller is restarted", func(t *testing.T) {
+		a := argo()
+		const ctrl = "argocd-application-controller"
+		if n := a.Started(ctrl); n != 1 {
+			t.Fatalf("%s started %d times before the kill", ctrl, n)
+		}
+		if err := a.Kill(ctrl); err != nil {
+			t.Fatal(err)
+		}
+		if !pollFor(30*time.Second, func() bool { return len(a.Restarts()) > 0 }) {
+			t.Fatal("no restart noted within 30 s of the kill")
+		}
+		note := a.Restarts()[0]
+		if !strings.Contains(note, ctrl+" exited (signal: killed); restart 1 in 500ms") {
+			t.Fatalf("restart note %q", note)
+		}
+		log, _ := os.ReadFile(a.Logs(ctrl))
+		if !strings.Contains(string(log), "argocdtest: "+note) {
+			t.Fatalf("the restart is not in the controller's log:\n%s", log)
+		}
+		if !pollFor(time.Minute, func() bool { return a.Started(ctrl) == 2 }) {
+			t.Fatalf("%s started %d times a minute after the kill, want 2", ctrl, a.Started(ctrl))
+		}
+		// The restarted controller answers a refresh of the root with a new reconciledAt (whole
+		// seconds: one from a second that began after the restart).
+		since := time.Now().Truncate(time.Second).Add(time.Second)
+		time.Sleep(time.Until(since))
+		if _, err := d.Resource(clustertest.Applications).Namespace(handoff.ArgoNamespace).Patch(context.Background(), "root", types.MergePatchType,
+			[]byte(`{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"normal"}}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		var at string
+		if !pollFor(2*time.Minute, func() bool {
+			u, err := d.Resource(clustertest.Applications).Namespace(handoff.ArgoNamespace).Get(context.Background(), "root", metav1.GetOptions{})
+			if err != nil {
+				return false
+			}
+			at, _, _ = unstructured.NestedString(u.Object, "status", "reconciledAt")
+			r, err := time.Parse(time.RFC3339, at)
+			return err == nil && !r.Before(since)
+		}) {
+			log, _ := os.ReadFile(a.Logs(ctrl))
+			t.Fatalf("root last reconciled at %s, not since the restart (%s); the controller's log ends:\n%s", at, since.UTC().Format(time.RFC3339), tailLines(string(log), 30))
+		}
+		// ...and its verdict ends the handoff.
+		res, err := handoff.Run(context.Background(), c, opts, nil)
+		if err != nil {
+			t.Fatalf("handoff after the restart: %v", err)
+		}
+		if res.Sync != "Synced" || res.Health != "Healthy" || res.Revision != head {
+			t.Fatalf("after the restart: %+v", res)
+		}
+		if n := len(a.Restarts()); n != 1 {
+			t.Fatalf("%d restarts, want 1: %q", n, a.Restarts())
 		}
 	})
 
@@ -369,4 +439,22 @@ func TestBadRepoStopsBeforeAnyChange(t *testing.T) {
 			t.Errorf("%q: got %v, want an error containing %q", tc.repo.URL, err, tc.want)
 		}
 	}
+}
+
+// pollFor reports whether cond held within d, checking every 100 ms.
+func pollFor(d time.Duration, cond func() bool) bool {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
+}
+
+func tailLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }

@@ -309,6 +309,16 @@ func WaitApplication(ctx context.Context, c *cluster.Client, name, commit string
 			if child := childProblem(ctx, c, name); child != "" {
 				err = fmt.Errorf("%w; first child with a problem: %s", err, child)
 			}
+			if te != nil {
+				var root *unstructured.Unstructured
+				if u, gerr := c.Get(ctx, ref); gerr == nil {
+					root = u
+				}
+				sets, _ := c.List(ctx, ArgoV1a1, "ApplicationSet", ArgoNamespace, "")
+				if q := quietControllers(root, sets, time.Now()); len(q) > 0 {
+					err = fmt.Errorf("%w; %s", err, strings.Join(q, "; "))
+				}
+			}
 			return st, &ApplicationError{App: name, Commit: commit, Err: err}
 		}
 		return st, err
@@ -360,6 +370,37 @@ func (w *waiter) all() (cluster.State, string) {
 		return cluster.Pending, pending
 	}
 	return cluster.Done, fmt.Sprintf("%d Applications and %d ApplicationSets Synced and Healthy", len(apps), len(sets))
+}
+
+// quietAfter is how long Argo CD may leave an Application unreconciled before a timed-out wait
+// says its controller is not working: the application-controller reconciles every Application
+// at least every timeout.reconciliation (3 min by default), with up to a minute of jitter.
+const quietAfter = 5 * time.Minute
+
+// quietControllers says which of Argo CD's controllers has stopped answering, from what they
+// write: the application-controller stamps status.reconciledAt on every reconciliation of an
+// Application, and the ApplicationSet controller writes conditions on every ApplicationSet it
+// reconciles. A timed-out wait with either silent points at the controller's pod, not at the
+// repository. The names are the OpenShift GitOps default instance's.
+func quietControllers(root *unstructured.Unstructured, sets []unstructured.Unstructured, now time.Time) []string {
+	var out []string
+	if root != nil {
+		at := nested(root, "status", "reconciledAt")
+		t, err := time.Parse(time.RFC3339, at)
+		switch {
+		case at == "":
+			out = append(out, fmt.Sprintf("Argo CD's application-controller has never reconciled Application %s: check the pod openshift-gitops-application-controller-0 and its log", root.GetName()))
+		case err == nil && now.Sub(t) > quietAfter:
+			out = append(out, fmt.Sprintf("Argo CD's application-controller last reconciled Application %s at %s (%s before this check): check the pod openshift-gitops-application-controller-0 and its log",
+				root.GetName(), at, now.Sub(t).Round(time.Second)))
+		}
+	}
+	for i := range sets {
+		if conds, _, _ := unstructured.NestedSlice(sets[i].Object, "status", "conditions"); len(conds) == 0 {
+			out = append(out, fmt.Sprintf("ApplicationSet %s has no status: Argo CD's ApplicationSet controller has not reconciled it; check the deployment openshift-gitops-applicationset-controller and its log", sets[i].GetName()))
+		}
+	}
+	return out
 }
 
 // childProblem names the first Application other than root with a problem Argo CD reports.

@@ -63,3 +63,57 @@ func TestWaiterPatience(t *testing.T) {
 		t.Errorf("defaults: patience %s, refresh every %s", d.patience, d.every)
 	}
 }
+
+// A timed-out wait names a controller that stopped writing: the root Application's reconciledAt
+// older than quietAfter (or never written), an ApplicationSet without conditions. A controller
+// that reconciled recently and an ApplicationSet with conditions are not named.
+func TestQuietControllers(t *testing.T) {
+	now := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
+	root := func(at string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"sync": map[string]any{"status": "OutOfSync"}}}}
+		u.SetName("root")
+		if at != "" {
+			_ = unstructured.SetNestedField(u.Object, at, "status", "reconciledAt")
+		}
+		return u
+	}
+	set := func(name string, conds ...string) unstructured.Unstructured {
+		u := unstructured.Unstructured{Object: map[string]any{}}
+		u.SetName(name)
+		var cs []any
+		for _, c := range conds {
+			cs = append(cs, map[string]any{"type": c, "status": "True"})
+		}
+		if cs != nil {
+			_ = unstructured.SetNestedSlice(u.Object, cs, "status", "conditions")
+		}
+		return u
+	}
+	for _, tc := range []struct {
+		name string
+		root *unstructured.Unstructured
+		sets []unstructured.Unstructured
+		want []string // substrings, one per line of the answer, in order
+	}{
+		{"all answering", root("2026-12-05T09:58:00Z"), []unstructured.Unstructured{set("tenants", "ResourcesUpToDate", "ParametersGenerated")}, nil},
+		{"reconciled exactly at the limit", root("2026-12-05T09:55:00Z"), nil, nil},
+		{"application-controller silent", root("2026-12-05T09:40:00Z"), nil,
+			[]string{"last reconciled Application root at 2026-12-05T09:40:00Z (20m0s before this check): check the pod openshift-gitops-application-controller-0"}},
+		{"never reconciled", root(""), nil, []string{"has never reconciled Application root"}},
+		{"applicationset controller silent", root("2026-12-05T09:59:00Z"),
+			[]unstructured.Unstructured{set("tenants"), set("teams", "ErrorOccurred")},
+			[]string{"ApplicationSet tenants has no status: Argo CD's ApplicationSet controller has not reconciled it; check the deployment openshift-gitops-applicationset-controller"}},
+		{"both, and no root", nil, []unstructured.Unstructured{set("a"), set("b")}, []string{"ApplicationSet a has no status", "ApplicationSet b has no status"}},
+	} {
+		got := quietControllers(tc.root, tc.sets, now)
+		if len(got) != len(tc.want) {
+			t.Errorf("%s: %q, want %d lines like %q", tc.name, got, len(tc.want), tc.want)
+			continue
+		}
+		for i := range got {
+			if !strings.Contains(got[i], tc.want[i]) {
+				t.Errorf("%s: line %d %q, want it to contain %q", tc.name, i, got[i], tc.want[i])
+			}
+		}
+	}
+}

@@ -278,6 +278,18 @@ func (c *Cluster) startArgo(ctx context.Context, d dynamic.Interface) (bool, err
 	return c.argo != nil, nil
 }
 
+// ArgoRestarts describes each restart of an Argo CD process that exited while the lab ran (the
+// lab restarts them as a kubelet restarts a crashed container); empty when none did.
+func (c *Cluster) ArgoRestarts() []string {
+	c.mu.Lock()
+	a := c.argo
+	c.mu.Unlock()
+	if a == nil {
+		return nil
+	}
+	return a.Restarts()
+}
+
 // mark writes a wait-for marker with the message the installer double prints.
 func (c *Cluster) mark(target, msg string) error {
 	return os.WriteFile(filepath.Join(c.dir, target), []byte(msg), 0o644)

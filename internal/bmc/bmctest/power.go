@@ -90,6 +90,7 @@ func (b *BMC) completeBoot() {
 	b.pending--
 	b.bootGen++
 	if from != "disk" && b.opts.LiveReads > 0 {
+		b.stats.LiveEnded = time.Time{}
 		go b.live(b.bootGen, from)
 	}
 	b.wakeIdle()
@@ -106,6 +107,9 @@ func (b *BMC) live(gen int, img string) {
 			inserted = inserted || (m.Inserted && m.Image == img && hasType(m.Types, "CD"))
 		}
 		if b.closed || b.bootGen != gen || b.power != "On" || !inserted {
+			if !b.closed && b.bootGen == gen {
+				b.stats.LiveEnded = time.Now()
+			}
 			b.mu.Unlock()
 			return
 		}
@@ -117,6 +121,7 @@ func (b *BMC) live(gen int, img string) {
 			b.stats.LastLiveRead = time.Now()
 		} else {
 			b.stats.LiveReadErrors++
+			b.stats.LastLiveReadError = time.Now()
 		}
 		b.mu.Unlock()
 	}

@@ -83,9 +83,12 @@ type Stats struct {
 	// Override is the boot override as the BMC reports it: Target/Enabled.
 	Override string
 	// LiveReads and LiveReadErrors count the live system's reads of its ISO (Options.LiveReads);
-	// LastLiveRead is the time of the last successful one.
-	LiveReads, LiveReadErrors int
-	LastLiveRead              time.Time
+	// LastLiveRead and LastLiveReadError are the times of the last successful and failed ones.
+	// LiveEnded is when the last live system stopped reading (its media ejected, the server
+	// restarted or powered off); zero while one reads.
+	LiveReads, LiveReadErrors       int
+	LastLiveRead, LastLiveReadError time.Time
+	LiveEnded                       time.Time
 }
 
 // BMC is one simulated iDRAC9 on a loopback TLS listener.

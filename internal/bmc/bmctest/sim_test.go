@@ -152,12 +152,18 @@ func TestLiveReads(t *testing.T) {
 	if st := wait(func(s Stats) bool { return s.LiveReadErrors >= 2 }); st.LiveReadErrors < 2 {
 		t.Errorf("reads while the ISO server is down: %d errors", st.LiveReadErrors)
 	}
+	if st := b.Stats(); !st.LastLiveReadError.After(st.LastLiveRead) || !st.LiveEnded.IsZero() {
+		t.Errorf("while the ISO server is down: last read %s, last failed read %s, live ended %s",
+			st.LastLiveRead, st.LastLiveReadError, st.LiveEnded)
+	}
 	iso.SetDown(false)
+	ejected := time.Now()
 	call(t, c, "POST", slot+"/Actions/VirtualMedia.EjectMedia", map[string]any{})
-	time.Sleep(20 * time.Millisecond)
-	before := b.Stats()
-	time.Sleep(30 * time.Millisecond)
-	if after := b.Stats(); after.LiveReads+after.LiveReadErrors != before.LiveReads+before.LiveReadErrors {
-		t.Errorf("reads went on after the eject: %d → %d", before.LiveReads+before.LiveReadErrors, after.LiveReads+after.LiveReadErrors)
+	st := wait(func(s Stats) bool { return !s.LiveEnded.IsZero() })
+	if st.LiveEnded.IsZero() || st.LiveEnded.Before(ejected) {
+		t.Fatalf("the live system did not stop reading after the eject at %s: ended %s", ejected, st.LiveEnded)
+	}
+	if st.LastLiveRead.After(st.LiveEnded) || st.LastLiveReadError.After(st.LiveEnded) {
+		t.Errorf("reads after the live system ended at %s: last %s, last failed %s", st.LiveEnded, st.LastLiveRead, st.LastLiveReadError)
 	}
 }

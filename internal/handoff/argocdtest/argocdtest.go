@@ -4,7 +4,8 @@
 // the OpenShift GitOps operator runs for the default instance, and for what a kubelet does for
 // them: it writes the instance's configuration (Config: argocd-cm and friends, argocd-secret,
 // the default AppProject), mounts the ConfigMaps Argo CD reads as files (TLS certificates, SSH
-// known hosts, GnuPG keys), and gives the controllers their in-cluster identity through a
+// known hosts, GnuPG keys), restarts a process that exits (with a kubelet's back-off, noted in
+// its log and in Restarts), and gives the controllers their in-cluster identity through a
 // kubeconfig (ARGOCD_FAKE_IN_CLUSTER is Argo CD's own switch for running outside a pod: it makes
 // https://kubernetes.default.svc mean $KUBECONFIG). Everything Argo CD reports (sync, health,
 // conditions, operation state) is Argo CD's own.
@@ -20,6 +21,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
+	"syscall"
 	"time"
 
 	"k8s.io/client-go/dynamic"
@@ -68,6 +71,9 @@ type Options struct {
 	Namespace string
 	// Host is the loopback address the processes listen on (default 127.0.0.1).
 	Host string
+	// RestartBackoff is the delay before the first restart of a process that exited (default
+	// 10 s, a kubelet's); it doubles per restart of that process, up to 5 min.
+	RestartBackoff time.Duration
 }
 
 // Instance is a running Argo CD.
@@ -77,9 +83,17 @@ type Instance struct {
 
 	dir     string
 	sockDir string
-	procs   []*childproc.Proc
 	stop    context.CancelFunc
 	done    chan struct{}
+
+	backoff  time.Duration
+	mu       sync.Mutex
+	procs    []*childproc.Proc // in start order; a restarted process replaces its entry
+	specs    []childproc.Spec
+	restarts []string
+	started  map[string]int
+	quit     chan struct{} // closed by Stop: supervisors restart nothing more
+	watchers sync.WaitGroup
 }
 
 // Start writes the instance's configuration when missing (Config), starts redis, the
@@ -92,7 +106,10 @@ func Start(ctx context.Context, d dynamic.Interface, o Options) (_ *Instance, er
 	if o.Host == "" {
 		o.Host = "127.0.0.1"
 	}
-	a := &Instance{dir: o.Dir}
+	if o.RestartBackoff <= 0 {
+		o.RestartBackoff = restartBackoff
+	}
+	a := &Instance{dir: o.Dir, quit: make(chan struct{}), backoff: o.RestartBackoff, started: map[string]int{}}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, a.Stop())
@@ -165,14 +182,112 @@ func Start(ctx context.Context, d dynamic.Interface, o Options) (_ *Instance, er
 			"--argocd-repo-server", hp(repo), "--repo-server-plaintext",
 			"--metrics-addr", hp(asMetrics), "--probe-addr", hp(asProbe), "--webhook-addr", hp(asHook), "--loglevel", "info"}},
 	} {
-		p, err := childproc.Start(ctx, childproc.Spec{Name: s.name, LogDir: filepath.Join(a.dir, "logs"), Addr: s.addr,
-			Argv: s.argv, Env: env, Wait: startTimeout, DieWithParent: true})
+		spec := childproc.Spec{Name: s.name, LogDir: filepath.Join(a.dir, "logs"), Addr: s.addr,
+			Argv: s.argv, Env: env, Wait: startTimeout, DieWithParent: true}
+		p, err := childproc.Start(ctx, spec)
 		if err != nil {
 			return nil, fmt.Errorf("argo cd: %w", err)
 		}
-		a.procs = append(a.procs, p)
+		a.mu.Lock()
+		a.procs, a.specs = append(a.procs, p), append(a.specs, spec)
+		a.started[spec.Name]++
+		a.mu.Unlock()
+	}
+	for i := range a.procs {
+		a.watchers.Add(1)
+		go a.supervise(mctx, i)
 	}
 	return a, nil
+}
+
+// supervise restarts process i whenever it exits before Stop, with the back-off a kubelet gives
+// a crashing container (10 s, doubled per restart, at most 5 min): a controller that gives up
+// (controller-runtime exits when its caches do not sync in time on a loaded machine) comes
+// back as its pod would. Each restart is noted in the process's log and in Restarts.
+func (a *Instance) supervise(ctx context.Context, i int) {
+	defer a.watchers.Done()
+	for n := 0; ; n++ {
+		a.mu.Lock()
+		p, spec := a.procs[i], a.specs[i]
+		a.mu.Unlock()
+		select {
+		case <-a.quit:
+			return
+		case <-p.Done():
+		}
+		backoff := min(a.backoff<<n, maxRestartBackoff)
+		note := fmt.Sprintf("%s %s exited (%v); restart %d in %s, as a kubelet restarts a crashed container; the log before the exit: %s",
+			time.Now().UTC().Format(time.RFC3339), spec.Name, p.Err(), n+1, backoff, p.Tail())
+		appendLine(p.Log(), "argocdtest: "+note)
+		a.mu.Lock()
+		a.restarts = append(a.restarts, note)
+		a.mu.Unlock()
+		select {
+		case <-a.quit:
+			return
+		case <-time.After(backoff):
+		}
+		for {
+			np, err := childproc.Start(ctx, spec)
+			if err == nil {
+				a.mu.Lock()
+				a.procs[i] = np
+				a.started[spec.Name]++
+				a.mu.Unlock()
+				break
+			}
+			appendLine(p.Log(), "argocdtest: restart failed: "+err.Error())
+			n++
+			select {
+			case <-a.quit:
+				return
+			case <-time.After(min(a.backoff<<n, maxRestartBackoff)):
+			}
+		}
+	}
+}
+
+// Restarts describes each restart of a process that exited while the instance ran (empty when
+// none did).
+func (a *Instance) Restarts() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.restarts...)
+}
+
+// Started is how many times the named process has started and listened (1 plus its restarts).
+func (a *Instance) Started(name string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.started[name]
+}
+
+// Kill sends SIGKILL to the named process ("argocd-application-controller"), as a node's
+// out-of-memory killer or a crash would end it; the supervisor restarts it.
+func (a *Instance) Kill(name string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for i, s := range a.specs {
+		if s.Name == name {
+			return a.procs[i].Signal(syscall.SIGKILL)
+		}
+	}
+	return fmt.Errorf("argo cd: no process %s", name)
+}
+
+// The back-off of restarts: a kubelet's CrashLoopBackOff starts at 10 s and caps at 5 min.
+const (
+	restartBackoff    = 10 * time.Second
+	maxRestartBackoff = 5 * time.Minute
+)
+
+func appendLine(file, line string) {
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_, _ = fmt.Fprintln(f, line)
 }
 
 // Stop stops the processes in reverse order and the mounts; it may be called more than once.
@@ -180,13 +295,23 @@ func (a *Instance) Stop() error {
 	if a == nil {
 		return nil
 	}
+	a.mu.Lock()
+	select {
+	case <-a.quit:
+	default:
+		close(a.quit)
+	}
+	a.mu.Unlock()
+	if a.stop != nil {
+		a.stop() // the mounts, and a restart under way
+	}
+	a.watchers.Wait()
 	var errs []error
 	for i := len(a.procs) - 1; i >= 0; i-- {
 		errs = append(errs, a.procs[i].Stop())
 	}
 	a.procs = nil
 	if a.stop != nil {
-		a.stop()
 		<-a.done
 		a.stop = nil
 	}
