@@ -54,16 +54,17 @@ type Cluster struct {
 	siteFile string
 	labDir   string
 
-	argoOnce sync.Once
-	argoWG   sync.WaitGroup
+	argoWG sync.WaitGroup
 
-	mu      sync.Mutex
-	argo    *argocdtest.Instance
-	argoErr error
-	env     *envtest.Environment
-	err     error
-	joins   map[string]*bmctest.BMC // nodes added to the profile after Up, by name
-	joined  map[string]bool
+	mu       sync.Mutex
+	argo     *argocdtest.Instance
+	argoErr  error // the last start's failure
+	argoTry  int   // starts begun
+	starting bool
+	env      *envtest.Environment
+	err      error
+	joins    map[string]*bmctest.BMC // nodes added to the profile after Up, by name
+	joined   map[string]bool
 }
 
 // Join tells the player about a node added to the lab's profile after Up (a test's extra
@@ -255,28 +256,38 @@ func (c *Cluster) startAPI() (dynamic.Interface, error) {
 	return dynamic.NewForConfig(cfg)
 }
 
-// startArgo starts Argo CD's own controllers against the API server once, in the background (the
-// application-controller takes a while to list the API server's resources), and reports whether
-// they run. Their logs are in <lab>/argocd/logs.
+// startArgo starts Argo CD's own controllers against the API server in the background (the
+// application-controller takes a while to list the API server's resources) and reports whether
+// they run. A start that fails is begun again at the next call, as the GitOps operator
+// reconciles its instance again, up to argoStarts times; then the last failure is the answer.
+// Their logs are in <lab>/argocd/logs.
 func (c *Cluster) startArgo(ctx context.Context, d dynamic.Interface) (bool, error) {
-	c.argoOnce.Do(func() {
-		c.argoWG.Add(1)
-		go func() {
-			defer c.argoWG.Done()
-			a, err := argocdtest.Start(ctx, d, argocdtest.Options{Dir: filepath.Join(c.labDir, "argocd"),
-				Kubeconfig: filepath.Join(c.dir, "kubeconfig"), Namespace: argoNamespace})
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			c.argo, c.argoErr = a, err
-		}()
-	})
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.argoErr != nil {
-		return false, fmt.Errorf("the GitOps operator's Argo CD: %w", c.argoErr)
+	switch {
+	case c.argo != nil:
+		return true, nil
+	case c.starting:
+		return false, nil
+	case c.argoTry >= argoStarts:
+		return false, fmt.Errorf("the GitOps operator's Argo CD: %d starts failed, the last: %w", c.argoTry, c.argoErr)
 	}
-	return c.argo != nil, nil
+	c.argoTry++
+	c.starting = true
+	c.argoWG.Add(1)
+	go func() {
+		defer c.argoWG.Done()
+		a, err := argocdtest.Start(ctx, d, argocdtest.Options{Dir: filepath.Join(c.labDir, "argocd"),
+			Kubeconfig: filepath.Join(c.dir, "kubeconfig"), Namespace: argoNamespace})
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.argo, c.argoErr, c.starting = a, err, false
+	}()
+	return false, nil
 }
+
+// argoStarts is how many times the lab starts Argo CD before it gives up.
+const argoStarts = 3
 
 // ArgoRestarts describes each restart of an Argo CD process that exited while the lab ran (the
 // lab restarts them as a kubelet restarts a crashed container); empty when none did.

@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -74,6 +75,8 @@ type Options struct {
 	// RestartBackoff is the delay before the first restart of a process that exited (default
 	// 10 s, a kubelet's); it doubles per restart of that process, up to 5 min.
 	RestartBackoff time.Duration
+
+	freePort func(host string) (int, error) // tests: picks a port to listen on (default freePort)
 }
 
 // Instance is a running Argo CD.
@@ -106,6 +109,9 @@ func Start(ctx context.Context, d dynamic.Interface, o Options) (_ *Instance, er
 	if o.Host == "" {
 		o.Host = "127.0.0.1"
 	}
+	if o.freePort == nil {
+		o.freePort = freePort
+	}
 	if o.RestartBackoff <= 0 {
 		o.RestartBackoff = restartBackoff
 	}
@@ -131,15 +137,7 @@ func Start(ctx context.Context, d dynamic.Interface, o Options) (_ *Instance, er
 	if a.sockDir, err = os.MkdirTemp("", "argo-"); err != nil {
 		return nil, err
 	}
-	var ports [7]int
-	for i := range ports {
-		if ports[i], err = freePort(o.Host); err != nil {
-			return nil, fmt.Errorf("argo cd: free port: %w", err)
-		}
-	}
-	redis, repo, repoMetrics, ctrlMetrics, asMetrics, asProbe, asHook := ports[0], ports[1], ports[2], ports[3], ports[4], ports[5], ports[6]
 	hp := func(p int) string { return net.JoinHostPort(o.Host, strconv.Itoa(p)) }
-	a.RepoServer = hp(repo)
 
 	mctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m := &mounter{d: d, ns: o.Namespace, dir: a.dir, written: map[string]string{}}
@@ -163,36 +161,68 @@ func Start(ctx context.Context, d dynamic.Interface, o Options) (_ *Instance, er
 		"ARGOCD_ASK_PASS_SOCK="+filepath.Join(a.sockDir, "askpass.sock"),
 	)
 	bin := func(name string) string { return filepath.Join(Dir(), name) }
+	// Each process's own ports are picked just before it starts, and again when it finds one
+	// taken (a free port is only free until someone else binds it: on a busy machine an outgoing
+	// connection's ephemeral port, or another lab's server, can win the race; the
+	// application-controller's metrics listen on every address). Later processes are given the
+	// addresses the earlier ones ended up with.
+	var redis, repo int
 	for _, s := range []struct {
-		name, addr string
-		argv       []string
+		name  string
+		ports int // how many ports of its own it listens on
+		spec  func(own []int) (addr string, argv []string)
 	}{
-		{"argocd-redis", hp(redis), []string{RedisServer, "--bind", o.Host, "--port", strconv.Itoa(redis),
-			"--save", "", "--appendonly", "no", "--protected-mode", "no", "--dir", a.dir}},
-		{"argocd-repo-server", hp(repo), []string{bin("argocd-repo-server"), "--address", o.Host, "--port", strconv.Itoa(repo),
-			"--metrics-address", o.Host, "--metrics-port", strconv.Itoa(repoMetrics),
-			"--disable-tls", "--client-ca-path", "", "--redis", hp(redis), "--loglevel", "info"}},
-		{"argocd-application-controller", hp(ctrlMetrics), []string{bin("argocd-application-controller"), "--namespace", o.Namespace,
-			"--repo-server", hp(repo), "--repo-server-plaintext", "--redis", hp(redis),
-			"--metrics-port", strconv.Itoa(ctrlMetrics), "--loglevel", "info",
-			// Each resource's health and message in the Application's status (not only in
-			// redis, where only argocd-server, which does not run here, would serve it).
-			"--persist-resource-health"}},
-		{"argocd-applicationset-controller", hp(asProbe), []string{bin("argocd-applicationset-controller"), "--namespace", o.Namespace,
-			"--argocd-repo-server", hp(repo), "--repo-server-plaintext",
-			"--metrics-addr", hp(asMetrics), "--probe-addr", hp(asProbe), "--webhook-addr", hp(asHook), "--loglevel", "info"}},
+		{"argocd-redis", 1, func(own []int) (string, []string) {
+			redis = own[0]
+			return hp(redis), []string{RedisServer, "--bind", o.Host, "--port", strconv.Itoa(redis),
+				"--save", "", "--appendonly", "no", "--protected-mode", "no", "--dir", a.dir}
+		}},
+		{"argocd-repo-server", 2, func(own []int) (string, []string) {
+			repo = own[0]
+			return hp(repo), []string{bin("argocd-repo-server"), "--address", o.Host, "--port", strconv.Itoa(repo),
+				"--metrics-address", o.Host, "--metrics-port", strconv.Itoa(own[1]),
+				"--disable-tls", "--client-ca-path", "", "--redis", hp(redis), "--loglevel", "info"}
+		}},
+		{"argocd-application-controller", 1, func(own []int) (string, []string) {
+			return hp(own[0]), []string{bin("argocd-application-controller"), "--namespace", o.Namespace,
+				"--repo-server", hp(repo), "--repo-server-plaintext", "--redis", hp(redis),
+				"--metrics-port", strconv.Itoa(own[0]), "--loglevel", "info",
+				// Each resource's health and message in the Application's status (not only in
+				// redis, where only argocd-server, which does not run here, would serve it).
+				"--persist-resource-health"}
+		}},
+		{"argocd-applicationset-controller", 3, func(own []int) (string, []string) {
+			return hp(own[1]), []string{bin("argocd-applicationset-controller"), "--namespace", o.Namespace,
+				"--argocd-repo-server", hp(repo), "--repo-server-plaintext",
+				"--metrics-addr", hp(own[0]), "--probe-addr", hp(own[1]), "--webhook-addr", hp(own[2]), "--loglevel", "info"}
+		}},
 	} {
-		spec := childproc.Spec{Name: s.name, LogDir: filepath.Join(a.dir, "logs"), Addr: s.addr,
-			Argv: s.argv, Env: env, Wait: startTimeout, DieWithParent: true}
-		p, err := childproc.Start(ctx, spec)
-		if err != nil {
-			return nil, fmt.Errorf("argo cd: %w", err)
+		var p *childproc.Proc
+		var spec childproc.Spec
+		for attempt := 1; ; attempt++ {
+			own := make([]int, s.ports)
+			for i := range own {
+				if own[i], err = o.freePort(o.Host); err != nil {
+					return nil, fmt.Errorf("argo cd: free port: %w", err)
+				}
+			}
+			addr, argv := s.spec(own)
+			spec = childproc.Spec{Name: s.name, LogDir: filepath.Join(a.dir, "logs"), Addr: addr,
+				Argv: argv, Env: env, Wait: startTimeout, DieWithParent: true}
+			if p, err = childproc.Start(ctx, spec); err == nil {
+				break
+			}
+			if attempt == portAttempts || !portTaken(err) {
+				return nil, fmt.Errorf("argo cd: %w", err)
+			}
+			appendLine(filepath.Join(spec.LogDir, spec.Name+".log"), fmt.Sprintf("argocdtest: a port was taken (attempt %d of %d); starting again on other ports", attempt, portAttempts))
 		}
 		a.mu.Lock()
 		a.procs, a.specs = append(a.procs, p), append(a.specs, spec)
 		a.started[spec.Name]++
 		a.mu.Unlock()
 	}
+	a.RepoServer = hp(repo)
 	for i := range a.procs {
 		a.watchers.Add(1)
 		go a.supervise(mctx, i)
@@ -324,6 +354,15 @@ func (a *Instance) Stop() error {
 
 // Logs is the log file of one process ("argocd-repo-server").
 func (a *Instance) Logs(name string) string { return filepath.Join(a.dir, "logs", name+".log") }
+
+// portAttempts is how many sets of ports a process is started on before its start fails.
+const portAttempts = 3
+
+// portTaken reports whether a start failed because a port was bound first by someone else (Go's
+// "bind: address already in use", redis's "Address already in use", in the log the error quotes).
+func portTaken(err error) bool {
+	return strings.Contains(strings.ToLower(err.Error()), "address already in use")
+}
 
 func freePort(host string) (int, error) {
 	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
