@@ -96,8 +96,6 @@ func startLab(t *testing.T) *testLab {
 		defer cancel()
 		_ = l.Down(ctx)
 	})
-	// Cleanups run last-registered first: Argo CD's logs are read before the lab stops (Down
-	// keeps them; t.TempDir removes them after).
 	tl := &testLab{Lab: l, bin: binary(t), until: "boot"}
 	for _, c := range l.Components() {
 		switch c := c.(type) {

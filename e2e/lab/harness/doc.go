@@ -17,8 +17,9 @@
 // ConfigMaps, argocd-secret, the default AppProject) and starts Argo CD's own
 // application-controller, repo-server and applicationset-controller (v3.6.2, built by
 // scripts/argocd.sh) and redis as processes against the API server (internal/handoff/argocdtest,
-// which also restarts one that exits, as a kubelet restarts a crashed container); once they run it marks the openshift-gitops-server Deployment available and creates its Route
-// (no argocd-server runs). From there everything about Applications is Argo CD's: it clones the
+// which also restarts one that exits, as a kubelet restarts a crashed container); once they run
+// it marks the openshift-gitops-server Deployment available and creates its Route (no
+// argocd-server runs). From there everything about Applications is Argo CD's: it clones the
 // lab's Git server over TLS with the lab CA and the credentials bootstrap's handoff wrote (the
 // repository Secret and argocd-tls-certs-cm, mounted as files as a kubelet would), renders the
 // repository's kustomizations, applies them, and reports sync and health itself. The player

@@ -107,7 +107,9 @@ func (b *BMC) live(gen int, img string) {
 			inserted = inserted || (m.Inserted && m.Image == img && hasType(m.Types, "CD"))
 		}
 		if b.closed || b.bootGen != gen || b.power != "On" || !inserted {
-			if !b.closed && b.bootGen == gen {
+			// A newer boot from an ISO runs a live system of its own (and cleared LiveEnded);
+			// any other end is this one's: media out, powered off, restarted from the disk.
+			if !b.closed && (b.bootGen == gen || b.stats.BootedFrom == "disk") {
 				b.stats.LiveEnded = time.Now()
 			}
 			b.mu.Unlock()

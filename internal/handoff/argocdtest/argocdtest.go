@@ -236,6 +236,7 @@ func Start(ctx context.Context, d dynamic.Interface, o Options) (_ *Instance, er
 // back as its pod would. Each restart is noted in the process's log and in Restarts.
 func (a *Instance) supervise(ctx context.Context, i int) {
 	defer a.watchers.Done()
+	since := time.Now() // when process i last started
 	for n := 0; ; n++ {
 		a.mu.Lock()
 		p, spec := a.procs[i], a.specs[i]
@@ -244,6 +245,9 @@ func (a *Instance) supervise(ctx context.Context, i int) {
 		case <-a.quit:
 			return
 		case <-p.Done():
+		}
+		if time.Since(since) >= resetBackoffAfter {
+			n = 0 // a kubelet forgets the back-off of a container that ran long enough
 		}
 		backoff := min(a.backoff<<n, maxRestartBackoff)
 		note := fmt.Sprintf("%s %s exited (%v); restart %d in %s, as a kubelet restarts a crashed container; the log before the exit: %s",
@@ -264,6 +268,7 @@ func (a *Instance) supervise(ctx context.Context, i int) {
 				a.procs[i] = np
 				a.started[spec.Name]++
 				a.mu.Unlock()
+				since = time.Now()
 				break
 			}
 			appendLine(p.Log(), "argocdtest: restart failed: "+err.Error())
@@ -305,10 +310,12 @@ func (a *Instance) Kill(name string) error {
 	return fmt.Errorf("argo cd: no process %s", name)
 }
 
-// The back-off of restarts: a kubelet's CrashLoopBackOff starts at 10 s and caps at 5 min.
+// The back-off of restarts: a kubelet's CrashLoopBackOff starts at 10 s, caps at 5 min, and
+// starts over for a container that ran 10 min.
 const (
 	restartBackoff    = 10 * time.Second
 	maxRestartBackoff = 5 * time.Minute
+	resetBackoffAfter = 10 * time.Minute
 )
 
 func appendLine(file, line string) {
