@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -19,19 +21,21 @@ import (
 // TTYRenderer keeps a live region at the bottom of the terminal: one line per active stage (its
 // progress, rate, time left, or its latest message), redrawn in place. Everything else (stage
 // transitions, warnings, node steps, log lines) is printed above the region, never inside it.
-// A finished stage leaves the region and prints one final line. Nothing draws on its own: there
-// is no goroutine, so nothing keeps spinning after a stage ended.
+// A finished stage leaves the region and prints one final line. Nothing draws on its own, but a
+// resized terminal (SIGWINCH) has the region drawn again at once, cut to the new width.
 type TTYRenderer struct {
 	w        io.Writer
 	throttle time.Duration
 	now      func() time.Time
-	// cols is the terminal's width now (0: unknown): a live line longer than it would wrap, and
-	// the region would no longer be erased by moving up one row per line.
-	cols func() int
+	// cols is the terminal's width now (0: unknown), asked of the terminal's file descriptor at
+	// every draw: a live line longer than it would wrap, and the region would no longer be erased
+	// by moving up one row per line.
+	cols  func() int
+	winch chan os.Signal // SIGWINCH while the renderer is open (nil: not a terminal)
 
 	mu     sync.Mutex
 	active []*ttyStage // in start order
-	drawn  int         // lines of the region on screen
+	drawn  []string    // the region's lines on screen
 	last   time.Time   // last redraw
 }
 
@@ -72,19 +76,64 @@ func (s *ttyStage) barOf(e pipeline.Event) string {
 	return strings.TrimSpace(strings.TrimLeft(s.bar.String(), "\r"))
 }
 
-// NewTTY returns a renderer drawing on w, which should be a terminal.
+// NewTTY returns a renderer drawing on w, which should be a terminal (or a writer in front of
+// one, such as the secret scrubber, seen through by its Unwrap method). The width is the
+// terminal's, asked at every draw; a SIGWINCH draws the region again at the new width.
 func NewTTY(w io.Writer) *TTYRenderer {
 	r := &TTYRenderer{w: w, throttle: 100 * time.Millisecond, now: time.Now, cols: func() int { return 0 }}
-	if f, ok := w.(*os.File); ok {
-		r.cols = func() int {
-			c, _, err := term.GetSize(int(f.Fd()))
-			if err != nil {
-				return 0
-			}
-			return c
-		}
+	f := terminalFile(w)
+	if f == nil {
+		return r
 	}
+	r.cols = func() int {
+		c, _, err := term.GetSize(int(f.Fd()))
+		if err != nil {
+			return 0
+		}
+		return c
+	}
+	r.winch = make(chan os.Signal, 1)
+	signal.Notify(r.winch, syscall.SIGWINCH)
+	go func(c chan os.Signal) {
+		for range c {
+			r.mu.Lock()
+			if len(r.drawn) > 0 {
+				r.redraw(true)
+			}
+			r.mu.Unlock()
+		}
+	}(r.winch)
 	return r
+}
+
+// terminalFile is the terminal under w (through writers that Unwrap), or nil.
+func terminalFile(w io.Writer) *os.File {
+	for {
+		if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
+			w = u.Unwrap()
+			continue
+		}
+		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			return f
+		}
+		return nil
+	}
+}
+
+// rowsOf is how many rows lines take on a terminal cols wide: each was cut to the width it was
+// drawn at, but a terminal made narrower since re-wraps (reflows) what it shows, so a line may
+// now take several rows. cols <= 0: one row each.
+func rowsOf(lines []string, cols int) int {
+	n := 0
+	for _, l := range lines {
+		w := utf8.RuneCountInString(l)
+		if cols <= 0 || w <= cols {
+			n++
+			continue
+		}
+		n += (w + cols - 1) / cols
+	}
+	return n
 }
 
 // fit shortens body so that body+suffix fits in cols-1 columns (the last column left free: some
@@ -182,7 +231,7 @@ func (r *TTYRenderer) Handle(e pipeline.Event) {
 
 // line is a stage's live line: "mirror   1.2 GiB / 3.0 GiB (40%)  images 3/40  blobs 130/641
 // 25.6 MiB/s  ETA 1m10s  [42s]".
-func (r *TTYRenderer) line(s *ttyStage, now time.Time) string {
+func (r *TTYRenderer) line(s *ttyStage, now time.Time, cols int) string {
 	elapsed := now.Sub(s.started).Round(time.Second)
 	e := s.last
 	var b strings.Builder
@@ -242,7 +291,7 @@ func (r *TTYRenderer) line(s *ttyStage, now time.Time) string {
 	default:
 		b.WriteString(or(s.msg, "working"))
 	}
-	return fit(b.String(), fmt.Sprintf("  [%s]", elapsed), r.cols())
+	return fit(b.String(), fmt.Sprintf("  [%s]", elapsed), cols)
 }
 
 // etaOf is how long the rest of total takes at rate; 0 when it cannot be told.
@@ -253,29 +302,39 @@ func etaOf(done, total int64, rate float64) time.Duration {
 	return time.Duration(float64(total-done) / rate * float64(time.Second))
 }
 
+// eraseSeq moves to where the region began and clears from there to the end of the screen.
+func (r *TTYRenderer) eraseSeq(cols int) string {
+	if len(r.drawn) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("\r\x1b[%dA\x1b[J", rowsOf(r.drawn, cols))
+}
+
 // erase removes the region from the screen, leaving the cursor where it began.
 func (r *TTYRenderer) erase() {
-	if r.drawn > 0 {
-		fmt.Fprintf(r.w, "\r\x1b[%dA\x1b[J", r.drawn)
-		r.drawn = 0
+	if len(r.drawn) > 0 {
+		_, _ = io.WriteString(r.w, r.eraseSeq(r.cols()))
+		r.drawn = nil
 	}
 }
 
 // redraw draws the region again (at most every throttle unless forced).
 func (r *TTYRenderer) redraw(force bool) {
 	now := r.now()
-	if !force && r.drawn > 0 && now.Sub(r.last) < r.throttle {
+	if !force && len(r.drawn) > 0 && now.Sub(r.last) < r.throttle {
 		return
 	}
+	cols := r.cols()
 	var b strings.Builder
-	if r.drawn > 0 {
-		fmt.Fprintf(&b, "\r\x1b[%dA\x1b[J", r.drawn)
-	}
+	b.WriteString(r.eraseSeq(cols))
+	var lines []string
 	for _, s := range r.active {
-		b.WriteString(r.line(s, now) + "\n")
+		l := r.line(s, now, cols)
+		lines = append(lines, l)
+		b.WriteString(l + "\n")
 	}
 	_, _ = io.WriteString(r.w, b.String())
-	r.drawn, r.last = len(r.active), now
+	r.drawn, r.last = lines, now
 }
 
 // print writes a line above the region and draws the region again below it.
@@ -285,8 +344,13 @@ func (r *TTYRenderer) print(s string) {
 	r.redraw(true)
 }
 
-// Close removes the region.
+// Close removes the region and stops following the terminal's size.
 func (r *TTYRenderer) Close() error {
+	if r.winch != nil {
+		signal.Stop(r.winch)
+		close(r.winch)
+		r.winch = nil
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.erase()

@@ -2,6 +2,7 @@ package progress
 
 import (
 	"bytes"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,26 +11,66 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/redact"
 )
 
 // screen is the little of a VT100 the renderer uses: text, CR, LF, ESC[nA (up), ESC[J (clear to
-// the end of the screen), ESC[K (clear to the end of the line). It holds what a person would see.
+// the end of the screen), ESC[K (clear to the end of the line), on a terminal cols wide that
+// wraps long lines and re-wraps (reflows) them when resized, as VTE, kitty, iTerm2 and tmux do.
+// It holds what a person would see: hard lines (a wrapped line is one), and the cursor as a hard
+// line and an offset in it.
 type screen struct {
-	rows     [][]rune
-	row, col int
+	cols      int // 0: no wrapping
+	lines     [][]rune
+	line, off int
+}
+
+// phys is the cursor's row and column counted in rows on screen.
+func (s *screen) phys() (row, col int) {
+	for i := 0; i < s.line; i++ {
+		row += s.rowsOf(i)
+	}
+	if s.cols <= 0 {
+		return row, s.off
+	}
+	return row + s.off/s.cols, s.off % s.cols
+}
+
+func (s *screen) rowsOf(i int) int {
+	if s.cols <= 0 || len(s.lines[i]) == 0 {
+		return 1
+	}
+	return (len(s.lines[i]) + s.cols - 1) / s.cols
+}
+
+// up moves the cursor n rows up, keeping its column.
+func (s *screen) up(n int) {
+	row, col := s.phys()
+	row = max(0, row-n)
+	for i := range s.lines {
+		if r := s.rowsOf(i); row < r {
+			s.line, s.off = i, row*max(s.cols, 0)+col
+			return
+		}
+		row -= s.rowsOf(i)
+	}
 }
 
 func (s *screen) write(b []byte) {
 	in := []rune(string(b))
 	for i := 0; i < len(in); i++ {
-		for len(s.rows) <= s.row {
-			s.rows = append(s.rows, nil)
+		for len(s.lines) <= s.line {
+			s.lines = append(s.lines, nil)
 		}
 		switch c := in[i]; c {
 		case '\r':
-			s.col = 0
+			if s.cols > 0 {
+				s.off -= s.off % s.cols
+			} else {
+				s.off = 0
+			}
 		case '\n':
-			s.row++
+			s.line, s.off = s.line+1, 0
 		case 0x1b:
 			j := i + 2 // ESC [ digits letter
 			for j < len(in) && in[j] >= '0' && in[j] <= '9' {
@@ -38,32 +79,35 @@ func (s *screen) write(b []byte) {
 			n, _ := strconv.Atoi(string(in[i+2 : j]))
 			switch in[j] {
 			case 'A':
-				s.row = max(0, s.row-n)
+				s.up(n)
 			case 'J':
-				for len(s.rows) <= s.row {
-					s.rows = append(s.rows, nil)
-				}
-				s.rows = s.rows[:s.row+1]
-				s.rows[s.row] = s.rows[s.row][:min(s.col, len(s.rows[s.row]))]
+				s.lines = s.lines[:s.line+1]
+				s.lines[s.line] = s.lines[s.line][:min(s.off, len(s.lines[s.line]))]
 			case 'K':
-				s.rows[s.row] = s.rows[s.row][:min(s.col, len(s.rows[s.row]))]
+				end := len(s.lines[s.line])
+				if s.cols > 0 {
+					end = min(end, s.off-s.off%s.cols+s.cols)
+				}
+				if s.off < end {
+					s.lines[s.line] = append(s.lines[s.line][:s.off], s.lines[s.line][end:]...)
+				}
 			}
 			i = j
 		default:
-			line := s.rows[s.row]
-			for len(line) <= s.col {
+			line := s.lines[s.line]
+			for len(line) <= s.off {
 				line = append(line, ' ')
 			}
-			line[s.col] = c
-			s.rows[s.row] = line
-			s.col++
+			line[s.off] = c
+			s.lines[s.line] = line
+			s.off++
 		}
 	}
 }
 
 func (s *screen) String() string {
 	var lines []string
-	for _, r := range s.rows {
+	for _, r := range s.lines {
 		lines = append(lines, strings.TrimRight(string(r), " "))
 	}
 	return strings.TrimRight(strings.Join(lines, "\n"), "\n")
@@ -74,17 +118,9 @@ func (s *screen) String() string {
 // live region, logs go above it, two active stages have a line each, and the mirror's time left
 // counts the blobs still to copy, not only the bytes; bars are progressbar/v3's, lines cut to the width.
 func TestTTYScreenOnAPseudoTerminal(t *testing.T) {
-	ptm, tty, err := pty.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ptm.Close()
-	defer tty.Close()
-	// 120 columns: a live line longer than that is cut (its elapsed time kept), never wrapped.
-	if err := pty.Setsize(tty, &pty.Winsize{Rows: 40, Cols: 120}); err != nil {
-		t.Fatal(err)
-	}
-	r, err := New(tty, Auto)
+	term := openTerm(t, 120) // a live line longer than 120 columns is cut (its elapsed time kept), never wrapped
+	// As production draws it: through the secret scrubber in front of the terminal.
+	r, err := New(redact.New().Writer(term.tty), Auto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,41 +132,7 @@ func TestTTYScreenOnAPseudoTerminal(t *testing.T) {
 	now := t0
 	tr.now, tr.throttle = func() time.Time { return now }, 0
 	at := func(sec int) time.Time { return t0.Add(time.Duration(sec) * time.Second) }
-
-	// Everything the renderer wrote reaches the master; read it as the terminal would.
-	var out bytes.Buffer
-	chunks := make(chan []byte, 1024)
-	go func() {
-		buf := make([]byte, 1<<16)
-		for {
-			n, err := ptm.Read(buf)
-			if n > 0 {
-				chunks <- append([]byte(nil), buf[:n]...)
-			}
-			if err != nil {
-				close(chunks)
-				return
-			}
-		}
-	}()
-	screenNow := func() string {
-		for {
-			select {
-			case c, ok := <-chunks:
-				if !ok {
-					goto done
-				}
-				out.Write(c)
-				continue
-			case <-time.After(300 * time.Millisecond):
-			}
-			break
-		}
-	done:
-		var s screen
-		s.write(out.Bytes())
-		return s.String()
-	}
+	screenNow := term.screen
 	phases := []struct {
 		name   string
 		events []pipeline.Event
@@ -242,5 +244,71 @@ install   phase 6/6 cluster is healthy  nodes 8/8 done  8 Done · and a message 
 	_ = r.Close()
 	if got := screenNow(); strings.Contains(got, "install   ") {
 		t.Errorf("Close left the live region on screen:\n%s", got)
+	}
+}
+
+// vterm is a pseudo-terminal whose output is read as a reflowing terminal of its width shows it.
+type vterm struct {
+	ptm, tty *os.File
+	shown    screen
+	pending  []byte // output after its last newline: shown with the rest of its line
+	chunks   chan []byte
+}
+
+func openTerm(t *testing.T, cols int) *vterm {
+	t.Helper()
+	ptm, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ptm.Close(); tty.Close() })
+	tm := &vterm{ptm: ptm, tty: tty, chunks: make(chan []byte, 1024)}
+	// Everything the renderer wrote reaches the master; read it as the terminal would.
+	go func() {
+		buf := make([]byte, 1<<16)
+		for {
+			n, err := ptm.Read(buf)
+			if n > 0 {
+				tm.chunks <- append([]byte(nil), buf[:n]...)
+			}
+			if err != nil {
+				close(tm.chunks)
+				return
+			}
+		}
+	}()
+	tm.resize(t, cols)
+	return tm
+}
+
+// resize sets the terminal's width (the kernel keeps it, the renderer asks it) once what was
+// written before has been shown, and re-wraps what it shows, as a reflowing terminal does.
+func (tm *vterm) resize(t *testing.T, cols int) {
+	t.Helper()
+	tm.screen()
+	if err := pty.Setsize(tm.tty, &pty.Winsize{Rows: 40, Cols: uint16(cols)}); err != nil {
+		t.Fatal(err)
+	}
+	tm.shown.cols = cols
+}
+
+// screen is what the terminal shows once the output has been quiet for 300 ms.
+func (tm *vterm) screen() string {
+	for {
+		select {
+		case c, ok := <-tm.chunks:
+			if !ok {
+				return tm.shown.String()
+			}
+			// a chunk may end inside an escape sequence: show whole lines only
+			tm.pending = append(tm.pending, c...)
+			if i := bytes.LastIndexByte(tm.pending, '\n'); i >= 0 {
+				tm.shown.write(tm.pending[:i+1])
+				tm.pending = append([]byte(nil), tm.pending[i+1:]...)
+			}
+			continue
+		case <-time.After(300 * time.Millisecond):
+		}
+		return tm.shown.String()
 	}
 }
