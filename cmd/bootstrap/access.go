@@ -7,10 +7,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
 	"github.com/bootstrap-dev/bootstrap/internal/handoff"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/progress"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 	"github.com/bootstrap-dev/bootstrap/internal/stages"
 )
@@ -24,6 +26,11 @@ type Access struct {
 	KubeadminPasswordFile string `json:"kubeadminPasswordFile,omitempty"`
 	ArgoCD                string `json:"argocd,omitempty"`
 	ArgoCDLogin           string `json:"argocdLogin,omitempty"`
+	// CheckedNow: install ran, or its Verify held, in this command; false: only the journal says
+	// the cluster was installed (status, a run outside install).
+	CheckedNow bool `json:"checkedNow"`
+	// Installed is when install's last attempt succeeded, as journaled.
+	Installed time.Time `json:"installed,omitzero"`
 }
 
 // argoAdminSecret is the secret the OpenShift GitOps operator keeps the default instance's admin
@@ -39,7 +46,7 @@ func accessOf(dir string, s *site.Site, st pipeline.Status) *Access {
 	if in.Succeeded.IsZero() || len(in.Output) == 0 {
 		return nil
 	}
-	a := &Access{}
+	a := &Access{Installed: in.Succeeded}
 	if res, err := stages.InstallOutputKey.Decode(in.Output); err == nil && res.Kubeconfig != "" {
 		a.Kubeconfig = res.Kubeconfig
 	}
@@ -85,7 +92,7 @@ func printAccess(w io.Writer, a *Access) {
 	if a == nil {
 		return
 	}
-	fmt.Fprintln(w, "\nThe cluster is ready:")
+	fmt.Fprintln(w, "\n"+progress.ClusterHeading(a.CheckedNow, a.Installed))
 	fmt.Fprintf(w, "  export KUBECONFIG=%s\n", a.Kubeconfig)
 	if a.Console != "" {
 		fmt.Fprintf(w, "  console:  %s\n", a.Console)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
@@ -17,6 +18,9 @@ const (
 	// exitIntegrity: the journal was edited, truncated (rolled back) or extended outside
 	// bootstrap; run refuses it, status and report say so.
 	exitIntegrity = 6
+	// exitInterrupted: Ctrl-C or SIGTERM stopped the command (128 + SIGINT, as a shell reports a
+	// process killed by it); a run journaled where it stopped and continues from there.
+	exitInterrupted = 130
 )
 
 // integrityError is a journal integrity failure already shown (status, report).
@@ -56,6 +60,9 @@ func exitCode(err error) int {
 	var s silentError
 	if errors.As(err, &s) {
 		return s.code
+	}
+	if errors.Is(err, context.Canceled) {
+		return exitInterrupted
 	}
 	if c, ok := domainExitCode(err); ok {
 		return c

@@ -9,9 +9,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/progress"
 	"github.com/bootstrap-dev/bootstrap/internal/redact"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
+	"github.com/bootstrap-dev/bootstrap/internal/stages"
 )
 
 // globals are the flags every command shares.
@@ -27,6 +29,21 @@ type globals struct {
 	scrub          *redact.Scrubber
 
 	acceptTail bool // run/replay --accept-journal-tail
+
+	// pipeline is the stages run and replay drive, sharing the session's ISO server (nil: the
+	// real ones, stages.WithISOServer; tests drive the console with stages of their own).
+	pipeline func(*stages.ISOServer) []pipeline.Stage
+}
+
+// stageList is the pipeline's stages.
+func (g *globals) stageList(iso *stages.ISOServer) []pipeline.Stage {
+	if g.pipeline != nil {
+		return g.pipeline(iso)
+	}
+	if iso == nil {
+		return stages.All()
+	}
+	return stages.WithISOServer(iso)
 }
 
 // workDir is --dir, or .bootstrap/ beside the site file, or ./.bootstrap.

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os/signal"
+	"slices"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/progress"
 	"github.com/bootstrap-dev/bootstrap/internal/stages"
 )
 
@@ -95,7 +97,7 @@ func (g *globals) withRunner(cmd *cobra.Command, command string, check func(*pip
 	if err != nil {
 		return err
 	}
-	if err := check(&pipeline.Runner{Stages: stages.All(), Site: s}); err != nil {
+	if err := check(&pipeline.Runner{Stages: g.stageList(nil), Site: s}); err != nil {
 		return err
 	}
 	sess, err := g.newSession(s, command)
@@ -107,10 +109,18 @@ func (g *globals) withRunner(cmd *cobra.Command, command string, check func(*pip
 	err = fn(ctx, sess.runner)
 	sess.Close()
 	if err == nil {
-		// What now: the kubeconfig, the console, the kubeadmin password's file, Argo CD.
-		var access *Access
-		if st, serr := sess.runner.Status(); serr == nil {
+		// What now: the kubeconfig, the console, the kubeadmin password's file, Argo CD; and
+		// only what this command saw: a stage found done in the journal is not called ready.
+		var (
+			access  *Access
+			closing string
+		)
+		if st, entries, serr := sess.runner.StatusEntries(); serr == nil {
 			access = accessOf(sess.runner.WorkDir, s, st)
+			if access != nil {
+				access.CheckedNow = checkedThisRun(st, entries, stages.NameInstall)
+			}
+			closing = closingLine(sess.runner, st, entries)
 		}
 		if g.json() {
 			if access != nil {
@@ -118,7 +128,7 @@ func (g *globals) withRunner(cmd *cobra.Command, command string, check func(*pip
 			}
 			return nil
 		}
-		fmt.Fprintln(g.stdout, "done: every stage succeeded; `bootstrap status` shows the details")
+		fmt.Fprintln(g.stdout, closing)
 		printAccess(g.stdout, access)
 		return nil
 	}
@@ -127,6 +137,15 @@ func (g *globals) withRunner(cmd *cobra.Command, command string, check func(*pip
 		return tailRemedy(err)
 	}
 	var se *pipeline.StageError
+	if errors.As(err, &se) && errors.Is(err, context.Canceled) && !g.json() {
+		// exit 130; the stage's own text is "interrupted: context canceled" twice over
+		again := "bootstrap run"
+		if command != "run" {
+			again = "bootstrap " + command
+		}
+		return fmt.Errorf("interrupted in stage %s: the journal records every step finished before it\n"+
+			"remedy: run `%s` again to continue from there%w", se.Stage, again, quiet{err})
+	}
 	if errors.As(err, &se) && se.Remedy() != "" && !g.json() {
 		return fmt.Errorf("%w\nremedy: %s", err, se.Remedy())
 	}
@@ -147,4 +166,30 @@ func completeStages(cmd *cobra.Command, flags ...string) {
 			return stageList(), cobra.ShellCompDirectiveNoFileComp
 		})
 	}
+}
+
+// checkedThisRun reports whether the last run saw stage hold: it ran and succeeded, or it was
+// found done and its Verify held ("; verified").
+func checkedThisRun(st pipeline.Status, entries []pipeline.Entry, stage string) bool {
+	h := pipeline.BuildHistory(entries)
+	if len(h.Runs) == 0 {
+		return false
+	}
+	last := h.Runs[len(h.Runs)-1]
+	ss := st.Stage(stage)
+	return slices.Contains(last.Ran, stage) && ss.State == pipeline.StateSucceeded ||
+		slices.Contains(last.Skipped, stage) && progress.SkipVerified(ss.Reason)
+}
+
+// closingLine is the last line of a run or replay that returned no error (progress.Verdicts).
+func closingLine(r *pipeline.Runner, st pipeline.Status, entries []pipeline.Entry) string {
+	h := pipeline.BuildHistory(entries)
+	if len(h.Runs) == 0 {
+		return "done; `bootstrap status` shows the details"
+	}
+	info := h.Runs[len(h.Runs)-1].Info
+	if info.Mode == "replay" {
+		return progress.ReplayVerdict(info.Stage, info.Nodes)
+	}
+	return progress.RunVerdict(st, r.StageNames(), info.From, info.Until)
 }

@@ -101,7 +101,7 @@ func (g *globals) newSession(s *site.Site, command string) (*session, error) {
 	return &session{
 		iso: iso,
 		runner: &pipeline.Runner{
-			Stages:  stages.WithISOServer(iso),
+			Stages:  g.stageList(iso),
 			Site:    s,
 			WorkDir: dir,
 			Sink:    func(e pipeline.Event) { sink(red.Event(e)) },

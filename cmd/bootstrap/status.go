@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/progress"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
-	"github.com/bootstrap-dev/bootstrap/internal/stages"
 )
 
 func newStatusCmd(g *globals) *cobra.Command {
@@ -24,7 +24,7 @@ func newStatusCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			r := &pipeline.Runner{Stages: stages.All(), WorkDir: dir}
+			r := &pipeline.Runner{Stages: g.stageList(nil), WorkDir: dir}
 			st, err := r.Status()
 			if err != nil {
 				return err
@@ -55,11 +55,8 @@ func printStatus(w io.Writer, dir string, st pipeline.Status) {
 	fmt.Fprintf(w, "work dir: %s (%d journal entries, %d runs)\n", dir, st.Entries, st.Runs)
 	if st.LastRun != nil {
 		lr := st.LastRun
-		state := "finished"
-		if !lr.Ended {
-			state = "running or killed"
-		}
-		fmt.Fprintf(w, "last run: %s %s (%s)\n", lr.Info.Command, lr.Started.Local().Format(time.DateTime), state)
+		state := progress.LastRunState(*lr, st.Lock != nil)
+		fmt.Fprintf(w, "last run: %s at %s, %s\n", lr.Info.Command, lr.Started.Local().Format(time.DateTime), state)
 	}
 	if st.Lock != nil {
 		fmt.Fprintf(w, "locked by: %s\n", st.Lock)
@@ -117,7 +114,7 @@ func stageNote(s pipeline.StageStatus) string {
 		return "not run yet"
 	case pipeline.StateSucceeded:
 		if s.Skipped {
-			return "up to date, skipped in the last run: " + s.Reason
+			return "done earlier (journaled), found done in the last run: " + s.Reason
 		}
 		note := "succeeded " + at(s.Succeeded)
 		if s.Reason != "" {

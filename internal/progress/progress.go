@@ -137,8 +137,8 @@ func describe(e pipeline.Event) string {
 		s = "succeeded"
 	case pipeline.StageFailed:
 		s = "FAILED"
-	case pipeline.StageSkipped:
-		s = "skipped"
+	case pipeline.StageSkipped: // found finished in the journal: not "succeeded", nothing ran now
+		s = doneEarlier
 	case pipeline.StageStale:
 		s = "stale"
 	case pipeline.StepDone:

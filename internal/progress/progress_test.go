@@ -131,7 +131,7 @@ func TestPlainThrottleAndHeartbeat(t *testing.T) {
 	for _, want := range []string{
 		"2026-12-02T10:00:00Z mirror     started: first run",
 		"2026-12-02T10:00:56Z mirror     succeeded: 56s",
-		"iso        skipped: finished",
+		"iso        done earlier (journaled): finished",
 		"-          WARNING: torn line",
 	} {
 		if !strings.Contains(out, want) {
@@ -223,7 +223,7 @@ func TestTTY(t *testing.T) {
 	r.Handle(pipeline.Event{Kind: pipeline.StageFailed, Stage: "boot", Message: "w3: 401"})
 	r.Close()
 	out := buf.String()
-	for _, want := range []string{"↷ preflight skipped", "▶ mirror started: first run", "! mirror WARNING: retrying blob",
+	for _, want := range []string{"↷ preflight done earlier (journaled)", "▶ mirror started: first run", "! mirror WARNING: retrying blob",
 		"✓ mirror succeeded in", "75% [========>   ]  150 B / 200 B  done 3/40  blobs 120/641", "50 steps done", "boot w1: node:w1/power-on", "✗ boot FAILED: w3: 401"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in %q", want, out)

@@ -138,24 +138,24 @@ func TestTTYScreenOnAPseudoTerminal(t *testing.T) {
 		events []pipeline.Event
 		want   string
 	}{
-		{"preflight skipped, mirror starts", []pipeline.Event{
+		{"preflight done earlier, mirror starts", []pipeline.Event{
 			{Kind: pipeline.StageSkipped, Stage: "preflight", Message: "finished with the same inputs", Time: at(0)},
 			{Kind: pipeline.StageStarted, Stage: "mirror", Message: "first run", Time: at(0)},
 			{Kind: pipeline.Progress, Stage: "mirror", Current: 0, Total: 1000 << 20, Unit: "bytes", Parts: 0, PartsTotal: 600, PartsUnit: "blobs", DoneTotal: 40, Time: at(0)},
 			// the largest blobs first: 80% of the bytes in 10 s, but 100 of 600 blobs
 			{Kind: pipeline.Progress, Stage: "mirror", Current: 800 << 20, Total: 1000 << 20, Unit: "bytes", Parts: 100, PartsTotal: 600, PartsUnit: "blobs", Done: 2, DoneTotal: 40, Time: at(10)},
-		}, `↷ preflight skipped: finished with the same inputs
+		}, `↷ preflight done earlier (journaled): finished with the same inputs
 ▶ mirror started: first run
 mirror    80% [========>   ]  800.0 MiB / 1000.0 MiB  done 2/40  blobs 100/600  80.0 MiB/s  ETA 50s  [10s]`},
 		{"a log line goes above the live line", []pipeline.Event{
 			{Kind: pipeline.Warning, Stage: "mirror", Message: "retrying blob sha256:ab", Time: at(11)},
-		}, `↷ preflight skipped: finished with the same inputs
+		}, `↷ preflight done earlier (journaled): finished with the same inputs
 ▶ mirror started: first run
 ! mirror WARNING: retrying blob sha256:ab
 mirror    80% [========>   ]  800.0 MiB / 1000.0 MiB  done 2/40  blobs 100/600  80.0 MiB/s  ETA 50s  [11s]`},
 		{"mirror ends: one final line, no live line left", []pipeline.Event{
 			{Kind: pipeline.StageSucceeded, Stage: "mirror", Time: at(60)},
-		}, `↷ preflight skipped: finished with the same inputs
+		}, `↷ preflight done earlier (journaled): finished with the same inputs
 ▶ mirror started: first run
 ! mirror WARNING: retrying blob sha256:ab
 ✓ mirror succeeded in 1m0s`},
@@ -164,7 +164,7 @@ mirror    80% [========>   ]  800.0 MiB / 1000.0 MiB  done 2/40  blobs 100/600  
 			{Kind: pipeline.Progress, Stage: "boot", Current: 2, Total: 5, Unit: "nodes", Time: at(70)},
 			{Kind: pipeline.StageStarted, Stage: "install", Time: at(71)},
 			{Kind: pipeline.Info, Stage: "install", Message: `level=info msg="Still waiting for the cluster"`, Time: at(80)},
-		}, `↷ preflight skipped: finished with the same inputs
+		}, `↷ preflight done earlier (journaled): finished with the same inputs
 ▶ mirror started: first run
 ! mirror WARNING: retrying blob sha256:ab
 ✓ mirror succeeded in 1m0s
@@ -175,7 +175,7 @@ boot      40% [===>        ]  2/5 nodes  [19s]
 install   level=info msg="Still waiting for the cluster"  [9s]`},
 		{"boot ends while install goes on", []pipeline.Event{
 			{Kind: pipeline.StageSucceeded, Stage: "boot", Time: at(90)},
-		}, `↷ preflight skipped: finished with the same inputs
+		}, `↷ preflight done earlier (journaled): finished with the same inputs
 ▶ mirror started: first run
 ! mirror WARNING: retrying blob sha256:ab
 ✓ mirror succeeded in 1m0s
@@ -187,7 +187,7 @@ install   level=info msg="Still waiting for the cluster"  [19s]`},
 		{"the install phase bar: the installer's phase and the nodes' states", []pipeline.Event{
 			{Kind: pipeline.Progress, Stage: "install", Step: "installing", Current: 3, Total: 6, Unit: pipeline.UnitPhases,
 				Done: 1, DoneTotal: 3, Message: "1 Done · 1 Rebooting (gpu-1) · 1 Writing image to disk (gpu-0)", Time: at(100)},
-		}, `↷ preflight skipped: finished with the same inputs
+		}, `↷ preflight done earlier (journaled): finished with the same inputs
 ▶ mirror started: first run
 ! mirror WARNING: retrying blob sha256:ab
 ✓ mirror succeeded in 1m0s
@@ -199,7 +199,7 @@ install   phase 3/6 installing  nodes 1/3 done  1 Done · 1 Rebooting (gpu-1) ·
 		{"more nodes than the width: the line is cut, the elapsed time stays", []pipeline.Event{
 			{Kind: pipeline.Progress, Stage: "install", Step: "finalizing", Current: 4, Total: 6, Unit: pipeline.UnitPhases,
 				Done: 5, DoneTotal: 8, Message: "5 Done · 3 Rebooting (gpu-5, gpu-6, gpu-7)", Time: at(200)},
-		}, `↷ preflight skipped: finished with the same inputs
+		}, `↷ preflight done earlier (journaled): finished with the same inputs
 ▶ mirror started: first run
 ! mirror WARNING: retrying blob sha256:ab
 ✓ mirror succeeded in 1m0s
@@ -211,7 +211,7 @@ install   phase 4/6 finalizing  nodes 5/8 done  5 Done · 3 Rebooting (gpu-5, gp
 		{"install ends: its final line, the region gone", []pipeline.Event{
 			{Kind: pipeline.Progress, Stage: "install", Step: "cluster is healthy", Current: 6, Total: 6, Unit: pipeline.UnitPhases,
 				Done: 8, DoneTotal: 8, Message: "8 Done · and a message long enough to be cut at the edge of a terminal of a hundred and twenty columns, or so", Time: at(300)},
-		}, `↷ preflight skipped: finished with the same inputs
+		}, `↷ preflight done earlier (journaled): finished with the same inputs
 ▶ mirror started: first run
 ! mirror WARNING: retrying blob sha256:ab
 ✓ mirror succeeded in 1m0s
@@ -222,7 +222,7 @@ install   phase 4/6 finalizing  nodes 5/8 done  5 Done · 3 Rebooting (gpu-5, gp
 install   phase 6/6 cluster is healthy  nodes 8/8 done  8 Done · and a message long enough to be cut at the e…  [3m49s]`},
 		{"install succeeds", []pipeline.Event{
 			{Kind: pipeline.StageSucceeded, Stage: "install", Time: at(301)},
-		}, `↷ preflight skipped: finished with the same inputs
+		}, `↷ preflight done earlier (journaled): finished with the same inputs
 ▶ mirror started: first run
 ! mirror WARNING: retrying blob sha256:ab
 ✓ mirror succeeded in 1m0s

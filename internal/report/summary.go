@@ -119,7 +119,7 @@ func verdict(stages []pipeline.StageStatus) string {
 			return "incomplete: " + st.Name + " is " + string(st.State)
 		}
 	}
-	return "complete: every stage succeeded"
+	return "complete: every stage succeeded (as journaled)"
 }
 
 // Field is one readable key and value of a step's or a BMC action's recorded data.
