@@ -170,17 +170,25 @@ func TestCompletionCoversFlagValues(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		want []string
+		not  []string // values the command does not have
 	}{
-		{[]string{"status", "-o", ""}, []string{"text", "json"}},
-		{[]string{"run", "--from", ""}, []string{"preflight", "handoff"}},
-		{[]string{"replay", "boot", "-f", site, "--node", ""}, []string{"cp-0\tmaster", "gpu-0\tworker"}},
-		{[]string{"init", "--profile", ""}, []string{"lab", "dell-xe7740-h200"}},
-		{[]string{"report", "--format", ""}, []string{"md", "json", "html"}},
+		{[]string{"status", "-o", ""}, []string{"text", "json"}, []string{"md", "html"}},
+		{[]string{"report", "-o", ""}, []string{"md", "json", "html"}, []string{"text"}},
+		{[]string{"run", "--log-level", ""}, []string{"error", "warn", "info", "debug"}, nil},
+		{[]string{"run", "--from", ""}, []string{"preflight", "handoff"}, nil},
+		{[]string{"replay", "boot", "-f", site, "--node", ""}, []string{"cp-0\tmaster", "gpu-0\tworker"}, nil},
+		{[]string{"init", "--profile", ""}, []string{"lab", "dell-xe7740-h200"}, nil},
+		{[]string{"report", "--format", ""}, []string{"md", "json", "html"}, []string{"text"}},
 	} {
 		_, out, errs := run(t, append([]string{"__complete"}, tc.args...)...)
 		for _, w := range tc.want {
 			if !strings.Contains(out, w+"\n") {
 				t.Errorf("completing %v: %q missing from\n%s%s", tc.args, w, out, errs)
+			}
+		}
+		for _, w := range tc.not {
+			if strings.Contains(out, w+"\n") {
+				t.Errorf("completing %v offers %q, which the command does not have:\n%s", tc.args, w, out)
 			}
 		}
 	}

@@ -51,6 +51,10 @@ func domainExitCode(err error) (int, bool) {
 	if errors.As(err, &pf) {
 		return exitPreflight, true
 	}
+	var ie inputError
+	if errors.As(err, &ie) {
+		return exitInvalid, true
+	}
 	var ue usageError
 	if errors.As(err, &ue) {
 		return exitFailure, true

@@ -7,6 +7,9 @@ import (
 	"github.com/bootstrap-dev/bootstrap/profiles"
 )
 
+// reportFormats are the formats report writes (-o, --format).
+func reportFormats() []string { return []string{"md", "json", "html"} }
+
 // addCompletions registers the values shell completion offers for flags across the tree: -o,
 // -f (YAML files), --dir (directories), the stage flags, --node (the nodes of the profile given
 // with -f), init's --profile and report's --format.
@@ -37,7 +40,13 @@ func addCompletions(root *cobra.Command, g *globals) {
 		}
 		return names, cobra.ShellCompDirectiveNoFileComp
 	}
-	_ = root.RegisterFlagCompletionFunc("output", fixed("text", "json"))
+	// -o: report has its own formats (md, json, html); every other command text or json.
+	_ = root.RegisterFlagCompletionFunc("output", func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if cmd.Name() == "report" {
+			return reportFormats(), cobra.ShellCompDirectiveNoFileComp
+		}
+		return []string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp
+	})
 	_ = root.RegisterFlagCompletionFunc("file", yaml)
 	_ = root.RegisterFlagCompletionFunc("dir", dirs)
 	var walk func(*cobra.Command)
@@ -56,7 +65,7 @@ func addCompletions(root *cobra.Command, g *globals) {
 		case "replay":
 			reg("node", nodes)
 		case "report":
-			reg("format", fixed("md", "json", "html"))
+			reg("format", fixed(reportFormats()...))
 		}
 		for _, sub := range c.Commands() {
 			walk(sub)

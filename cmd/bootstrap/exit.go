@@ -23,6 +23,32 @@ const (
 	exitInterrupted = 130
 )
 
+// exitRow is one row of the exit-code table: the README's table is exitTable, kept equal by a
+// test that also drives a command to each code.
+type exitRow struct {
+	Code    int
+	Meaning string
+	When    string // which commands, on what
+}
+
+// exitTable is every exit code any command returns.
+func exitTable() []exitRow {
+	return []exitRow{
+		{exitOK, "ok", "every command that did what it was asked; `serve` stopped by Ctrl-C or SIGTERM (its normal end)"},
+		{exitFailure, "failure", "a stage failed (run, replay, iso), a command's own work failed (mirror, gather without a tarball); " +
+			"a usage error: an unknown flag, stage, node, output format or log level, no `-f` where one is needed"},
+		{exitPreflight, "preflight failed", "`preflight` with a FAIL; `run` whose preflight stage found a FAIL blocking the stages selected"},
+		{exitInvalid, "invalid input", "every command given `-f` (validate, plan, run, replay, status, report, iso, serve, gather, " +
+			"preflight) on a profile that is missing, unreadable or invalid; `mirror -c` on an invalid ImageSetConfiguration"},
+		{exitLocked, "work dir locked", "run or replay while another run holds the work dir (the message names its host, pid and command)"},
+		{exitPartial, "partial", "`gather` wrote its tarball but some sources failed (its index.txt lists them)"},
+		{exitIntegrity, "journal integrity failure", "status, report and run on a journal edited, truncated (rolled back) or " +
+			"extended outside bootstrap"},
+		{exitInterrupted, "interrupted", "Ctrl-C or SIGTERM during run, replay or iso (the journal keeps every finished step; " +
+			"run again to continue); any other command killed by SIGINT gets 130 from the shell as well"},
+	}
+}
+
 // integrityError is a journal integrity failure already shown (status, report).
 type integrityError struct{ error }
 
@@ -36,6 +62,12 @@ func isIntegrity(err error) bool {
 	var ie integrityError
 	return errors.As(err, &ce) || errors.As(err, &te) || errors.As(err, &ie)
 }
+
+// inputError is input that cannot be used: a site profile that is not there or cannot be read
+// (exit 3, as an invalid one).
+type inputError struct{ error }
+
+func (e inputError) Unwrap() error { return e.error }
 
 // usageError is a mistake in the command line itself.
 type usageError struct{ error }

@@ -45,7 +45,9 @@ index.txt), 1 no tarball.`,
 			}
 			s, _, err := site.LoadValidated(file)
 			addSiteSecrets(g.scrub, s)
-			if err != nil {
+			if err != nil && !site.IsInvalid(err) {
+				return inputError{err} // not there, unreadable (exit 3, as an invalid one)
+			} else if err != nil {
 				return err
 			}
 			if dir == "" {

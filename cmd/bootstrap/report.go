@@ -24,7 +24,7 @@ run and every attempt of every stage (failed, killed and resumed ones too) with 
 result, each step's recorded data, preflight results, the images mirrored with their digests, the
 BMC actions per node attributed to the attempt that did them, the manifests applied and the files
 generated with their SHA-256, tool and peer versions, and whether the journal's hash chain
-verifies. Exit 1 when it does not. The HTML is one self-contained file (no scripts, no fetches).
+verifies. Exit 6 when it does not. The HTML is one self-contained file (no scripts, no fetches).
 
 -o picks the format (md by default; --format is the same flag's older name). With -o json the
 report is the data of the one result line, as every command's -o json output ends; with --out
@@ -47,9 +47,10 @@ the file holds the report and the result line says where it is.`,
 			name := ""
 			var s *site.Site
 			if g.file != "" {
-				if s, err = g.loadSite(); err == nil {
-					name = s.Metadata.Name
+				if s, err = g.loadSite(); err != nil {
+					return err // -f names the work dir: a wrong profile would report another site's
 				}
+				name = s.Metadata.Name
 			}
 			// With the profile the summary names each node's role, MACs and root disk.
 			rep, err := report.Build(&pipeline.Runner{Stages: stages.All(), WorkDir: dir, Site: s}, name)

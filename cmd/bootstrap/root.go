@@ -30,6 +30,9 @@ type globals struct {
 
 	acceptTail bool // run/replay --accept-journal-tail
 
+	logLevel  string // --log-level
+	verbosity int    // -v N, as oc's
+
 	// pipeline is the stages run and replay drive, sharing the session's ISO server (nil: the
 	// real ones, stages.WithISOServer; tests drive the console with stages of their own).
 	pipeline func(*stages.ISOServer) []pipeline.Stage
@@ -86,10 +89,13 @@ func newRoot(stdout, stderr io.Writer) (*cobra.Command, *globals) {
 GitOps-managed OpenShift cluster on an air-gapped site. Every step is recorded in an append-only,
 hash-chained journal (.bootstrap/journal.jsonl); any run can be stopped anywhere and continued.
 
-Exit codes: 0 ok, 1 failure, 2 preflight failed, 3 invalid profile, 4 journal locked by another run,
+Exit codes: 0 ok, 1 failure (also a usage error), 2 preflight failed, 3 invalid input (a profile
+missing, unreadable or invalid; an invalid ImageSetConfiguration), 4 journal locked by another run,
 5 gather wrote its tarball but some sources failed (listed in its index), 6 journal integrity
 failure (an entry edited or removed, or the journal truncated, rolled back or extended outside
-bootstrap: run refuses it, status and report show it).`,
+bootstrap: run refuses it, status and report show it), 130 interrupted (Ctrl-C, SIGTERM).
+
+-v N is log verbosity as oc's (4 or more: debug), the same as --log-level; --version prints the version.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
@@ -100,6 +106,9 @@ bootstrap: run refuses it, status and report show it).`,
 			// a command given an auth file (mirror --authfile) has its credentials scrubbed too
 			if f := cmd.Flags().Lookup("authfile"); f != nil && f.Value.String() != "" {
 				authFileSecrets(g.scrub, f.Value.String())
+			}
+			if _, err := g.level(cmd); err != nil {
+				return err
 			}
 			return g.check(cmd)
 		},
@@ -113,7 +122,16 @@ bootstrap: run refuses it, status and report show it).`,
 	pf.StringVarP(&g.file, "file", "f", "", "site profile (site.yaml)")
 	pf.StringVar(&g.dir, "dir", "", "work dir (default: .bootstrap/ beside the site file)")
 	pf.StringVarP(&g.output, "output", "o", "text", "output format: text or json")
+	addVerbosityFlags(root, g)
 
+	// -v without a number: say what it is now, and where the version went.
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		if strings.Contains(err.Error(), "'v' in -v") {
+			err = fmt.Errorf("%w: -v N is log verbosity, as oc's (%d or more: debug); the version is --version or `bootstrap version`",
+				err, debugVerbosity)
+		}
+		return usageError{err}
+	})
 	root.AddCommand(newVersionCmd(g))
 	addCommands(root, g)
 	addCompletions(root, g)

@@ -26,8 +26,11 @@ func (g *globals) loadSite() (*site.Site, error) {
 	if err != nil {
 		if p, ok := site.AsProblems(err); ok {
 			ps = p
-		} else {
+		} else if site.IsInvalid(err) {
 			return nil, err
+		} else { // not there, unreadable: input that cannot be used (exit 3), not a failure
+			return nil, inputError{fmt.Errorf("%w\nremedy: check the path given with -f, or write a profile with "+
+				"`bootstrap init --profile lab`", err)}
 		}
 	}
 	switch {
@@ -95,8 +98,21 @@ func (g *globals) newSession(s *site.Site, command string) (*session, error) {
 	}
 	addSiteSecrets(g.scrub, s)
 	red := redactor{g.scrub}
-	log := slog.New(slog.NewTextHandler(red.Writer(lf), &slog.HandlerOptions{Level: slog.LevelDebug}))
-	sink := r.Handle
+	level, err := g.level(g.cmd)
+	if err != nil {
+		_ = lf.Close()
+		return nil, err
+	}
+	var logTo slog.Handler = slog.NewTextHandler(red.Writer(lf), &slog.HandlerOptions{Level: slog.LevelDebug})
+	if level <= slog.LevelDebug && !g.json() { // --log-level debug: the debug log on stderr too
+		logTo = slog.NewMultiHandler(logTo, slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	log := slog.New(logTo)
+	sink := func(e pipeline.Event) {
+		if g.json() || shown(e, level) { // -o json: every event, for scripts
+			r.Handle(e)
+		}
+	}
 	iso := &stages.ISOServer{}
 	return &session{
 		iso: iso,

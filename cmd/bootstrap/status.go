@@ -20,6 +20,15 @@ func newStatusCmd(g *globals) *cobra.Command {
 		Short: "Show the journal folded: stages, steps, nodes, timings, last error and its remedy",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// -f names the work dir beside it: a profile that is not there or not valid would show
+			// some other (likely empty) work dir as if it were this site's. --dir needs no profile.
+			var s *site.Site
+			if g.file != "" {
+				var err error
+				if s, err = g.loadSite(); err != nil {
+					return err
+				}
+			}
 			dir, err := g.workDir()
 			if err != nil {
 				return err
@@ -28,10 +37,6 @@ func newStatusCmd(g *globals) *cobra.Command {
 			st, err := r.Status()
 			if err != nil {
 				return err
-			}
-			var s *site.Site
-			if g.file != "" {
-				s, _ = site.Load(g.file) // only for the console's domain; status needs no valid profile
 			}
 			access := accessOf(dir, s, st)
 			if g.json() {

@@ -35,7 +35,7 @@ Exit code 3 when the profile is invalid; warnings alone do not fail.`,
 			if err != nil && ps == nil {
 				var ok bool
 				if ps, ok = site.AsProblems(err); !ok {
-					return err // unreadable file: a plain failure, not an invalid profile
+					return inputError{err} // not there, unreadable: input that cannot be used (exit 3)
 				}
 			}
 			if err := printProblems(cmd, file, ps); err != nil {
