@@ -33,6 +33,7 @@ func newPreflightCmd(d preflightDeps) *cobra.Command {
 		offset  time.Duration
 		timeout time.Duration
 		ports   []int
+		w       window
 	)
 	cmd := &cobra.Command{
 		Use:   "preflight",
@@ -43,7 +44,9 @@ cluster.dnsServers when set), that the VIPs are not already taken, that every NT
 and the local clock agrees with it, and that every file the profile names exists and parses.
 
 Once the journal records a successful install, the VIPs belong to the cluster and are not
-probed. Exit code 2 when any check fails; warnings do not fail.`,
+probed. Each check names the stages that need it (NEEDED BY); with --from, --until or --only only
+the failures of checks those stages need count (the others are shown as not blocking), as in
+` + "`bootstrap run`" + ` with the same flags. Exit code 2 when a check that counts fails; warnings do not fail.`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true, // a failed check is not a usage error
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -67,7 +70,10 @@ probed. Exit code 2 when any check fails; warnings do not fail.`,
 			if err != nil {
 				return err
 			}
-			rep := preflight.Runner{Timeout: timeout}.Run(cmd.Context(), checks)
+			if _, err := w.options(); err != nil {
+				return err
+			}
+			rep := preflight.Runner{Timeout: timeout}.Run(cmd.Context(), checks).Scoped(checkScope(w.names(stageList())))
 			out := cmd.OutOrStdout()
 			if asJSON || (d.JSON != nil && d.JSON(cmd)) {
 				// One "check" line per check, then the result with the summary.
@@ -90,7 +96,13 @@ probed. Exit code 2 when any check fails; warnings do not fail.`,
 			if err := cmd.Context().Err(); err != nil { // interrupted: not a verdict on the site
 				return fmt.Errorf("preflight: %w", err)
 			}
-			return rep.Err()
+			if err := rep.Err(); err != nil {
+				if n := narrower(flagValue(cmd, "file"), err, w.from == "" && w.only == ""); n != "" {
+					return fmt.Errorf("%w\nremedy: %s", err, n)
+				}
+				return err
+			}
+			return nil
 		},
 	}
 	f := cmd.Flags()
@@ -99,6 +111,7 @@ probed. Exit code 2 when any check fails; warnings do not fail.`,
 	f.DurationVar(&offset, "max-clock-offset", preflight.DefaultMaxClockOffset, "tolerated offset between the local clock and each NTP source")
 	f.DurationVar(&timeout, "timeout", preflight.DefaultTimeout, "time limit of each check")
 	f.IntSliceVar(&ports, "vip-ports", preflight.DefaultVIPPorts(), "TCP ports probed on each VIP to see whether something already holds it")
+	addWindowFlags(cmd, &w, "the checks are for")
 	return cmd
 }
 

@@ -36,17 +36,20 @@ type globals struct {
 	// pipeline is the stages run and replay drive, sharing the session's ISO server (nil: the
 	// real ones, stages.WithISOServer; tests drive the console with stages of their own).
 	pipeline func(*stages.ISOServer) []pipeline.Stage
+	// scope is the stages run selects (nil: every stage), handed to the preflight stage.
+	scope     []string
+	fromStart bool // run's window begins with the first stage
 }
 
 // stageList is the pipeline's stages.
 func (g *globals) stageList(iso *stages.ISOServer) []pipeline.Stage {
 	if g.pipeline != nil {
-		return g.pipeline(iso)
+		return withScope(g.pipeline(iso), g.scope)
 	}
 	if iso == nil {
-		return stages.All()
+		return withScope(stages.All(), g.scope)
 	}
-	return stages.WithISOServer(iso)
+	return withScope(stages.WithISOServer(iso), g.scope)
 }
 
 // workDir is --dir, or .bootstrap/ beside the site file, or ./.bootstrap.

@@ -16,9 +16,9 @@ import (
 )
 
 func newRunCmd(g *globals) *cobra.Command {
-	var opts pipeline.RunOptions
+	var w window
 	cmd := &cobra.Command{
-		Use:   "run -f site.yaml [--from STAGE] [--until STAGE]",
+		Use:   "run -f site.yaml [--from STAGE] [--until STAGE] [--only STAGE]",
 		Short: "Run the whole pipeline, resuming from the journal",
 		Long: `Run every stage in order. Stages that already succeeded with the same inputs (and whose
 result still verifies) are skipped; a stage whose inputs changed runs again and marks every later
@@ -28,16 +28,21 @@ Stages:
 ` + stageHelp(),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts, err := w.options()
+			if err != nil {
+				return err
+			}
+			// preflight blocks only on the checks the selected stages need
+			g.scope = w.names(stageList())
+			g.fromStart = opts.From == "" || opts.From == stages.NamePreflight
 			check := func(r *pipeline.Runner) error { return r.CheckRun(opts) }
 			return g.withRunner(cmd, "run", check, func(ctx context.Context, r *pipeline.Runner) error {
 				return r.Run(ctx, opts)
 			})
 		},
 	}
-	cmd.Flags().StringVar(&opts.From, "from", "", "first stage to run ("+stageNames()+")")
-	cmd.Flags().StringVar(&opts.Until, "until", "", "last stage to run")
+	addWindowFlags(cmd, &w, "to run")
 	acceptTailFlag(cmd, g)
-	completeStages(cmd, "from", "until")
 	return cmd
 }
 
@@ -137,6 +142,9 @@ func (g *globals) withRunner(cmd *cobra.Command, command string, check func(*pip
 		return tailRemedy(err)
 	}
 	var se *pipeline.StageError
+	if n := narrower(g.file, err, g.fromStart); n != "" && errors.As(err, &se) && !g.json() {
+		return fmt.Errorf("%w\nremedy: %s; or fix what each failed check reports and run again", err, n)
+	}
 	if errors.As(err, &se) && errors.Is(err, context.Canceled) && !g.json() {
 		// exit 130; the stage's own text is "interrupted: context canceled" twice over
 		again := "bootstrap run"

@@ -66,9 +66,20 @@ func testPipeline(w *world) func(*stages.ISOServer) []pipeline.Stage {
 // started (Ctrl-C).
 func runWith(t *testing.T, w *world, cancel bool, args ...string) (int, string, string) {
 	t.Helper()
+	return runPipeline(t, testPipeline(w), w, cancel, args...)
+}
+
+// runWithPipeline runs the CLI on the stages pipe returns.
+func runWithPipeline(t *testing.T, pipe func(*stages.ISOServer) []pipeline.Stage, args ...string) (int, string, string) {
+	t.Helper()
+	return runPipeline(t, pipe, &world{}, false, args...)
+}
+
+func runPipeline(t *testing.T, pipe func(*stages.ISOServer) []pipeline.Stage, w *world, cancel bool, args ...string) (int, string, string) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	root, g := newRoot(&out, &errb)
-	g.pipeline = testPipeline(w)
+	g.pipeline = pipe
 	root.SetArgs(args)
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()

@@ -34,6 +34,10 @@ type Runner struct {
 type CheckResult struct {
 	Name     string   `json:"name"`
 	Category Category `json:"category"`
+	// NeededBy is the stages that need it (NeededBy; empty: every stage). Blocking says whether
+	// it failed and one of them runs (Report.Scoped).
+	NeededBy []string `json:"neededBy,omitempty"`
+	Blocking bool     `json:"blocking,omitempty"`
 	Result
 	// DurationMS is Duration in milliseconds, for JSON readers.
 	DurationMS int64 `json:"durationMs"`
@@ -43,7 +47,9 @@ type CheckResult struct {
 type Summary struct {
 	Pass int `json:"pass"`
 	Warn int `json:"warn"`
-	Fail int `json:"fail"`
+	Fail int `json:"fail"` // failures that block the stages selected
+	// NotBlocking counts failures none of whose stages is selected.
+	NotBlocking int `json:"failNotBlocking,omitempty"`
 }
 
 // Report is the outcome of a preflight run. Results are ordered by category (jumphost, files,
@@ -52,13 +58,15 @@ type Summary struct {
 type Report struct {
 	Checks  []CheckResult `json:"checks"`
 	Summary Summary       `json:"summary"`
+	// Scope is the stages selected (Scoped; nil: every stage).
+	Scope []string `json:"scope,omitempty"`
 }
 
-// Failed lists the names of failed checks.
+// Failed lists the names of the failed checks that block the stages selected.
 func (r Report) Failed() []string {
 	var out []string
 	for _, c := range r.Checks {
-		if c.Status == Fail {
+		if c.Blocking {
 			out = append(out, c.Name)
 		}
 	}
@@ -68,7 +76,8 @@ func (r Report) Failed() []string {
 // Err returns a *FailedError when any check failed, else nil.
 func (r Report) Err() error {
 	if f := r.Failed(); len(f) > 0 {
-		return &FailedError{Checks: f}
+		ok, blocked := r.proceed()
+		return &FailedError{Checks: f, Blocked: blocked, Proceed: ok}
 	}
 	return nil
 }
@@ -77,11 +86,18 @@ func (r Report) Err() error {
 // code 2; branch on it with errors.As.
 type FailedError struct {
 	Checks []string // names of the failed checks, in report order
+	// Blocked is the selected stages the failures block; Proceed the longest run of the selected
+	// stages, from the first, that they do not block (empty: none).
+	Blocked, Proceed []string
 }
 
 // Error names the failed checks.
 func (e *FailedError) Error() string {
-	return fmt.Sprintf("preflight: %d check(s) failed: %s", len(e.Checks), strings.Join(e.Checks, ", "))
+	msg := fmt.Sprintf("preflight: %d check(s) failed: %s", len(e.Checks), strings.Join(e.Checks, ", "))
+	if len(e.Blocked) > 0 {
+		msg += " (needed by " + strings.Join(e.Blocked, ", ") + ")"
+	}
+	return msg
 }
 
 // Remedy is what to do about a failed preflight as a whole (each check has its own remedy).
@@ -126,18 +142,7 @@ func (r Runner) Run(ctx context.Context, checks []Check) Report {
 		return categoryRank(results[a].Category) < categoryRank(results[b].Category)
 	})
 	results = collapseNotChecked(results)
-	rep := Report{Checks: results}
-	for _, c := range results {
-		switch c.Status {
-		case Pass:
-			rep.Summary.Pass++
-		case Warn:
-			rep.Summary.Warn++
-		default:
-			rep.Summary.Fail++
-		}
-	}
-	return rep
+	return Report{Checks: results}.Scoped(nil)
 }
 
 // runOne runs a check under its own deadline, turning a panic or an overrun into a Fail.
@@ -158,7 +163,7 @@ func runOne(ctx context.Context, c Check, timeout time.Duration) CheckResult {
 }
 
 func runCheck(ctx context.Context, c Check, timeout time.Duration) CheckResult {
-	out := CheckResult{Name: c.Name(), Category: c.Category()}
+	out := CheckResult{Name: c.Name(), Category: c.Category(), NeededBy: NeededBy(c.Name(), c.Category())}
 	start := time.Now()
 	if tc, ok := c.(TimeoutCheck); ok && tc.Timeout() > 0 {
 		timeout = tc.Timeout()

@@ -34,6 +34,10 @@ type Preflight struct {
 	// TLS and credentials as the mirror stage builds them, the ISO URL the iso stage
 	// published). Each returns its checks for env; the runner orders them by category.
 	More []func(env *pipeline.Env) []preflight.Check
+	// Scope is the stages this run will run (nil: every stage). A failed check none of whose
+	// stages is among them is shown as not blocking and does not fail the stage
+	// (preflight.Report.Scoped): a BMC that does not answer does not stop `run --until mirror`.
+	Scope []string
 }
 
 // PreflightOutput is the journaled output of the preflight stage. It holds only what the profile
@@ -169,7 +173,7 @@ func (p Preflight) check(ctx context.Context, env *pipeline.Env) (preflight.Repo
 				Current: done.Add(1), Total: total, Unit: "checks"})
 		}
 	}
-	rep := r.Run(ctx, checks)
+	rep := r.Run(ctx, checks).Scoped(p.Scope)
 	tableEvents(env.Events, rep)
 	return rep, nil
 }
@@ -193,15 +197,20 @@ func tableEvents(sink pipeline.Sink, rep preflight.Report) {
 			kind = pipeline.Warning
 		case preflight.Fail:
 			kind = pipeline.Failure
+			if !c.Blocking { // shown, and said not to block
+				kind = pipeline.Warning
+			}
 		}
 		msg := fmt.Sprintf("%-*s  %-*s  %s", wc, c.Category, wn, c.Name, strings.ReplaceAll(strings.TrimSpace(c.Message), "\n", "; "))
 		if c.Remedy != "" && c.Status != preflight.Pass {
 			msg += " → " + c.Remedy
 		}
-		sink(pipeline.Event{Time: now, Kind: kind, Stage: NamePreflight, Step: c.Name, Status: c.Status.String(), Message: msg})
+		if c.Status == preflight.Fail && !c.Blocking {
+			msg += " (needed by " + strings.Join(c.NeededBy, ", ") + " only, which this run does not run)"
+		}
+		sink(pipeline.Event{Time: now, Kind: kind, Stage: NamePreflight, Step: c.Name, Status: c.Verdict(), Message: msg})
 	}
-	sink(pipeline.Event{Time: now, Kind: pipeline.Info, Stage: NamePreflight,
-		Message: fmt.Sprintf("%d passed, %d warning(s), %d failed", rep.Summary.Pass, rep.Summary.Warn, rep.Summary.Fail)})
+	sink(pipeline.Event{Time: now, Kind: pipeline.Info, Stage: NamePreflight, Message: rep.Summary.String()})
 }
 
 // writeReport writes the report to the work dir atomically, for operators and `bootstrap report`,
