@@ -43,7 +43,7 @@ index.txt), 1 no tarball.`,
 			if file == "" {
 				return fmt.Errorf("no site profile: pass -f site.yaml")
 			}
-			s, _, err := site.LoadValidated(file)
+			s, _, err := site.LoadValidated(file, site.RefusePlaceholders())
 			addSiteSecrets(g.scrub, s)
 			if err != nil && !site.IsInvalid(err) {
 				return inputError{err} // not there, unreadable (exit 3, as an invalid one)

@@ -21,7 +21,7 @@ func (g *globals) loadSite() (*site.Site, error) {
 	if err := g.needFile(); err != nil {
 		return nil, err
 	}
-	s, ps, err := site.LoadValidated(g.file)
+	s, ps, err := site.LoadValidated(g.file, site.RefusePlaceholders())
 	addSiteSecrets(g.scrub, s)
 	if err != nil {
 		if p, ok := site.AsProblems(err); ok {

@@ -26,7 +26,7 @@ Exit code 3 when the profile is invalid; warnings alone do not fail.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			file := profilePath(cmd, args)
-			var opts []site.Option
+			opts := []site.Option{site.RefusePlaceholders()}
 			if allowMissing {
 				opts = append(opts, site.MissingFilesAsWarnings())
 			}

@@ -63,7 +63,7 @@ func LoadValidated(path string, opts ...Option) (*Site, Problems, error) {
 		return nil, nil, err
 	}
 	// Every problem at once: the decode's unknown fields and duplicate keys with the rest.
-	ps := append(decoded, s.Validate(opts...)...).merged()
+	ps := append(decoded, s.Validate(opts...)...).merged().folded()
 	if err := ps.Err(); err != nil {
 		return s, ps, err
 	}

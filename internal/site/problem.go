@@ -46,6 +46,9 @@ type Problem struct {
 	// AlsoNamedBy lists the other fields with the very same problem (one missing CA file named
 	// by seven fields is one problem), "path (line N)" each, comma-separated.
 	AlsoNamedBy string `json:"alsoNamedBy,omitempty"`
+	// CausedBy is the field path of the error this one follows from (a node's misspelled role
+	// leaves the cluster without control plane): shown folded under it; fixing it clears this.
+	CausedBy string `json:"causedBy,omitempty"`
 }
 
 // String is the one-line form: "site.yaml:12:5: error: nodes[2].bmc.address: message (fix: remedy)".
@@ -191,7 +194,13 @@ func (ps Problems) Err() error {
 // This is the text `bootstrap validate` prints and the golden files hold.
 func (ps Problems) Format(w io.Writer) error {
 	var b strings.Builder
+	knock := 0
 	for _, p := range ps {
+		if p.CausedBy != "" {
+			knock++
+			fmt.Fprintf(&b, "    ↳ which also makes %s: %s: %s", p.Position.String(), p.Severity, p.Path+": "+p.Message+"\n")
+			continue
+		}
 		fmt.Fprintf(&b, "%s: %s: ", p.Position.String(), p.Severity)
 		if p.Path != "" {
 			b.WriteString(p.Path + ": ")
@@ -205,7 +214,11 @@ func (ps Problems) Format(w io.Writer) error {
 		}
 	}
 	errs, warns := ps.Count()
-	fmt.Fprintf(&b, "%s, %s\n", plural(errs, "error"), plural(warns, "warning"))
+	if knock > 0 {
+		fmt.Fprintf(&b, "%s (%d of them knock-on, cleared by fixing their cause), %s\n", plural(errs, "error"), knock, plural(warns, "warning"))
+	} else {
+		fmt.Fprintf(&b, "%s, %s\n", plural(errs, "error"), plural(warns, "warning"))
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -13,6 +13,7 @@ type Option func(*options)
 
 type options struct {
 	missingFilesAsWarnings bool
+	refusePlaceholders     bool
 	lookupEnv              func(string) (string, bool)
 }
 
@@ -66,7 +67,8 @@ func (s *Site) Validate(opts ...Option) Problems {
 	c.day1()
 	c.gitops()
 	c.files()
-	return c.probs.unique()
+	c.placeholders()
+	return c.probs.unique().folded()
 }
 
 // requiredHints are remedies for required fields that need more than "add it".

@@ -99,14 +99,18 @@ func (c *checker) topology() {
 	if !ok || minor >= 18 { // 4 and 5 control-plane nodes: OpenShift 4.18+ on x86_64
 		allowed, text = []int{1, 3, 4, 5}, "1, 3, 4 or 5"
 	}
+	count := c.err
+	if bad := c.badRole(); bad != "" { // a misspelled role took a node out of the count: fix that first
+		count = func(path, msg, remedy string) { c.errBecause(bad, path, msg, remedy) }
+	}
 	switch {
 	case masters == 0:
-		c.err("nodes", "no node has role master", "give 3 nodes `role: master` (or 1 for single-node OpenShift)")
+		count("nodes", "no node has role master", "give 3 nodes `role: master` (or 1 for single-node OpenShift)")
 	case masters == 2:
-		c.err("nodes", "2 control-plane nodes is not an installable topology (it needs an arbiter or fencing, not supported here)",
+		count("nodes", "2 control-plane nodes is not an installable topology (it needs an arbiter or fencing, not supported here)",
 			"use 3 control-plane nodes, or 1 for single-node OpenShift")
 	case !slices.Contains(allowed, masters):
-		c.err("nodes", fmt.Sprintf("%d control-plane nodes: the agent installer for OpenShift %s accepts %s", masters, s.Cluster.Release.Version, text),
+		count("nodes", fmt.Sprintf("%d control-plane nodes: the agent installer for OpenShift %s accepts %s", masters, s.Cluster.Release.Version, text),
 			"change the number of nodes with role master (4 and 5 need OpenShift 4.18 or later)")
 	case masters > 3 && s.Cluster.Release.Architecture != "amd64":
 		c.err("nodes", fmt.Sprintf("%d control-plane nodes need x86_64 (amd64)", masters), "use 3 control-plane nodes on this architecture")
@@ -310,8 +314,12 @@ func (c *checker) rendezvous(machine []netip.Prefix) {
 	}
 	slices.Sort(masterIPs)
 	if o, ok := c.nodeIPs[a.String()]; ok {
+		report := c.err
+		if o.role != RoleWorker { // a misspelled role: the role is the error to fix
+			report = func(path, msg, remedy string) { c.errBecause(c.badRole(), path, msg, remedy) }
+		}
 		if o.role != RoleMaster {
-			c.err("cluster.rendezvousIP", fmt.Sprintf("%s is the address of %q, a %s; the rendezvous host must be a control-plane node", a, o.node, o.role),
+			report("cluster.rendezvousIP", fmt.Sprintf("%s is the address of %q, a %s; the rendezvous host must be a control-plane node", a, o.node, o.role),
 				"use the address of a node with role master")
 		}
 		return

@@ -47,7 +47,8 @@ func (c *checker) nodes() {
 			}
 		}
 		if n.Role != "" && n.Role != RoleMaster && n.Role != RoleWorker {
-			c.err(p+".role", fmt.Sprintf("role %q is not master or worker", n.Role), "use `role: master` (control plane) or `role: worker`")
+			c.err(p+".role", fmt.Sprintf("role %q is not master or worker%s", n.Role, didYouMean(n.Role, RoleMaster, RoleWorker)),
+				"use `role: master` (control plane) or `role: worker`")
 		}
 		c.bmc(p+".bmc", n.BMC, bmcs)
 		c.interfaces(p, n, macs)
@@ -84,7 +85,8 @@ func (c *checker) bmc(p string, b BMC, seen map[string]string) {
 		}
 	}
 	if b.Vendor != "" && b.Vendor != "dell" && b.Vendor != "generic" {
-		c.err(p+".vendor", fmt.Sprintf("vendor %q is not supported", b.Vendor), "use dell (iDRAC9) or generic (plain Redfish)")
+		c.err(p+".vendor", fmt.Sprintf("vendor %q is not supported%s", b.Vendor, didYouMean(b.Vendor, "dell", "generic")),
+			"use dell (iDRAC9) or generic (plain Redfish)")
 	}
 	c.secretRef(p+".password", b.Password)
 	if b.Insecure {
