@@ -2,7 +2,8 @@
 // profile that points bootstrap at them.
 //
 //	go run ./e2e/lab up [--dir D] [--ntp-offset 5m]   start, print the profile's path, run until Ctrl-C
-//	go run ./e2e/lab demo --bin bin/bootstrap [--dir D] [--ntp-offset 5m]  start, run, status, stop
+//	go run ./e2e/lab demo --bin bin/bootstrap [--dir D] [--ntp-offset 5m]  start, run, status, report;
+//	    on a terminal the lab then stays up until Ctrl-C, so what the demo printed works; else it stops
 package main
 
 import (
@@ -37,7 +38,9 @@ const usage = `usage: lab up [--dir D] [--ntp-offset DURATION]
 
 up    starts the lab's stand-ins on loopback, writes a site profile into the lab dir and stays
       up until interrupted (Ctrl-C or SIGTERM), then stops everything it started.
-demo  starts the lab, runs "PATH run -f <lab site>" and "PATH status -f <lab site>", then stops.
+demo  starts the lab, runs "PATH run -f <lab site>", "PATH status" and "PATH report"; on a terminal
+      the lab then stays up until Ctrl-C so what the demo printed works (the report, the registry,
+      the kubeconfig); without one (CI, a pipe) it stops and says the lab's addresses are gone.
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -69,7 +72,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		var code int
-		code, err = demo(ctx, *dir, *offset, *bin, stdout, stderr)
+		code, err = demo(ctx, *dir, *offset, *bin, stdout, stderr, interactive())
 		if err == nil {
 			return code
 		}
@@ -118,7 +121,9 @@ func up(ctx context.Context, dir string, offset time.Duration, stdout io.Writer)
 const demoUntil = ""
 
 // demo runs the pipeline against the lab; its exit code is the run's (status is shown either way).
-func demo(ctx context.Context, dir string, offset time.Duration, bin string, stdout, stderr io.Writer) (int, error) {
+// With keepUp the lab stays up after the report until ctx ends (Ctrl-C), so the addresses the
+// demo printed lead somewhere; without it the lab stops and the demo says they are gone.
+func demo(ctx context.Context, dir string, offset time.Duration, bin string, stdout, stderr io.Writer, keepUp bool) (int, error) {
 	l, err := start(ctx, dir, offset, stdout)
 	if err != nil {
 		return 1, err
@@ -130,17 +135,30 @@ func demo(ctx context.Context, dir string, offset time.Duration, bin string, std
 		args = append(args, "--until", demoUntil)
 	}
 	code := step(ctx, bin, stdout, stderr, args...)
+	report := ""
 	if ctx.Err() == nil {
 		step(ctx, bin, stdout, stderr, "status", "-f", l.SiteFile)
-		report := filepath.Join(l.Dir, "report.html")
-		if step(ctx, bin, stdout, stderr, "report", "-f", l.SiteFile, "--format", "html", "--out", report) == 0 {
-			fmt.Fprintf(stdout, "evidence report: %s\n", report)
+		if r := filepath.Join(l.Dir, "report.html"); step(ctx, bin, stdout, stderr, "report", "-f", l.SiteFile, "--format", "html", "--out", r) == 0 {
+			report = r
 		}
+	}
+	if keepUp && ctx.Err() == nil {
+		fmt.Fprint(stdout, stayingUp(l, report))
+		<-ctx.Done()
+		fmt.Fprintln(stdout, "lab: stopping")
 	}
 	if err := down(l); err != nil {
 		return 1, err
 	}
-	fmt.Fprintf(stdout, "lab stopped; its files stay in %s\n", l.Dir)
+	fmt.Fprintf(stdout, "lab stopped; its files stay in %s", l.Dir)
+	if report != "" {
+		fmt.Fprintf(stdout, " (the evidence report, a file: %s)", report)
+	}
+	fmt.Fprintln(stdout)
+	if !keepUp {
+		fmt.Fprintln(stdout, "The lab's services named above (registry, Git, BMCs, cluster API, kubeconfig) stopped with it; "+
+			"`make lab` starts a lab that stays up until Ctrl-C.")
+	}
 	return code, nil
 }
 

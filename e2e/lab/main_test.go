@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -54,7 +56,8 @@ exit 0
 		c.Close()
 		t.Errorf("%s still answers after the demo", dns)
 	}
-	if !strings.Contains(out.String(), "lab stopped") {
+	// Without a terminal the demo ends by itself and says the lab's addresses went with it.
+	if !strings.Contains(out.String(), "lab stopped") || !strings.Contains(out.String(), "stopped with it; `make lab` starts a lab that stays up") {
 		t.Errorf("stdout:\n%s", out.String())
 	}
 }
@@ -74,4 +77,92 @@ func untilFlag() string {
 		return ""
 	}
 	return "--until " + demoUntil
+}
+
+// syncBuffer is a buffer the demo writes from its goroutine while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// On a terminal the demo keeps what it shows: after the report the lab stays up (its DNS
+// answers, the report is there) until Ctrl-C, then stops.
+func TestDemoStaysUpUntilCtrlC(t *testing.T) {
+	dir := t.TempDir()
+	lab := filepath.Join(dir, "lab")
+	bin := filepath.Join(dir, "bootstrap")
+	// run and status succeed; report writes the file it is asked for (its last argument)
+	script := "#!/bin/sh\n[ \"$1\" = report ] && for a; do out=$a; done && echo '<html>' > \"$out\"\nexit 0\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, ctrlC := context.WithCancel(context.Background())
+	defer ctrlC()
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		code, err := demo(ctx, lab, 0, bin, &out, &errb, true)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- code
+	}()
+	deadline := time.Now().Add(10 * time.Minute) // the lab starts slowly on a busy machine
+	for !strings.Contains(out.String(), "Ctrl-C stops it") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the demo never said it stays up:\n%s\n%s", out.String(), errb.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	report := filepath.Join(lab, "report.html")
+	if !strings.Contains(out.String(), "evidence report  file://"+report) {
+		t.Errorf("the report's address is not shown:\n%s", out.String())
+	}
+	dns := ""
+	// every address the demo printed still answers: the DNS server's, for one
+	site, err := os.ReadFile(filepath.Join(lab, "site.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(site), "\n") {
+		if strings.Contains(l, ".53:") {
+			dns = strings.Trim(strings.TrimSpace(l), `",[]`)
+		}
+	}
+	time.Sleep(time.Second)
+	c, err := net.DialTimeout("tcp", dns, time.Second)
+	if err != nil {
+		t.Fatalf("the lab's DNS %s does not answer while the demo says the lab is up: %v", dns, err)
+	}
+	c.Close()
+	select {
+	case code := <-done:
+		t.Fatalf("the demo ended (exit %d) before Ctrl-C", code)
+	default:
+	}
+	ctrlC()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("exit %d after Ctrl-C, want the run's 0", code)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the demo did not stop after Ctrl-C")
+	}
+	if c, err := net.DialTimeout("tcp", dns, time.Second); err == nil {
+		c.Close()
+		t.Errorf("%s still answers after Ctrl-C", dns)
+	}
 }
