@@ -75,6 +75,7 @@ func Build(r *pipeline.Runner, siteName string) (*Report, error) {
 		History:   h,
 		Warnings:  st.Warnings,
 	}
+	countStepsOnce(rep.Stages, h)
 	rep.Files, err = hashFiles(r.WorkDir)
 	if err != nil {
 		return nil, err
@@ -177,8 +178,8 @@ func (r *Report) Markdown(w io.Writer) error {
 		if len(a.Steps) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "\n### %s attempt %d%s: %d steps\n\n| seq | run | time | step | data |\n|---|---|---|---|---|\n",
-			a.Stage, a.Attempt, latestMark(a), len(a.Steps))
+		fmt.Fprintf(&b, "\n### %s attempt %d%s: %s\n\n| seq | run | time | step | data |\n|---|---|---|---|---|\n",
+			a.Stage, a.Attempt, latestMark(a), stepsText(a))
 		for _, st := range a.Steps {
 			fmt.Fprintf(&b, "| %d | %d | %s | `%s` | %s |\n", st.Seq, st.Run, ts(st.Time), st.Key, fieldsText(st.Data))
 		}
