@@ -30,7 +30,7 @@ func (r *Report) HTML(w io.Writer) error {
 			}
 			return t.UTC().Format("2006-01-02 15:04:05.000Z")
 		},
-		"secs": func(f float64) string { return fmt.Sprintf("%.1f s", f) },
+		"secs":  func(f float64) string { return fmt.Sprintf("%.1f s", f) },
 		"steps": stepsText,
 		"short": func(s string) string {
 			if len(s) > 19 {
