@@ -25,6 +25,9 @@ type Summary struct {
 	// Verdict is "complete" when every stage succeeded, else what stands in the way.
 	Verdict string        `json:"verdict"`
 	Nodes   []NodeSummary `json:"nodes,omitempty"`
+	// NodeGroups are the nodes grouped by state (nodeGroups): what the HTML's node matrix shows,
+	// the healthy groups collapsed, so 128 nodes read as a few lines.
+	NodeGroups []NodeGroup `json:"-"`
 }
 
 // NodeSummary is one row of the per-node matrix.
@@ -101,6 +104,7 @@ func summarize(r *Report, s *site.Site) Summary {
 			}
 		}
 	}
+	sum.NodeGroups = nodeGroups(sum.Nodes)
 	return sum
 }
 
