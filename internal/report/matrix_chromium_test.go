@@ -41,7 +41,7 @@ func matrixReport(n int) *Report {
 	var nodes []NodeSummary
 	for i := range n {
 		ns := NodeSummary{Name: fmt.Sprintf("gpu-%03d", i), Role: "worker", RootDisk: "/dev/disk/by-path/pci-0000:c3:00.0-nvme-1",
-			MACs: []string{fmt.Sprintf("b8:3f:d2:00:%02x:%02x", i/256, i%256), fmt.Sprintf("b8:3f:d2:01:%02x:%02x", i/256, i%256)},
+			MACs:        []string{fmt.Sprintf("b8:3f:d2:00:%02x:%02x", i/256, i%256), fmt.Sprintf("b8:3f:d2:01:%02x:%02x", i/256, i%256)},
 			BMCFirmware: "7.10.50.00", Media: "insert-media: ok https://10.0.0.5:8080/agent.x86_64.iso", PowerActions: 1, Actions: 6,
 			LastAction: "power-on 2026-12-04 10:00:00.000Z", Install: "succeeded"}
 		switch i {
