@@ -108,3 +108,14 @@ type quiet struct{ err error }
 
 func (q quiet) Error() string { return "" }
 func (q quiet) Unwrap() error { return q.err }
+
+// remedyError gives err a remedy of the command's own (the narrower run that proceeds) in front of
+// the remedies err carries: the text ends with it, and -o json's result line carries it.
+type remedyError struct {
+	err    error
+	remedy string
+}
+
+func (e remedyError) Error() string  { return e.err.Error() + "\nremedy: " + e.remedy }
+func (e remedyError) Unwrap() error  { return e.err }
+func (e remedyError) Remedy() string { return e.remedy }

@@ -98,7 +98,7 @@ the failures of checks those stages need count (the others are shown as not bloc
 			}
 			if err := rep.Err(); err != nil {
 				if n := narrower(flagValue(cmd, "file"), err, w.from == "" && w.only == ""); n != "" {
-					return fmt.Errorf("%w\nremedy: %s", err, n)
+					return remedyError{err, n}
 				}
 				return err
 			}

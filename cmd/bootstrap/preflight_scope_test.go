@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -46,7 +47,20 @@ func TestPreflightScopedToTheStagesThatRun(t *testing.T) {
 		t.Errorf("run --until iso with the BMCs, DNS and Git down: exit %d\n%s", code, all)
 	}
 	code, all = runPipe("run", "-f", site)
-	if want := "`bootstrap run -f " + site + " --until iso` proceeds"; code != exitPreflight || !strings.Contains(all, want) {
+	want := "`bootstrap run -f " + site + " --until iso` proceeds"
+	if code != exitPreflight || !strings.Contains(all, want) {
 		t.Errorf("run: exit %d, want %d naming %q\n%s", code, exitPreflight, want, all)
+	}
+	// -o json: the result line's remedy names it too
+	code, all = runPipe("run", "-f", site, "-o", "json")
+	lines := strings.Split(strings.TrimSpace(all), "\n")
+	var res Result
+	for _, l := range lines {
+		if strings.HasPrefix(l, `{"kind":"result"`) {
+			_ = json.Unmarshal([]byte(l), &res)
+		}
+	}
+	if code != exitPreflight || res.ExitCode != exitPreflight || !strings.Contains(res.Remedy, want) {
+		t.Errorf("run -o json: exit %d, result %+v, want the remedy to name %q", code, res, want)
 	}
 }

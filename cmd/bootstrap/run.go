@@ -142,8 +142,8 @@ func (g *globals) withRunner(cmd *cobra.Command, command string, check func(*pip
 		return tailRemedy(err)
 	}
 	var se *pipeline.StageError
-	if n := narrower(g.file, err, g.fromStart); n != "" && errors.As(err, &se) && !g.json() {
-		return fmt.Errorf("%w\nremedy: %s; or fix what each failed check reports and run again", err, n)
+	if n := narrower(g.file, err, g.fromStart); n != "" {
+		return remedyError{err, n + "; or fix what each failed check reports and run again"}
 	}
 	if errors.As(err, &se) && errors.Is(err, context.Canceled) && !g.json() {
 		// exit 130; the stage's own text is "interrupted: context canceled" twice over

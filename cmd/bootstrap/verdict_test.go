@@ -87,9 +87,14 @@ func runPipeline(t *testing.T, pipe func(*stages.ISOServer) []pipeline.Stage, w 
 		w.started = make(chan struct{})
 		go func() { <-w.started; stop() }()
 	}
-	_, err := root.ExecuteContextC(withJSONLines(ctx, &jsonLines{w: &out}))
+	jl := &jsonLines{w: &out}
+	ran, err := root.ExecuteContextC(withJSONLines(ctx, jl))
 	if err != nil {
 		errb.WriteString("error: " + err.Error() + "\n")
+	}
+	if ran != nil && flagValue(ran, "output") == "json" { // as Execute ends -o json
+		jl.command = commandName(ran)
+		jl.result(err, exitCode(err))
 	}
 	return exitCode(err), out.String(), errb.String()
 }
