@@ -1,10 +1,19 @@
 package profiles
 
 import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
 
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
@@ -116,8 +125,11 @@ func create(t *testing.T, lp site.LocalPath) {
 		mode = 0o755
 	}
 	content := "fixture\n"
-	if lp.Kind == "secret" {
+	switch {
+	case lp.Kind == "secret":
 		content = "fixture-secret\n" // secrets have at least 8 characters
+	case strings.HasSuffix(lp.Path, ".pub"), strings.HasSuffix(lp.Path, ".pem"):
+		content = realContent(t, lp.Path) // validate reads the key and CAs install-config carries
 	}
 	if err := os.WriteFile(lp.Path, []byte(content), mode); err != nil {
 		t.Fatal(err)
@@ -125,4 +137,28 @@ func create(t *testing.T, lp site.LocalPath) {
 	if err := os.Chmod(lp.Path, mode); err != nil { // umask may have widened nothing, but be exact
 		t.Fatal(err)
 	}
+}
+
+// realContent is an SSH public key for a .pub file, else a self-signed CA certificate, made at
+// test time.
+func realContent(t *testing.T, path string) string {
+	t.Helper()
+	pub, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.HasSuffix(path, ".pub") {
+		k, err := ssh.NewPublicKey(pub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(ssh.MarshalAuthorizedKey(k))
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "profiles test CA"},
+		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, pub, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
 }

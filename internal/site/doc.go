@@ -15,7 +15,9 @@
 //
 // Validate returns Problems: errors and warnings (a separate severity: insecure TLS, an
 // -ata-N root device, an unset secret environment variable), sorted by position. It never
-// reads a secret; secret files are only stat'ed (mode & 0o077 must be 0). Problem messages
+// reads a secret file except a password or token (to refuse short ones); secret files are
+// stat'ed (mode & 0o077 must be 0). It reads the SSH public key and the trust bundles, whose
+// content install-config carries. Problem messages
 // never contain secret values: a secret written inline is reported without echoing it.
 //
 // Referenced files and the example profiles: Validate treats a missing file as an error. The
@@ -59,11 +61,18 @@
 //	  lowercase RFC 1123 name ("NTP server is not a valid IP or domain name"): no port
 //	rendezvousIP: an IP, not a worker's address       rendezvous (validate_cluster.go)       + must be a control-plane node's static
 //	                                                                                           address (else the agents wait forever)
+//	AgentClusterInstall (asset graph, not install-    hostPrefixRoom (validate_podnet.go)    + room for 4 nodes when there is more than one
+//	  config): hostPrefix <= bits-7 (25 for IPv4);                                             (the assisted service's rule on the rendezvous
+//	  2^(hostPrefix-len) >= number of hosts                                                    host)
+//	sshKey: ssh.ParseAuthorizedKey                    sshPublicKey (validate_content.go)     + not empty; a private key refused (it would be
+//	                                                                                           copied into install-config and the ISO)
+//	additionalTrustBundle: PEM blocks, each an X.509  trustBundle (validate_content.go)      + no TRUSTED CERTIFICATE, key or other block
+//	  certificate (validate.CABundle)                                                          (rendering would drop it silently)
 //	hosts[].interfaces: >= 1, MACs unicast EUI-48,    interfaces (validate_nodes.go)         + bootMAC among them; names are Linux names
 //	  unique across hosts
 //	hosts[].role: master, worker (arbiter)            nodes[].role                           + arbiter not offered
 //	rootDeviceHints.deviceName: /dev/NAME or          rootDevice (validate_nodes.go)         + by-path only: /dev/sdX moves between boots
-//	  /dev/disk/by-path/NAME                                                                   on Dell (RHEL 9 probes in parallel); -ata-N
+//	  /dev/disk/by-path/NAME, NAME without '/'                                                 on Dell (RHEL 9 probes in parallel); -ata-N
 //	                                                                                           vs -ata-N.0 by release
 //	hosts[].hostname: unchecked by the installer;     nodes[].name (validate_nodes.go)       = assisted service's rule (labels of RFC 1123)
 //	  the assisted service takes a lowercase RFC 1123

@@ -47,7 +47,8 @@ func (c *checker) warn(path, msg, remedy string) { c.add(SeverityWarning, path, 
 
 // Validate checks the whole profile and returns every problem at once, errors and warnings,
 // sorted by position. It reads only password and token files and variables (to refuse short
-// ones); other files are only stat'ed. Call it after Load (defaults
+// ones), the SSH public key and the trust bundles (the content install-config carries); other
+// files are only stat'ed. Call it after Load (defaults
 // applied, paths resolved). Use Problems.Err to get an *Errors when any problem is an error.
 func (s *Site) Validate(opts ...Option) Problems {
 	c := &checker{s: s, o: options{lookupEnv: os.LookupEnv}}
@@ -66,6 +67,7 @@ func (s *Site) Validate(opts ...Option) Problems {
 	c.day1()
 	c.gitops()
 	c.files()
+	c.contents()
 	return c.probs.unique()
 }
 
