@@ -25,6 +25,9 @@ type Summary struct {
 	// Verdict is "complete" when every stage succeeded, else what stands in the way.
 	Verdict string        `json:"verdict"`
 	Nodes   []NodeSummary `json:"nodes,omitempty"`
+	// Defaults are the values bootstrap chose for the fields the profile leaves out (networks,
+	// platform, timeouts), as `bootstrap validate` names them.
+	Defaults []site.Chosen `json:"defaults,omitempty"`
 }
 
 // NodeSummary is one row of the per-node matrix.
@@ -80,6 +83,7 @@ func summarize(r *Report, s *site.Site) Summary {
 		sum.Site = or(s.Metadata.Name, sum.Site)
 		sum.Cluster = s.Cluster.Name + "." + s.Cluster.BaseDomain
 		sum.Release = s.Cluster.Release.Version
+		sum.Defaults = s.Chosen()
 		for _, n := range s.Nodes {
 			ns := add(n.Name)
 			ns.Role, ns.RootDisk = n.Role, n.RootDevice
