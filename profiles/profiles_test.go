@@ -83,6 +83,12 @@ func TestProfilesValidate(t *testing.T) {
 			if key := s.SSHPrivateKeyFile(); key != "" {
 				create(t, site.LocalPath{Path: key, Kind: "secret"})
 			}
+			if f := s.Registry.AuthFile; f != "" { // validate reads its shape: an entry for registry.host
+				auth := `{"auths":{"` + s.Registry.Host + `":{"auth":"Zml4dHVyZTpmaXh0dXJl"}}}`
+				if err := os.WriteFile(f, []byte(auth), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
 			for _, p := range s.Validate(site.WithLookupEnv(env)) {
 				if !allowed(name, p) {
 					t.Errorf("unexpected with all files present: %s", p)

@@ -60,6 +60,9 @@ func (s *Site) Validate(opts ...Option) Problems {
 	c.cluster()
 	c.nodes() // before networks: gathers the nodes' static addresses
 	c.networks()
+	c.proxy()
+	c.capabilities()
+	c.cpuPartitioning()
 	c.registry()
 	c.mirror()
 	c.iso()
