@@ -94,6 +94,10 @@ var genRules = []genRule{
 		installer: "accept", why: "the largest IPv4 service network"},
 	{name: "service-network-11", fits: hasV4Service, edit: func(_ *testing.T, s *site.Site, _ string) { setV4Service(s, "172.0.0.0/11") },
 		validateSays: "must be /12 or greater", installer: "reject", installerSays: "subnet size for IPv4 service network must be /12 or greater", why: "one bit too wide"},
+	{name: "api-vip-other-family", fits: oneV4VIP, edit: func(_ *testing.T, s *site.Site, _ string) { s.Cluster.APIVIPs = []string{"fd00:99::5"} },
+		validateSays: "is outside the machine network", installer: "reject", installerSays: "IP expected to be in one of the machine networks", why: "an IPv6 VIP on an IPv4 machine network"},
+	{name: "ingress-vip-duplicate-api", fits: oneV4VIP, edit: func(_ *testing.T, s *site.Site, _ string) { s.Cluster.IngressVIPs = s.Cluster.APIVIPs },
+		validateSays: "must be different addresses", installer: "reject", installerSays: "VIP for API must not be one of the Ingress VIPs", why: "one address for both VIPs"},
 	{name: "root-device-trailing-slash", fits: byPathRoot, edit: func(_ *testing.T, s *site.Site, _ string) { s.Nodes[0].RootDevice += "/" },
 		validateSays: "has a '/' after /dev/disk/by-path/", installer: "reject", installerSays: "Device Name of root device hint must be path in /dev/ or /dev/disk/by-path/", why: "a trailing slash"},
 	{name: "root-device-double-slash", fits: byPathRoot, edit: func(_ *testing.T, s *site.Site, _ string) {
@@ -170,6 +174,10 @@ func hasV4Service(s *site.Site) bool { return hasFamily(s.Cluster.Networking.Ser
 func byPathRoot(s *site.Site) bool {
 	return strings.HasPrefix(s.Nodes[0].RootDevice, "/dev/disk/by-path/")
 }
+func oneV4VIP(s *site.Site) bool {
+	return s.Cluster.Platform == site.PlatformBaremetal && len(s.Cluster.APIVIPs) == 1 && !strings.Contains(s.Cluster.APIVIPs[0], ":")
+}
+
 func lastIsWorker(s *site.Site) bool { return s.Nodes[len(s.Nodes)-1].Role == site.RoleWorker }
 
 func unicastBootMAC(s *site.Site) bool {
