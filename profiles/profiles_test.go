@@ -168,3 +168,48 @@ func realContent(t *testing.T, path string) string {
 	}
 	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
 }
+
+// TestCommentedOptionsValidate: the dell profile's commented proxy, capabilities and
+// cpuPartitioningMode examples validate once uncommented.
+func TestCommentedOptionsValidate(t *testing.T) {
+	data, err := Get("dell-xe7740-h200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	start := strings.Index(text, "  # Optional, written into install-config")
+	end := strings.Index(text[start:], "\n\n")
+	if start < 0 || end < 0 {
+		t.Fatal("the dell profile lost its commented options")
+	}
+	block := text[start : start+end]
+	open := strings.ReplaceAll(strings.SplitN(block, "\n", 2)[1], "\n  # ", "\n  ")
+	open = "  " + strings.TrimPrefix(open, "  # ")
+	text = text[:start] + open + text[start+end:]
+	dir := t.TempDir()
+	file := filepath.Join(dir, "site.yaml")
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := site.Load(file)
+	if err != nil {
+		t.Fatalf("uncommented:\n%s\n%v", open, err)
+	}
+	if !s.Cluster.Proxy.IsSet() || !s.Cluster.Capabilities.IsSet() || s.Cluster.CPUPartitioningMode != "AllNodes" {
+		t.Fatalf("the options did not load:\n%s", open)
+	}
+	for _, lp := range s.LocalPaths() {
+		if lp.Kind != "exec" {
+			create(t, lp)
+		}
+	}
+	create(t, site.LocalPath{Path: s.SSHPrivateKeyFile(), Kind: "secret"})
+	auth := `{"auths":{"` + s.Registry.Host + `":{"auth":"Zml4dHVyZTpmaXh0dXJl"}}}`
+	if err := os.WriteFile(s.Registry.AuthFile, []byte(auth), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := func(string) (string, bool) { return "set-in-test", true }
+	for _, p := range s.Validate(site.WithLookupEnv(env)) {
+		t.Errorf("%s", p)
+	}
+}
