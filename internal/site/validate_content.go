@@ -96,13 +96,14 @@ func stripComments(data []byte) []byte {
 func (c *checker) trustBundle(path, file string, data []byte) {
 	rest, certs := data, 0
 	for {
-		start := len(data) - len(rest)
 		var blk *pem.Block
 		blk, rest = pem.Decode(rest)
 		if blk == nil {
 			break
 		}
-		line := 1 + bytes.Count(data[:start+bytes.Index(data[start:], []byte("-----BEGIN"))], []byte("\n"))
+		// the block's own BEGIN line (Decode skips a malformed block before it)
+		begin := max(0, bytes.LastIndex(data[:len(data)-len(rest)], []byte("-----BEGIN "+blk.Type)))
+		line := 1 + bytes.Count(data[:begin], []byte("\n"))
 		at := fmt.Sprintf("%s line %d", file, line)
 		switch blk.Type {
 		case "CERTIFICATE":

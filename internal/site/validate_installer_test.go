@@ -76,6 +76,7 @@ func TestKeyAndBundleContents(t *testing.T) {
 		{"two and text between", "corporate CA\n" + string(ca) + "\nissuing CA\n" + string(ca), ""},
 		{"a key after the certificate", string(ca) + "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n", "line 12: a PRIVATE KEY block"},
 		{"bad base64", "-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n", "not valid PEM"},
+		{"a key after a bad block", "-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n", "line 4: a PRIVATE KEY block"},
 		{"no END line", strings.Replace(string(ca), "-----END CERTIFICATE-----", "", 1), "not valid PEM"},
 		{"DER", "0\x82\x01\x9a0\x82", "holds no PEM certificate"},
 	}
