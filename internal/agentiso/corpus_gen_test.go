@@ -144,8 +144,8 @@ var genRules = []genRule{
 		s.Cluster.Capabilities = site.Capabilities{BaselineCapabilitySet: "vCurrent", AdditionalEnabledCapabilities: []string{"Baremetal"}}
 	}, validateSays: "write baremetal", installer: "reject", installerSays: `Unsupported value: "Baremetal"`, why: "capability names are case-sensitive"},
 	{name: "capabilities-unknown-set", edit: func(_ *testing.T, s *site.Site, _ string) {
-		s.Cluster.Capabilities = site.Capabilities{BaselineCapabilitySet: "v4.99"}
-	}, validateSays: `Unsupported value: "v4.99"`, installer: "reject", installerSays: `Unsupported value: "v4.99"`, why: "no such set"},
+		s.Cluster.Capabilities = site.Capabilities{BaselineCapabilitySet: "4.18"}
+	}, validateSays: `Unsupported value: "4.18"`, installer: "reject", installerSays: `Unsupported value: "4.18"`, why: "set names begin with v"},
 	{name: "capabilities-no-ingress", edit: func(_ *testing.T, s *site.Site, _ string) {
 		s.Cluster.Capabilities = site.Capabilities{BaselineCapabilitySet: "None",
 			AdditionalEnabledCapabilities: []string{"baremetal", "MachineAPI", "marketplace", "OperatorLifecycleManager"}}

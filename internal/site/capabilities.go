@@ -94,8 +94,12 @@ func (c *checker) capabilities() {
 	sets = append([]string{"None"}, append(sets, "vCurrent")...)
 	enabled, ok := setCaps(cp.BaselineCapabilitySet)
 	if !ok {
-		c.err(base+".baselineCapabilitySet", fmt.Sprintf("the installer says Unsupported value: %q: supported values: %s", cp.BaselineCapabilitySet, quoteAll(sets)),
-			"use None (and list what the site needs), or vCurrent (every capability)")
+		msg := fmt.Sprintf("the installer says Unsupported value: %q: supported values: %s", cp.BaselineCapabilitySet, quoteAll(sets))
+		if setMinor(cp.BaselineCapabilitySet) > setMinor(capabilitySets[len(capabilitySets)-1].name) {
+			// a newer release's set: an installer newer than bootstrap's table may know it
+			msg = fmt.Sprintf("%q is newer than the sets bootstrap knows (%s)", cp.BaselineCapabilitySet, quoteAll(sets))
+		}
+		c.err(base+".baselineCapabilitySet", msg, "use None (and list what the site needs), or vCurrent (every capability)")
 		return
 	}
 	if m := setMinor(cp.BaselineCapabilitySet); known && m > minor {

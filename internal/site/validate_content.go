@@ -127,7 +127,9 @@ func (c *checker) trustBundle(path, file string, data []byte) {
 		}
 	}
 	if n := bytes.Count(data, []byte("-----BEGIN CERTIFICATE-----")) + bytes.Count(data, []byte("-----BEGIN TRUSTED CERTIFICATE-----")); n > certs {
-		c.err(path, fmt.Sprintf("%s: %d of its certificate blocks are not valid PEM (bad base64, or no END line): the installer rejects additionalTrustBundle with them", file, n-certs),
+		// Not "the installer rejects": rendering drops a block without an END line, and the
+		// installer sees only one with bad base64.
+		c.err(path, fmt.Sprintf("%s: %d of its certificate blocks are not valid PEM (bad base64, or no END line): the nodes would not trust them", file, n-certs),
 			"copy the CA certificate again from its source, whole, with its -----END CERTIFICATE----- line")
 	} else if n == 0 && certs == 0 && bytes.Count(data, []byte("-----BEGIN")) == 0 {
 		c.err(path, fmt.Sprintf("%s holds no PEM certificate", file),

@@ -13,7 +13,7 @@ import (
 func (c *checker) renderable() {
 	cl := c.s.Cluster
 	if len(cl.APIVIPs) > 0 && len(cl.IngressVIPs) > 0 && len(cl.APIVIPs) != len(cl.IngressVIPs) {
-		c.err("cluster.ingressVIPs", fmt.Sprintf("%d API VIPs and %d ingress VIPs: OpenShift says number of API VIPs (%d) does not match number of Ingress VIPs (%d)",
+		c.err("cluster.ingressVIPs", fmt.Sprintf("%d API VIPs and %d ingress VIPs: the cluster's Infrastructure validation would refuse it (number of API VIPs (%d) does not match number of Ingress VIPs (%d))",
 			len(cl.APIVIPs), len(cl.IngressVIPs), len(cl.APIVIPs), len(cl.IngressVIPs)),
 			"give one ingress VIP per API VIP: one of each per address family (two for dual-stack)")
 	}
