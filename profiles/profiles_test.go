@@ -1,10 +1,19 @@
 package profiles
 
 import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
 
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
@@ -74,6 +83,12 @@ func TestProfilesValidate(t *testing.T) {
 			if key := s.SSHPrivateKeyFile(); key != "" {
 				create(t, site.LocalPath{Path: key, Kind: "secret"})
 			}
+			if f := s.Registry.AuthFile; f != "" { // validate reads its shape: an entry for registry.host
+				auth := `{"auths":{"` + s.Registry.Host + `":{"auth":"Zml4dHVyZTpmaXh0dXJl"}}}`
+				if err := os.WriteFile(f, []byte(auth), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
 			for _, p := range s.Validate(site.WithLookupEnv(env)) {
 				if !allowed(name, p) {
 					t.Errorf("unexpected with all files present: %s", p)
@@ -116,13 +131,85 @@ func create(t *testing.T, lp site.LocalPath) {
 		mode = 0o755
 	}
 	content := "fixture\n"
-	if lp.Kind == "secret" {
+	switch {
+	case lp.Kind == "secret":
 		content = "fixture-secret\n" // secrets have at least 8 characters
+	case strings.HasSuffix(lp.Path, ".pub"), strings.HasSuffix(lp.Path, ".pem"):
+		content = realContent(t, lp.Path) // validate reads the key and CAs install-config carries
 	}
 	if err := os.WriteFile(lp.Path, []byte(content), mode); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(lp.Path, mode); err != nil { // umask may have widened nothing, but be exact
 		t.Fatal(err)
+	}
+}
+
+// realContent is an SSH public key for a .pub file, else a self-signed CA certificate, made at
+// test time.
+func realContent(t *testing.T, path string) string {
+	t.Helper()
+	pub, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.HasSuffix(path, ".pub") {
+		k, err := ssh.NewPublicKey(pub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(ssh.MarshalAuthorizedKey(k))
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "profiles test CA"},
+		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, pub, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+}
+
+// TestCommentedOptionsValidate: the dell profile's commented proxy, capabilities and
+// cpuPartitioningMode examples validate once uncommented.
+func TestCommentedOptionsValidate(t *testing.T) {
+	data, err := Get("dell-xe7740-h200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	start := strings.Index(text, "  # Optional, written into install-config")
+	end := strings.Index(text[start:], "\n\n")
+	if start < 0 || end < 0 {
+		t.Fatal("the dell profile lost its commented options")
+	}
+	block := text[start : start+end]
+	open := strings.ReplaceAll(strings.SplitN(block, "\n", 2)[1], "\n  # ", "\n  ")
+	open = "  " + strings.TrimPrefix(open, "  # ")
+	text = text[:start] + open + text[start+end:]
+	dir := t.TempDir()
+	file := filepath.Join(dir, "site.yaml")
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := site.Load(file)
+	if err != nil {
+		t.Fatalf("uncommented:\n%s\n%v", open, err)
+	}
+	if !s.Cluster.Proxy.IsSet() || !s.Cluster.Capabilities.IsSet() || s.Cluster.CPUPartitioningMode != "AllNodes" {
+		t.Fatalf("the options did not load:\n%s", open)
+	}
+	for _, lp := range s.LocalPaths() {
+		if lp.Kind != "exec" {
+			create(t, lp)
+		}
+	}
+	create(t, site.LocalPath{Path: s.SSHPrivateKeyFile(), Kind: "secret"})
+	auth := `{"auths":{"` + s.Registry.Host + `":{"auth":"Zml4dHVyZTpmaXh0dXJl"}}}`
+	if err := os.WriteFile(s.Registry.AuthFile, []byte(auth), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := func(string) (string, bool) { return "set-in-test", true }
+	for _, p := range s.Validate(site.WithLookupEnv(env)) {
+		t.Errorf("%s", p)
 	}
 }

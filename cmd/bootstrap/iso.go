@@ -11,6 +11,7 @@ import (
 
 	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/site"
 	"github.com/bootstrap-dev/bootstrap/internal/stages"
 )
 
@@ -42,8 +43,9 @@ command is not journaled; ` + "`bootstrap run --until iso`" + ` runs the same st
 			out, err := stages.ISO{ManifestsOnly: manifestsOnly}.Run(ctx, env)
 			var verr *agentiso.ValidationError
 			if errors.As(err, &verr) {
-				for _, p := range verr.Problems {
-					fmt.Fprintf(g.stderr, "%s: %s\n", g.file, p)
+				// The same shape as validate's: file:line:col, field, message; exit 3.
+				if err := isoProblems(s, verr.Problems).Format(g.stderr); err != nil {
+					return err
 				}
 				return silentError{code: exitInvalid}
 			}
@@ -104,4 +106,19 @@ func printISOOutput(g *globals, o *stages.ISOOutput) error {
 		}
 	}
 	return nil
+}
+
+// isoProblems turns the iso stage's checks into profile problems, each at the position of its
+// field in the profile.
+func isoProblems(s *site.Site, in agentiso.Problems) site.Problems {
+	ps := make(site.Problems, 0, len(in))
+	for _, p := range in {
+		msg := p.Message
+		if p.Node != "" {
+			msg = fmt.Sprintf("node %s: %s", p.Node, msg)
+		}
+		ps = append(ps, site.Problem{Position: s.At(p.Field), Path: p.Field, Severity: site.SeverityError, Message: msg})
+	}
+	ps.Sort()
+	return ps
 }

@@ -14,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
 	"github.com/bootstrap-dev/bootstrap/internal/agentiso/agentisotest"
+	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
 // labSite writes the embedded lab profile with its files into a temp dir (so the default work
@@ -138,5 +140,23 @@ func TestServeCmd(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "/iso/nodes/cp-0.iso node=cp-0") {
 		t.Errorf("no fetch log line: %q", out.String())
+	}
+}
+
+// The iso stage's own refusals are printed as validate prints a problem: file:line:col, field,
+// message (exit 3 is TestISOCmdInvalidExit3's).
+func TestISOProblemsShape(t *testing.T) {
+	p := labSite(t, "not-a-canary")
+	s, err := site.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	ps := isoProblems(s, agentiso.Problems{{Severity: agentiso.Error, Node: "cp-0", Field: "nodes[0].rootDevice", Message: "no such disk"}})
+	if err := ps.Format(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`site.yaml:\d+:\d+: error: nodes\[0\]\.rootDevice: node cp-0: no such disk\n`).MatchString(b.String()) || ps[0].Line == 0 {
+		t.Errorf("got:\n%s", b.String())
 	}
 }

@@ -33,6 +33,9 @@ func newPlanCmd(g *globals) *cobra.Command {
 				for _, p := range plans {
 					j.line("plan", p)
 				}
+				for _, c := range s.Chosen() {
+					j.line("default", c)
+				}
 				return nil
 			}
 			for _, p := range plans {
@@ -48,7 +51,7 @@ func newPlanCmd(g *globals) *cobra.Command {
 					fmt.Fprintf(g.stdout, "           error: %s\n", p.Error)
 				}
 			}
-			return nil
+			return printChosen(g.stdout, s.Chosen())
 		},
 	}
 }

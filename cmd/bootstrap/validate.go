@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -31,14 +33,18 @@ Exit code 3 when the profile is invalid; warnings alone do not fail.`,
 				opts = append(opts, site.MissingFilesAsWarnings())
 			}
 			// Every problem at once: unknown fields and duplicate keys do not stop the checks.
-			_, ps, err := site.LoadValidated(file, opts...)
+			s, ps, err := site.LoadValidated(file, opts...)
 			if err != nil && ps == nil {
 				var ok bool
 				if ps, ok = site.AsProblems(err); !ok {
 					return inputError{err} // not there, unreadable: input that cannot be used (exit 3)
 				}
 			}
-			if err := printProblems(cmd, file, ps); err != nil {
+			var chosen []site.Chosen
+			if s != nil && !ps.HasErrors() {
+				chosen = s.Chosen() // named once the profile is valid: the values a run will use
+			}
+			if err := printProblems(cmd, file, ps, chosen); err != nil {
 				return err
 			}
 			return ps.Err()
@@ -57,28 +63,48 @@ type validateReport struct {
 	Valid    bool   `json:"valid"`
 	Errors   int    `json:"errors"`
 	Warnings int    `json:"warnings"`
+	// Defaults are the values bootstrap chose for the fields the profile leaves out (a valid
+	// profile only).
+	Defaults []site.Chosen `json:"defaults,omitempty"`
 }
 
 // jsonProblems writes one "problem" line per problem and leaves the summary as the result.
-func jsonProblems(cmd *cobra.Command, j *jsonLines, file string, ps site.Problems) {
+func jsonProblems(cmd *cobra.Command, j *jsonLines, file string, ps site.Problems, chosen []site.Chosen) {
 	for _, p := range ps {
 		j.line("problem", p)
 	}
 	errs, warns := ps.Count()
-	setResult(cmd, validateReport{File: file, Valid: errs == 0, Errors: errs, Warnings: warns})
+	setResult(cmd, validateReport{File: file, Valid: errs == 0, Errors: errs, Warnings: warns, Defaults: chosen})
 }
 
-func printProblems(cmd *cobra.Command, file string, ps site.Problems) error {
+func printProblems(cmd *cobra.Command, file string, ps site.Problems, chosen []site.Chosen) error {
 	out := cmd.OutOrStdout()
 	if j := jsonOut(cmd); j != nil {
-		jsonProblems(cmd, j, file, ps)
+		jsonProblems(cmd, j, file, ps, chosen)
 		return nil
 	}
 	if len(ps) == 0 {
-		_, err := fmt.Fprintf(out, "%s: valid\n", file)
+		if _, err := fmt.Fprintf(out, "%s: valid\n", file); err != nil {
+			return err
+		}
+	} else if err := ps.Format(out); err != nil {
 		return err
 	}
-	return ps.Format(out)
+	return printChosen(out, chosen)
+}
+
+// printChosen names the values bootstrap chose for what the profile leaves out.
+func printChosen(out io.Writer, chosen []site.Chosen) error {
+	if len(chosen) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString("defaults chosen for what the profile leaves out (write a field to choose otherwise):\n")
+	for _, c := range chosen {
+		fmt.Fprintf(&b, "  %s\n", c)
+	}
+	_, err := io.WriteString(out, b.String())
+	return err
 }
 
 // profilePath picks the profile: a positional argument, else -f given to this command, else a

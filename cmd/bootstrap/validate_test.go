@@ -104,7 +104,9 @@ func TestValidateValidAndFlags(t *testing.T) {
 	t.Chdir(filepath.Join(root, "valid"))
 
 	out, err := testRoot(t, newValidateCmd(), "validate", "-f", "site.yaml")
-	if err != nil || out != "site.yaml: valid\n" {
+	if err != nil || !strings.HasPrefix(out, "site.yaml: valid\ndefaults chosen for what the profile leaves out") ||
+		!strings.Contains(out, "\n  cluster.networking.clusterNetwork: 10.128.0.0/14 hostPrefix 23") ||
+		!strings.Contains(out, "\n  cluster.networking.serviceNetwork: 172.30.0.0/16") || strings.Contains(out, "machineNetwork") {
 		t.Fatalf("valid profile: out=%q err=%v", out, err)
 	}
 	// The global -f before the subcommand, and a positional file, both select the profile.
@@ -185,7 +187,12 @@ func TestExecuteExitCodes(t *testing.T) {
 	if out, _, code := run("validate", "-f", "header.yaml", "-o", "json"); code != exitInvalid || !strings.Contains(out, `"valid":false`) {
 		t.Errorf("validate -o json: exit %d\n%s", code, out)
 	}
-	if out, stderr, code := run("-f", "../valid/site.yaml", "validate"); code != exitOK || out != "../valid/site.yaml: valid\n" {
+	if out, _, code := run("validate", "-f", "../valid/site.yaml", "-o", "json"); code != exitOK ||
+		!strings.Contains(out, `"defaults":[{"path":"cluster.release.architecture","value":"amd64"}`) ||
+		!strings.Contains(out, `{"path":"cluster.networking.clusterNetwork","value":"10.128.0.0/14 hostPrefix 23"`) {
+		t.Errorf("validate -o json names no defaults: exit %d\n%s", code, out)
+	}
+	if out, stderr, code := run("-f", "../valid/site.yaml", "validate"); code != exitOK || !strings.HasPrefix(out, "../valid/site.yaml: valid\n") {
 		t.Errorf("global -f: exit %d\n%s%s", code, out, stderr)
 	}
 	dst := filepath.Join(t.TempDir(), "site.yaml")

@@ -414,6 +414,12 @@ func TestInstallerCorpus(t *testing.T) {
 	if len(corpusProfiles) < 30 || len(cases) < 2*len(corpusProfiles) {
 		t.Errorf("the corpus shrank to %d profiles, %d cases", len(corpusProfiles), len(cases))
 	}
+	generated := generatedCases(t, dir)
+	if len(generated) < 60 {
+		t.Errorf("the generated mutants shrank to %d", len(generated))
+	}
+	cases = append(cases, generated...)
+	t.Logf("installer corpus: %d table profiles, %d listed mutations, %d generated mutants", len(corpusProfiles), len(cases)-len(corpusProfiles)-len(generated), len(generated))
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			file := filepath.Join(dir, c.name+".yaml")
@@ -458,7 +464,10 @@ func TestInstallerCorpus(t *testing.T) {
 			}
 			e := c.expect
 			if e.Validate == "reject" {
+				// validate's words in Why too: the installercheck module prints Why with the
+				// installer's error when the two disagree, so a failure shows both messages.
 				e.ValidateSays = firstLine(all)
+				e.Why += "; validate says: " + e.ValidateSays
 			}
 			exp, err := json.MarshalIndent(e, "", "  ")
 			if err != nil {

@@ -140,6 +140,13 @@ func installConfig(s *site.Site, mirror *MirrorOutputs) (*InstallConfig, error) 
 	if ic.AdditionalTrustBundle == "" {
 		ic.AdditionalTrustBundlePolicy = ""
 	}
+	if p := s.Cluster.Proxy; p.IsSet() {
+		ic.Proxy = &ICProxy{HTTPProxy: p.HTTPProxy, HTTPSProxy: p.HTTPSProxy, NoProxy: strings.Join(p.NoProxy, ",")}
+	}
+	if c := s.Cluster.Capabilities; c.IsSet() {
+		ic.Capabilities = &ICCapabilities{BaselineCapabilitySet: c.BaselineCapabilitySet, AdditionalEnabledCapabilities: c.AdditionalEnabledCapabilities}
+	}
+	ic.CPUPartitioningMode = s.Cluster.CPUPartitioningMode
 	return ic, nil
 }
 

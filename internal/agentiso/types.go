@@ -19,6 +19,22 @@ type InstallConfig struct {
 	AdditionalTrustBundle       string              `yaml:"additionalTrustBundle,omitempty"`
 	AdditionalTrustBundlePolicy string              `yaml:"additionalTrustBundlePolicy,omitempty"`
 	ImageDigestSources          []ImageDigestSource `yaml:"imageDigestSources,omitempty"`
+	Proxy                       *ICProxy            `yaml:"proxy,omitempty"`
+	Capabilities                *ICCapabilities     `yaml:"capabilities,omitempty"`
+	CPUPartitioningMode         string              `yaml:"cpuPartitioningMode,omitempty"`
+}
+
+// ICProxy is install-config's proxy; noProxy is one comma-separated string.
+type ICProxy struct {
+	HTTPProxy  string `yaml:"httpProxy,omitempty"`
+	HTTPSProxy string `yaml:"httpsProxy,omitempty"`
+	NoProxy    string `yaml:"noProxy,omitempty"`
+}
+
+// ICCapabilities is install-config's capabilities.
+type ICCapabilities struct {
+	BaselineCapabilitySet         string   `yaml:"baselineCapabilitySet,omitempty"`
+	AdditionalEnabledCapabilities []string `yaml:"additionalEnabledCapabilities,omitempty"`
 }
 
 // ObjectMeta is the part of Kubernetes object metadata the configs use.

@@ -138,6 +138,13 @@ func (r *Report) Markdown(w io.Writer) error {
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "- **Journal:** %s\n\n", chainText(r.Chain))
+	if len(sum.Defaults) > 0 {
+		b.WriteString("Defaults bootstrap chose for what the profile leaves out:\n\n")
+		for _, c := range sum.Defaults {
+			fmt.Fprintf(&b, "- `%s`: %s\n", c.Path, c.Value)
+		}
+		b.WriteString("\n")
+	}
 	if len(sum.Nodes) > 0 {
 		b.WriteString("| node | role | MACs | root disk | BMC firmware | virtual media | power actions | BMC actions | install |\n|---|---|---|---|---|---|---|---|---|\n")
 		for _, n := range sum.Nodes {

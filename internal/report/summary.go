@@ -28,6 +28,9 @@ type Summary struct {
 	// NodeGroups are the nodes grouped by state (nodeGroups): what the HTML's node matrix shows,
 	// the healthy groups collapsed, so 128 nodes read as a few lines.
 	NodeGroups []NodeGroup `json:"-"`
+	// Defaults are the values bootstrap chose for the fields the profile leaves out (networks,
+	// platform, timeouts), as `bootstrap validate` names them.
+	Defaults []site.Chosen `json:"defaults,omitempty"`
 }
 
 // NodeSummary is one row of the per-node matrix.
@@ -83,6 +86,7 @@ func summarize(r *Report, s *site.Site) Summary {
 		sum.Site = or(s.Metadata.Name, sum.Site)
 		sum.Cluster = s.Cluster.Name + "." + s.Cluster.BaseDomain
 		sum.Release = s.Cluster.Release.Version
+		sum.Defaults = s.Chosen()
 		for _, n := range s.Nodes {
 			ns := add(n.Name)
 			ns.Role, ns.RootDisk = n.Role, n.RootDevice

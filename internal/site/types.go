@@ -63,6 +63,11 @@ type Cluster struct {
 	// (same path without .pub) is used by gather.
 	SSHKeyFile string    `yaml:"sshKeyFile" json:"sshKeyFile" site:"file"`
 	Installer  Installer `yaml:"installer,omitempty" json:"installer,omitempty"`
+	// Proxy, Capabilities and CPUPartitioningMode are install-config's fields of the same names
+	// (see proxy.go).
+	Proxy               Proxy        `yaml:"proxy,omitempty" json:"proxy,omitempty"`
+	Capabilities        Capabilities `yaml:"capabilities,omitempty" json:"capabilities,omitempty"`
+	CPUPartitioningMode string       `yaml:"cpuPartitioningMode,omitempty" json:"cpuPartitioningMode,omitempty"` // None (default) or AllNodes
 }
 
 // Release selects the OpenShift release payload.

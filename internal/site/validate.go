@@ -48,7 +48,8 @@ func (c *checker) warn(path, msg, remedy string) { c.add(SeverityWarning, path, 
 
 // Validate checks the whole profile and returns every problem at once, errors and warnings,
 // sorted by position. It reads only password and token files and variables (to refuse short
-// ones); other files are only stat'ed. Call it after Load (defaults
+// ones), the SSH public key and the trust bundles (the content install-config carries) and the
+// registry auth file's shape (never a value from it); other files are only stat'ed. Call it after Load (defaults
 // applied, paths resolved). Use Problems.Err to get an *Errors when any problem is an error.
 func (s *Site) Validate(opts ...Option) Problems {
 	c := &checker{s: s, o: options{lookupEnv: os.LookupEnv}}
@@ -60,6 +61,9 @@ func (s *Site) Validate(opts ...Option) Problems {
 	c.cluster()
 	c.nodes() // before networks: gathers the nodes' static addresses
 	c.networks()
+	c.proxy()
+	c.capabilities()
+	c.cpuPartitioning()
 	c.registry()
 	c.mirror()
 	c.iso()
@@ -67,6 +71,8 @@ func (s *Site) Validate(opts ...Option) Problems {
 	c.day1()
 	c.gitops()
 	c.files()
+	c.contents()
+	c.renderable()
 	c.placeholders()
 	return c.probs.unique().folded()
 }
@@ -199,6 +205,9 @@ func subdomainProblem(v string) string {
 	}
 	return ""
 }
+
+// k8sSubdomain is Kubernetes' IsDNS1123Subdomain, which the installer applies: no per-label limit.
+func k8sSubdomain(v string) bool { return len(v) <= 253 && subdomainRE.MatchString(v) }
 
 // domainRemedy suggests the lower-case spelling of a name when that is all that is wrong.
 func domainRemedy(v, example string) string {

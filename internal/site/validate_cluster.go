@@ -151,12 +151,13 @@ func (c *checker) networks() {
 		clusterN = append(clusterN, namedPrefix{path + ".cidr", p})
 		switch {
 		case cn.HostPrefix == 0:
-		case cn.HostPrefix < p.Bits() || cn.HostPrefix > p.Addr().BitLen()-2:
-			c.err(path+".hostPrefix", fmt.Sprintf("hostPrefix %d does not fit in %s", cn.HostPrefix, p),
-				fmt.Sprintf("use a prefix between %d and %d (23 gives each node 512 pod addresses)", p.Bits(), p.Addr().BitLen()-2))
 		case p.Addr().Is6() && cn.HostPrefix != 64:
 			c.err(path+".hostPrefix", fmt.Sprintf("hostPrefix %d on IPv6 %s: the installer says cluster network host subnetwork prefix must be 64 for IPv6 networks", cn.HostPrefix, p),
 				"set `hostPrefix: 64` (each node gets a /64 of the pod network)")
+		case cn.HostPrefix < p.Bits():
+			c.err(path+".hostPrefix", fmt.Sprintf("hostPrefix %d does not fit in %s: the installer says cluster network host subnetwork prefix must not be larger size than CIDR %s", cn.HostPrefix, p, p),
+				fmt.Sprintf("use a prefix between %d and %d (23 gives each node 512 pod addresses)", p.Bits(), maxHostPrefix(p)))
+		case !c.hostPrefixRoom(path, p, cn.HostPrefix):
 		case p.Addr().Is4() && v4HostPrefix != nil && v4HostPrefix.p.Bits() != cn.HostPrefix:
 			c.err(path+".hostPrefix", fmt.Sprintf("hostPrefix %d differs from %s's %d: the installer says cluster network host subnetwork prefix must be the same value for IPv4 networks",
 				cn.HostPrefix, v4HostPrefix.path, v4HostPrefix.p.Bits()), fmt.Sprintf("use `hostPrefix: %d` on every IPv4 cluster network", v4HostPrefix.p.Bits()))

@@ -186,6 +186,14 @@ func (c *checker) rootDevice(p, dev string) {
 	case !strings.HasPrefix(dev, "/dev/disk/by-path/"):
 		c.err(p, fmt.Sprintf("%s is not under /dev/disk/by-path", dev), byPathRemedy)
 		return
+	case dev == "/dev/disk/by-path/":
+		c.err(p, fmt.Sprintf("%s is the by-path directory, not a disk", dev), byPathRemedy)
+		return
+	case byPathSubdir(dev):
+		// openshift-install (ValidateHostRootDeviceHints): the name below /dev/disk/by-path/ may hold no '/'.
+		c.err(p, fmt.Sprintf("%s has a '/' after /dev/disk/by-path/: the installer says Device Name of root device hint must be path in /dev/ or /dev/disk/by-path/", dev),
+			byPathFix(dev))
+		return
 	case partRE.MatchString(dev):
 		c.err(p, fmt.Sprintf("%s names a partition; the root device is a whole disk", dev), "drop the -partN suffix")
 		return

@@ -59,6 +59,12 @@ func (c *checker) ntpSource(path, v string) {
 		return
 	}
 	msg := fmt.Sprintf("%q: the installer rejects it as additionalNTPSources: NTP server is not a valid IP or domain name", v)
+	if k8sSubdomain(strings.TrimSuffix(v, ".")) {
+		// Only a label longer than 63 characters is wrong: the installer (Kubernetes' subdomain
+		// rule) takes it, no DNS server can answer for it.
+		msg = fmt.Sprintf("%q: %s; no resolver answers for such a name, so the nodes would have no time source (the installer does not check label lengths)",
+			v, subdomainProblem(strings.TrimSuffix(v, ".")))
+	}
 	remedy := domainRemedy(v, "ntp1.site.example.com or 10.0.0.2")
 	if strings.Contains(v, "/") {
 		remedy = "write the server alone, without a scheme or path, e.g. ntp1.site.example.com or 10.0.0.2"
