@@ -96,10 +96,7 @@ func (c *Client) ensureBootOverride(ctx context.Context, st *State, method *stri
 			rec.Method = MethodContinuous
 			rec.Reason = "the BMC does not offer Once (BootSourceOverrideEnabled allows " + strings.Join(st.Boot.EnabledAllowed, ", ") + ")"
 		}
-		err = retry(ctx, c.cfg, func() error {
-			_, err := c.bc.SetBootDevice(ctx, "cdrom", rec.Method == MethodContinuous, true)
-			return fromBMCLib("set boot override", err)
-		})
+		err = retry(ctx, c.cfg, func() error { return c.setBootCd(ctx, rec.Method == MethodContinuous) })
 	default:
 		err = st.vendor.armOEM(ctx, c, st, *method)
 	}
@@ -155,18 +152,13 @@ func (c *Client) readBoot(ctx context.Context, st *State, method string) error {
 	return nil
 }
 
-// power sends On (from Off) or ForceRestart through bmclib.
+// power sends On (from Off) or ForceRestart to the connection's system (see reset).
 func (c *Client) power(ctx context.Context, action string) error {
-	state := "cycle" // bmclib: ForceRestart
-	if action == "On" {
-		state = "on"
-	}
 	// Retried only when the BMC answered with an error (it did not apply the action); a timeout
 	// or a reset connection may have been applied, so it is not retried: the caller journals the
 	// intent first, and a resumed run reads back before acting again.
 	return retry(ctx, c.cfg, func() error {
-		_, err := c.bc.SetPowerState(ctx, state)
-		err = fromBMCLib("power "+action, err)
+		err := c.reset(ctx, action)
 		var re *RedfishError
 		if err == nil || errors.As(err, &re) {
 			return err

@@ -152,6 +152,9 @@ func (dell) armOEM(ctx context.Context, c *Client, st *State, method string) err
 
 // insertMedia inserts through bmclib, which ejects the CD slot first ("eject before insert").
 func (dell) insertMedia(ctx context.Context, c *Client, slot Media, url string) error {
+	if c.multi {
+		return c.rawInsert(ctx, slot, url) // bmclib would pick the system by Name
+	}
 	return retry(ctx, c.cfg, func() error {
 		_, err := c.bc.SetVirtualMedia(ctx, "CD", url)
 		err = fromBMCLib("insert media", err)

@@ -11,12 +11,23 @@
 // DMTF's mockups, OpenBMC). Both share the flow: a one-time Cd override where the BMC honours it,
 // else a persistent one that the install stage takes off, as Ironic does.
 //
+// Which system: a Redfish service may manage several systems (sushy-tools with several VMs, a
+// chassis manager, multi-host OpenBMC). bmc.address then names the node's own System,
+// https://host/redfish/v1/Systems/<id> (the Metal3/Ironic address scheme), and every action —
+// media, override, power, reads — goes to that System and to the virtual media that belongs to
+// it (its own, or its manager's found through the System's Links.ManagedBy). On a service with
+// several systems and none named, every call refuses before any change (ErrManySystems), listing
+// each system's id, name and MACs and naming the one that reports the node's bootMAC; preflight
+// reports the same as its bmc-system check (system.go).
+//
 // Which client does what, and why:
 //   - github.com/bmc-toolbox/bmclib/v2 (v2.3.5, its gofish Redfish provider) opens the session
 //     (falling back to basic auth on a full session table or a BMC without a SessionService),
 //     sets the boot override (SetBootDevice: it retries with fewer fields for BMCs that refuse
 //     some), sends power actions (SetPowerState) and inserts media on iDRAC9 (SetVirtualMedia,
 //     whose eject-before-insert suits the iDRAC). It is the well-trodden path for these writes.
+//     bmclib v2.3.5 picks a system by its Name (or the only one), so on a multi-system service
+//     these writes go through the small client to the chosen System instead.
 //   - The small Redfish client (redfish.go, basic auth, no session) does every read, every
 //     read-back, and the writes bmclib cannot do precisely: ejecting one named slot (bmclib ejects
 //     only the first slot of a media type and reports success when a slot has no EjectMedia

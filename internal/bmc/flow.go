@@ -44,14 +44,17 @@ const (
 
 // NodeResult is what happened to one node; it holds no secret and goes to the journal.
 type NodeResult struct {
-	Node     string `json:"node"`
-	Kind     string `json:"kind,omitempty"` // the implementation chosen: Dell iDRAC9, generic Redfish
-	Vendor   string `json:"vendor,omitempty"`
-	Model    string `json:"model,omitempty"`
-	Firmware string `json:"firmware,omitempty"`
-	Layout   Layout `json:"layout,omitempty"`
-	Image    string `json:"image"`
-	Method   string `json:"method,omitempty"`
+	Node string `json:"node"`
+	// System is the Redfish System acted on (its path), SystemName its Name.
+	System     string `json:"system,omitempty"`
+	SystemName string `json:"systemName,omitempty"`
+	Kind       string `json:"kind,omitempty"` // the implementation chosen: Dell iDRAC9, generic Redfish
+	Vendor     string `json:"vendor,omitempty"`
+	Model      string `json:"model,omitempty"`
+	Firmware   string `json:"firmware,omitempty"`
+	Layout     Layout `json:"layout,omitempty"`
+	Image      string `json:"image"`
+	Method     string `json:"method,omitempty"`
 	// Persistent is set when the BMC did not honour a one-time boot: the Cd override stays on
 	// until the install stage takes it off (the report lists these nodes).
 	Persistent  bool      `json:"persistentOverride,omitempty"`
@@ -133,6 +136,7 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 		return fail(StepInspect, err)
 	}
 	res.Kind, res.Vendor, res.Model, res.Firmware, res.Layout = st.Kind, st.Vendor, st.Model, st.Firmware, st.Layout
+	res.System, res.SystemName = st.System, st.SystemName
 	res.Method = st.vendor.bootMethod(st)
 	var arming overrideRecord
 	if j.Done(StepKey(t.Node, StepBootOverride), &arming) && arming.Method == MethodContinuous {

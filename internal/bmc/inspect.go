@@ -85,6 +85,9 @@ type NIC struct {
 // State is what a BMC reports, read-only.
 type State struct {
 	RedfishVersion string `json:"redfishVersion"`
+	// System is the path of the System every action goes to, SystemName its Name.
+	System     string `json:"system"`
+	SystemName string `json:"systemName,omitempty"`
 	// Kind is the implementation the flow chose for this BMC after discovery ("Dell iDRAC9",
 	// "generic Redfish"); see vendor.
 	Kind        string       `json:"kind"`
@@ -122,6 +125,8 @@ func (s State) CDSlot() (Media, bool) {
 func (s State) IsDell() bool { return strings.HasPrefix(strings.ToLower(s.Vendor), "dell") }
 
 type system struct {
+	ID           string `json:"Id"`
+	Name         string `json:"Name"`
 	Manufacturer string `json:"Manufacturer"`
 	Model        string `json:"Model"`
 	BiosVersion  string `json:"BiosVersion"`
@@ -135,6 +140,14 @@ type system struct {
 	} `json:"Boot"`
 	EthernetInterfaces odataID `json:"EthernetInterfaces"`
 	VirtualMedia       odataID `json:"VirtualMedia"`
+	Links              struct {
+		ManagedBy []odataID `json:"ManagedBy"`
+	} `json:"Links"`
+	Actions struct {
+		Reset struct {
+			Target string `json:"target"`
+		} `json:"#ComputerSystem.Reset"`
+	} `json:"Actions"`
 }
 
 type manager struct {
@@ -167,14 +180,8 @@ func (c *Client) inspect(ctx context.Context, nics bool) (State, error) {
 	get := func(path string, out any) error {
 		return retry(ctx, c.cfg, func() error { return c.raw.get(ctx, path, out) })
 	}
-	var systems, managers collection
-	if err := get(c.root.Systems.ID, &systems); err != nil {
-		return st, err
-	}
-	if len(systems.Members) == 0 {
-		return st, errors.New("BMC lists no system")
-	}
-	st.systemPath = systems.Members[0].ID
+	var managers collection
+	st.systemPath = c.sysPath
 	var sys system
 	if err := get(st.systemPath, &sys); err != nil {
 		return st, err
@@ -182,8 +189,15 @@ func (c *Client) inspect(ctx context.Context, nics bool) (State, error) {
 	st.Vendor, st.Model, st.BIOSVersion, st.Power = sys.Manufacturer, sys.Model, sys.BiosVersion, sys.PowerState
 	st.Boot = sys.override()
 	st.Sessions = c.root.SessionService.ID != ""
-	if err := get(c.root.Managers.ID, &managers); err == nil && len(managers.Members) > 0 {
+	st.System, st.SystemName = st.systemPath, sys.Name
+	// The system's own manager (Links.ManagedBy); without that link, the only manager of a
+	// single-system service. A multi-system service's other managers belong to other systems.
+	if len(sys.Links.ManagedBy) > 0 {
+		st.managerPath = sys.Links.ManagedBy[0].ID
+	} else if err := get(c.root.Managers.ID, &managers); err == nil && len(managers.Members) > 0 && !c.multi {
 		st.managerPath = managers.Members[0].ID
+	}
+	if st.managerPath != "" {
 		var m manager
 		if err := get(st.managerPath, &m); err != nil {
 			return st, err
@@ -207,21 +221,12 @@ func (c *Client) inspect(ctx context.Context, nics bool) (State, error) {
 		}
 		st.Media, st.Layout, st.mediaPath = media, LayoutSystem, sys.VirtualMedia.ID
 	}
-	if nics && sys.EthernetInterfaces.ID != "" {
-		var nics collection
-		if err := get(sys.EthernetInterfaces.ID, &nics); err != nil {
+	if nics {
+		n, err := c.readNICs(ctx, sys.EthernetInterfaces.ID)
+		if err != nil {
 			return st, err
 		}
-		for _, n := range nics.Members {
-			var e struct {
-				ID  string `json:"Id"`
-				MAC string `json:"MACAddress"`
-			}
-			if err := get(n.ID, &e); err != nil {
-				return st, err
-			}
-			st.NICs = append(st.NICs, NIC{ID: e.ID, MAC: NormalizeMAC(e.MAC)})
-		}
+		st.NICs = n
 	}
 	st.vendor = vendorFor(st)
 	st.Kind = st.vendor.name()

@@ -23,6 +23,7 @@ const (
 	CheckReachable  = "bmc-reachable"
 	CheckTLS        = "bmc-tls"
 	CheckAuth       = "bmc-credentials"
+	CheckSystem     = "bmc-system"
 	CheckRedfish    = "bmc-redfish-version"
 	CheckFirmware   = "bmc-firmware"
 	CheckMedia      = "bmc-virtual-media"
@@ -37,7 +38,7 @@ const (
 
 // PreflightCheckNames lists every check Preflight can report, in the order it reports them.
 func PreflightCheckNames() []string {
-	return []string{CheckISOURL, CheckReachable, CheckTLS, CheckAuth, CheckRedfish, CheckFirmware,
+	return []string{CheckISOURL, CheckReachable, CheckTLS, CheckAuth, CheckSystem, CheckRedfish, CheckFirmware,
 		CheckMedia, CheckBootTarget, CheckBootOnce, CheckStaleMedia, CheckMAC, CheckSessions, CheckJobQueue}
 }
 
@@ -103,9 +104,21 @@ func preflight(ctx context.Context, n PreflightNode, cfg config) []Finding {
 			add(CheckISOURL, Pass, fmt.Sprintf("ISO URL is %d characters (limit %d)", l, MaxMediaURL), "")
 		}
 	}
+	if n.Target.BootMAC == "" {
+		n.Target.BootMAC = n.Expect.BootMAC
+	}
 	c, err := dial(ctx, n.Target, cfg)
 	if err != nil {
+		var be *Error
 		switch {
+		case errors.Is(err, ErrManySystems) || errors.Is(err, ErrNoSuchSystem):
+			add(CheckReachable, Pass, "BMC answers on "+n.Target.Address, "")
+			add(CheckAuth, Pass, "credentials accepted for user "+n.Target.Username, "")
+			remedy := ""
+			if errors.As(err, &be) {
+				remedy = be.Remedy()
+			}
+			add(CheckSystem, Fail, rootCause(err), remedy)
 		case errors.Is(err, ErrTLS):
 			add(CheckReachable, Pass, "BMC answers on "+n.Target.Address, "")
 			add(CheckTLS, Fail, "certificate not trusted: "+rootCause(err), remedyFor("", ErrTLS))
@@ -128,11 +141,15 @@ func preflight(ctx context.Context, n PreflightNode, cfg config) []Finding {
 		add(CheckTLS, Pass, "certificate verified", "")
 	}
 	add(CheckAuth, Pass, "credentials accepted for user "+n.Target.Username, "")
-
 	st, err := c.Inspect(ctx)
 	if err != nil {
 		add(CheckFirmware, Fail, "cannot read the system: "+err.Error(), remedyFor(StepInspect, err))
 		return fs
+	}
+	if c.multi {
+		add(CheckSystem, Pass, fmt.Sprintf("system %s (%q, named in bmc.address) of the several this BMC manages; every action goes to it", st.System, st.SystemName), "")
+	} else {
+		add(CheckSystem, Pass, fmt.Sprintf("the BMC's only system %s (%q)", st.System, st.SystemName), "")
 	}
 	bmcName := controllerOf(&st)
 	slot, hasCD := st.CDSlot()

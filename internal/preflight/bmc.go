@@ -36,7 +36,7 @@ func bmcChecks(s *site.Site, o Options) []Check {
 		}
 		ref := n.BMC.Password
 		p := &bmcProbe{node: bmc.PreflightNode{
-			Target: bmc.Target{Node: n.Name, Address: n.BMC.Address, Username: n.BMC.Username,
+			Target: bmc.Target{Node: n.Name, Address: n.BMC.Address, Username: n.BMC.Username, BootMAC: n.BootMAC,
 				CAFile: resolvePath(s, n.BMC.CAFile), Insecure: n.BMC.Insecure,
 				Password: func() (string, error) {
 					b, err := site.ReadSecret(site.SecretRef{File: resolvePath(s, ref.File), Env: ref.Env})

@@ -203,7 +203,8 @@ type Interface struct {
 
 // BMC is how to reach a node's baseboard management controller over Redfish.
 type BMC struct {
-	// Address is the Redfish endpoint ("https://10.0.0.11" or "https://host:port").
+	// Address is the Redfish endpoint ("https://10.0.0.11" or "https://host:port"); on a BMC
+	// that manages several systems, the node's own System: "https://host/redfish/v1/Systems/<id>".
 	Address  string    `yaml:"address" json:"address"`
 	Vendor   string    `yaml:"vendor,omitempty" json:"vendor,omitempty"` // dell (default), generic
 	Username string    `yaml:"username" json:"username"`

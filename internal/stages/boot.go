@@ -303,7 +303,7 @@ func bootTargets(env *pipeline.Env) ([]bmc.Target, BootOutput) {
 		}
 		ref := n.BMC.Password
 		targets = append(targets, bmc.Target{
-			Node: n.Name, Address: n.BMC.Address, Username: n.BMC.Username,
+			Node: n.Name, Address: n.BMC.Address, Username: n.BMC.Username, BootMAC: n.BootMAC,
 			CAFile: n.BMC.CAFile, Insecure: n.BMC.Insecure,
 			Password: func() (string, error) {
 				b, err := site.ReadSecret(ref)

@@ -116,7 +116,7 @@ func (b *BMC) systemJSON() map[string]any {
 	manufacturer, _ := b.vendorInfo()
 	s := map[string]any{
 		"@odata.id": b.sys, "@odata.type": "#ComputerSystem.v1_17_0.ComputerSystem", "Id": b.sys[strings.LastIndex(b.sys, "/")+1:],
-		"Name": "System", "Manufacturer": manufacturer, "Model": b.opts.Model, "BiosVersion": "1.9.2",
+		"Name": b.name, "Manufacturer": manufacturer, "Model": b.opts.Model, "BiosVersion": "1.9.2",
 		"SKU": "SIMTAG" + itoa(len(b.opts.MACs)), "PowerState": b.power, "SystemType": "Physical",
 		"Boot": map[string]any{
 			"BootSourceOverrideTarget":                         b.boot.Target,

@@ -96,6 +96,7 @@ type BMC struct {
 	opts     Options
 	srv      *httptest.Server
 	sys, mgr string // the System's and the Manager's paths
+	name     string // the System's Name
 
 	mu       sync.Mutex
 	faults   []*Fault
@@ -134,6 +135,14 @@ type job struct {
 
 // New starts a simulated iDRAC9 on 127.0.0.1 with TLS (the httptest certificate; see CAPEM).
 func New(o Options) *BMC {
+	b := newSim(o, "", "", "System")
+	b.start()
+	return b
+}
+
+// newSim builds a simulator without a listener; sys and mgr, when set, replace the profile's
+// System and Manager paths (a member of a multi-system service), name is the System's Name.
+func newSim(o Options, sys, mgr, name string) *BMC {
 	if o.Profile == "" {
 		o.Profile = ProfileIDRAC9
 	}
@@ -174,6 +183,10 @@ func New(o Options) *BMC {
 		nics:     o.MACs,
 	}
 	b.sys, b.mgr = o.Profile.paths()
+	if sys != "" {
+		b.sys, b.mgr = sys, mgr
+	}
+	b.name = name
 	switch {
 	case o.Profile == ProfileGeneric:
 		// sushy-tools starts with a persistent boot from the disk.
@@ -210,6 +223,19 @@ func New(o Options) *BMC {
 		b.jobs[b.mgr+"/Jobs/JID_"+itoa(900000000+b.nextID)] = &job{state: "Scheduled", doneAt: time.Now().Add(1000 * time.Hour)}
 	}
 	b.stats.Power = b.power
+	if o.Cert == nil {
+		c, err := NewCert()
+		if err != nil {
+			panic("bmctest: " + err.Error()) // crypto/rand failing: nothing a test can do
+		}
+		b.opts.Cert = c
+	}
+	return b
+}
+
+// start serves b on its own loopback TLS listener.
+func (b *BMC) start() {
+	o := b.opts
 	b.srv = httptest.NewUnstartedServer(http.HandlerFunc(b.serve))
 	if o.Listen != "" {
 		l, err := net.Listen("tcp", o.Listen)
@@ -219,21 +245,12 @@ func New(o Options) *BMC {
 		b.srv.Listener.Close()
 		b.srv.Listener = l
 	}
-	if o.Cert == nil {
-		c, err := NewCert()
-		if err != nil {
-			panic("bmctest: " + err.Error()) // crypto/rand failing: nothing a test can do
-		}
-		o.Cert = c
-		b.opts.Cert = c
-	}
 	// iDRAC9 offers classic curves only (no post-quantum hybrid), which also keeps 128 simulated
 	// handshakes cheap.
 	b.srv.TLS = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{o.Cert.TLS},
 		CurvePreferences: []tls.CurveID{tls.X25519, tls.CurveP256}}
 	b.srv.Config.ErrorLog = log.New(io.Discard, "", 0) // clients killed mid-handshake are expected
 	b.srv.StartTLS()
-	return b
 }
 
 // URL is the BMC's address (https://127.0.0.1:port).
@@ -328,7 +345,9 @@ func (b *BMC) Close() {
 	b.closed = true
 	b.wakeIdle()
 	b.mu.Unlock()
-	b.srv.Close()
+	if b.srv != nil {
+		b.srv.Close()
+	}
 }
 
 func (b *BMC) systemLayout() bool {
