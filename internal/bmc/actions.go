@@ -146,6 +146,7 @@ func (c *Client) readBoot(ctx context.Context, st *State, method string) error {
 	}
 	st.Power = sys.PowerState
 	st.Boot = sys.override()
+	st.lastReset, st.progressAt = sys.LastResetTime, sys.BootProgress.LastStateTime
 	if method == MethodSCP {
 		return st.vendor.readOEM(ctx, c, st)
 	}
@@ -205,29 +206,48 @@ func (c *Client) watchPowerTookEffect(ctx context.Context, st State, pr powerRec
 
 // waitBooted polls until the system is On and the one-time boot consumed, then checks the ISO
 // is still inserted. A persistent override is never consumed: the BMC shows only the power, and
-// the boot evidence (WithBootEvidence), when given, is the witness.
-func (c *Client) waitBooted(ctx context.Context, st *State, url, method string) error {
+// the boot evidence (WithBootEvidence), when given, is the witness. Where the BMC reports
+// LastResetTime or BootProgress it also waits for one of the evidence rules' signs (R1–R4) to
+// show; a timeout without any is ErrNoReset. It returns what it observed for judge.
+func (c *Client) waitBooted(ctx context.Context, st *State, url, method string, pr powerRecord) (observation, error) {
+	o := observation{From: pr.From, Action: pr.Action, ResetBefore: pr.LastReset, ProgressBefore: pr.Progress,
+		Once: method != MethodContinuous}
+	seen := func() bool {
+		o.PowerAfter, o.ResetAfter, o.ProgressAfter = st.Power, st.lastReset, st.progressAt
+		o.Consumed = o.Once && !bootArmed(*st, method)
+		return len(judge(observation{From: o.From, Action: o.Action, PowerAfter: o.PowerAfter, ResetBefore: o.ResetBefore,
+			ResetAfter: o.ResetAfter, ProgressBefore: o.ProgressBefore, ProgressAfter: o.ProgressAfter, Once: o.Once, Consumed: o.Consumed, FetchLog: true}).Evidence) > 0
+	}
+	up := false
 	err := poll.Until(ctx, c.every(c.cfg.confirmTimeout), func(ctx context.Context) (bool, error) {
 		if err := c.readBoot(ctx, st, method); err != nil {
 			return false, err
 		}
-		return st.Power == "On" && (method == MethodContinuous || !bootArmed(*st, method)), nil
+		sign := seen()
+		up = st.Power == "On" && (method == MethodContinuous || !bootArmed(*st, method))
+		// Marks the BMC reports but that have not moved yet: wait for them (or the timeout).
+		marks := st.lastReset != "" || st.progressAt != ""
+		return up && (sign || !marks), nil
 	})
 	if errors.Is(err, poll.ErrTimeout) {
-		return fmt.Errorf("after %s: power %s, boot override %s/%s still pending", c.cfg.confirmTimeout, st.Power, st.Boot.Target, st.Boot.Enabled)
+		if !seen() && (st.lastReset != "" || st.progressAt != "" || (o.Once && !o.Consumed)) {
+			return o, &Error{Node: c.node, Op: StepConfirm, remedy: noResetRemedy(st, c.node),
+				Err: fmt.Errorf("%w: after %s power %s (was %s), LastResetTime %q, boot override %s/%s", ErrNoReset, c.cfg.confirmTimeout, st.Power, pr.From, st.lastReset, st.Boot.Target, st.Boot.Enabled)}
+		}
+		return o, fmt.Errorf("after %s: power %s, boot override %s/%s still pending", c.cfg.confirmTimeout, st.Power, st.Boot.Target, st.Boot.Enabled)
 	}
 	if err != nil {
-		return err
+		return o, err
 	}
 	media, err := c.readMedia(ctx, st.mediaPath)
 	if err != nil {
-		return err
+		return o, err
 	}
 	st.Media = media
 	if slot, _ := st.CDSlot(); !slot.Inserted || slot.Image != url {
-		return fmt.Errorf("the node booted but the virtual CD shows Inserted=%t Image=%q", slot.Inserted, slot.Image)
+		return o, fmt.Errorf("the node booted but the virtual CD shows Inserted=%t Image=%q", slot.Inserted, slot.Image)
 	}
-	return nil
+	return o, nil
 }
 
 // readISOSince decides, for a node whose power action an earlier process sent, whether the node

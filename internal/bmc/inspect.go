@@ -105,6 +105,8 @@ type State struct {
 	// ImportSystemConfiguration boot-once).
 	DellBootOnce *DellBootOnce `json:"dellBootOnce,omitempty"`
 
+	lastReset   string // LastResetTime
+	progressAt  string // BootProgress.LastStateTime
 	systemPath  string
 	managerPath string
 	mediaPath   string
@@ -131,7 +133,14 @@ type system struct {
 	Model        string `json:"Model"`
 	BiosVersion  string `json:"BiosVersion"`
 	PowerState   string `json:"PowerState"`
-	Boot         struct {
+	// LastResetTime (ComputerSystem v1_12) and BootProgress (v1_13) are read as evidence that a
+	// reset happened (evidence.go); empty where the BMC does not report them.
+	LastResetTime string `json:"LastResetTime"`
+	BootProgress  struct {
+		LastState     string `json:"LastState"`
+		LastStateTime string `json:"LastStateTime"`
+	} `json:"BootProgress"`
+	Boot struct {
 		Target  string   `json:"BootSourceOverrideTarget"`
 		Enabled string   `json:"BootSourceOverrideEnabled"`
 		Mode    string   `json:"BootSourceOverrideMode"`
@@ -188,6 +197,7 @@ func (c *Client) inspect(ctx context.Context, nics bool) (State, error) {
 	}
 	st.Vendor, st.Model, st.BIOSVersion, st.Power = sys.Manufacturer, sys.Model, sys.BiosVersion, sys.PowerState
 	st.Boot = sys.override()
+	st.lastReset, st.progressAt = sys.LastResetTime, sys.BootProgress.LastStateTime
 	st.Sessions = c.root.SessionService.ID != ""
 	st.System, st.SystemName = st.systemPath, sys.Name
 	// The system's own manager (Links.ManagedBy); without that link, the only manager of a

@@ -15,6 +15,11 @@ import (
 func (b *BMC) reset(w http.ResponseWriter, r *http.Request) {
 	var body struct{ ResetType string }
 	_ = json.NewDecoder(r.Body).Decode(&body)
+	if b.opts.NoopReset {
+		b.stats.PowerActions++
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	switch body.ResetType {
 	case "On":
 		if b.power != "Off" {
@@ -40,6 +45,7 @@ func (b *BMC) reset(w http.ResponseWriter, r *http.Request) {
 }
 
 func (b *BMC) startBoot() {
+	b.lastReset = time.Now().UTC()
 	b.pending++
 	b.bootGen++ // the running system (a live ISO one included) goes away
 	time.AfterFunc(b.opts.BootDelay, b.completeBoot)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 )
 
 // get serves the resource tree (caller holds b.mu).
@@ -136,6 +137,10 @@ func (b *BMC) systemJSON() map[string]any {
 	}
 	if b.systemLayout() {
 		s["VirtualMedia"] = link(b.sys + "/VirtualMedia")
+	}
+	if b.idrac() {
+		// iDRAC9 reports it (ComputerSystem v1_12); nanoseconds keep two quick resets apart.
+		s["LastResetTime"] = b.lastReset.Format(time.RFC3339Nano)
 	}
 	return s
 }

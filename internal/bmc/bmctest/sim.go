@@ -33,6 +33,10 @@ type Options struct {
 	// the BMC still shows the override consumed (seen on iDRAC9 with the BIOS in legacy mode or
 	// the virtual optical drive missing from the UEFI boot options).
 	IgnoreBootOnce bool
+	// NoopReset makes ComputerSystem.Reset answer 204 and do nothing: no restart, PowerState and
+	// LastResetTime unchanged, a one-time override still armed (a hung BMC or host firmware; a
+	// "reset" that never reaches the host, as Ironic's reboot verification guards against).
+	NoopReset bool
 	// StuckJobs is how many Lifecycle Controller jobs sit in the queue, Scheduled forever (the
 	// state that makes iDRAC answer SYS446 and ImportSystemConfiguration never finish).
 	StuckJobs int
@@ -113,6 +117,8 @@ type BMC struct {
 	idle     []chan struct{} // Idle callers waiting for pending to reach 0
 	closed   bool
 	bootGen  int // incremented by every boot: a live system's reads stop when it changes
+	// lastReset is LastResetTime (iDRAC9 reports it; sushy-tools and the mockup do not).
+	lastReset time.Time
 }
 
 type bootState struct {
@@ -183,6 +189,7 @@ func newSim(o Options, sys, mgr, name string) *BMC {
 		nics:     o.MACs,
 	}
 	b.sys, b.mgr = o.Profile.paths()
+	b.lastReset = time.Now().Add(-48 * time.Hour).UTC()
 	if sys != "" {
 		b.sys, b.mgr = sys, mgr
 	}
