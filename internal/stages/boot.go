@@ -134,7 +134,7 @@ func (b Boot) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 		bootEmit(env, pipeline.Event{Kind: pipeline.Warning, Node: n,
 			Message: "BMC TLS verification is off for node " + n + " (bmc.insecure: true)"})
 	}
-	journal, err := b.journal(env, targets)
+	journal, err := b.journal(env, targets, b.recheck(ctx, env, targets, urlFor))
 	if err != nil {
 		return nil, err
 	}

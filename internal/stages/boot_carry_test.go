@@ -336,7 +336,7 @@ func TestBootJournalCarry(t *testing.T) {
 		{fp: "C", recordsMarker: true},
 	} {
 		steps := &carrySteps{bootSteps: bootSteps{m: map[string][]byte{}}, prev: prev}
-		j, carried, err := newBootJournal(steps, map[string]nodeStamp{"n": {NodeInputs: tc.fp}}, []string{"n"})
+		j, carried, err := newBootJournal(steps, map[string]nodeStamp{"n": {NodeInputs: tc.fp}}, []string{"n"}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -346,6 +346,23 @@ func (b *BMC) wakeIdle() {
 	b.idle = nil
 }
 
+// PullPlug powers the server off as a person would at its power button (no Redfish request).
+func (b *BMC) PullPlug() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.power = "Off"
+	b.bootGen++
+}
+
+// EjectAll empties every virtual-media slot as another party would (its web UI).
+func (b *BMC) EjectAll() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, m := range b.media {
+		m.Inserted, m.Image = false, ""
+	}
+}
+
 // Close stops the listener.
 func (b *BMC) Close() {
 	b.mu.Lock()
