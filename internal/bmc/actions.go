@@ -15,46 +15,70 @@ import (
 // and preflight use the same limit.
 const MaxMediaURL = 255
 
-// ensureMedia leaves the ISO inserted in the CD slot and nothing in any other slot: stale media
-// are ejected and each ejected slot read back, the ISO inserted (the slot's action or PATCH,
-// whichever the BMC offers) and the slot read back.
+// ensureMedia leaves the ISO inserted in a CD slot and nothing in any other slot: stale media
+// are ejected (media another party left is journaled first, named with its URL redacted) and
+// each ejected slot read back, the ISO inserted (the slot's action or PATCH, whichever the BMC
+// offers; a CD slot that refuses it is passed over for the next) and the slot read back.
 func (c *Client) ensureMedia(ctx context.Context, st *State, url string, j Journal, cfg config) error {
-	if slot, ok := st.CDSlot(); ok && slot.Inserted && slot.Image == url && onlyMedia(st.Media, slot) {
+	slots := cdSlots(st.Media, url)
+	if len(slots) > 0 && slots[0].Inserted && slots[0].Image == url && onlyMedia(st.Media, slots[0]) {
 		cfg.progress(Progress{Node: c.node, Step: StepMedia, Done: true, Skipped: true, ByRead: true})
-		return recordOnce(j, StepKey(c.node, StepMedia), map[string]string{"image": url, "slot": slot.Path})
+		return recordOnce(j, StepKey(c.node, StepMedia), map[string]string{"image": url, "slot": slots[0].Path})
 	}
 	cfg.progress(Progress{Node: c.node, Step: StepMedia})
-	slot, ok := st.CDSlot()
-	if !ok {
+	if len(slots) == 0 {
+		if slot, ok := st.CDSlot(); ok {
+			return &Error{Node: c.node, Op: StepMedia, Err: fmt.Errorf("slot %s has no InsertMedia action and does not take PATCH (Allow: %s)", slot.Path, strings.Join(slot.Allow, ", ")),
+				remedy: "this BMC offers no way to insert virtual media over Redfish: check its virtual-media license and settings (" + controllerOf(st) + "'s web UI), or update its firmware"}
+		}
 		return errors.New("no virtual-media slot takes CD/DVD images")
 	}
-	if !slot.CanInsert() {
-		return &Error{Node: c.node, Op: StepMedia, Err: fmt.Errorf("slot %s has no InsertMedia action and does not take PATCH (Allow: %s)", slot.Path, strings.Join(slot.Allow, ", ")),
-			remedy: "this BMC offers no way to insert virtual media over Redfish: check its virtual-media license and settings (" + controllerOf(st) + "'s web UI), or update its firmware"}
-	}
 	for _, m := range st.Media {
-		if m.Inserted && (m.Path != slot.Path || m.Image != url) {
-			if err := c.ejectChecked(ctx, st, m); err != nil {
+		if !m.Inserted || (m.Path == slots[0].Path && m.Image == url) {
+			continue
+		}
+		if m.Image != url {
+			// Not ours: say what it was before it goes (another party's install, a support session).
+			rec := map[string]string{"slot": m.Path, "image": redactURL(m.Image), "why": "another party's media, ejected before inserting the ISO"}
+			if err := j.Record(StepKey(c.node, "ejected-"+m.ID), rec); err != nil {
 				return err
 			}
+			cfg.progress(Progress{Node: c.node, Step: StepMedia, Message: "ejecting " + rec["image"] + " from slot " + m.ID + " (inserted by another party)"})
+		}
+		if err := c.ejectChecked(ctx, st, m); err != nil {
+			return err
 		}
 	}
-	if slot, _ = st.CDSlot(); !slot.Inserted {
-		if err := st.vendor.insertMedia(ctx, c, slot, url); err != nil {
-			return fmt.Errorf("insert %s into slot %s: %w", url, slot.Path, err)
+	var passed []string
+	for i, slot := range cdSlots(st.Media, url) {
+		if !(slot.Inserted && slot.Image == url) {
+			if err := st.vendor.insertMedia(ctx, c, slot, url); err != nil {
+				var re *RedfishError
+				if i+1 < len(slots) && !(errors.As(err, &re) && re.Has(MsgMediaUnreachable)) && !errors.Is(err, ErrUnreachable) {
+					passed = append(passed, slot.ID+": "+err.Error())
+					cfg.progress(Progress{Node: c.node, Step: StepMedia, Message: "slot " + slot.ID + " refused the ISO (" + err.Error() + "); trying the next CD slot"})
+					continue
+				}
+				return fmt.Errorf("insert %s into slot %s: %w", url, slot.Path, err)
+			}
 		}
+		got, err := c.settle(ctx, st, slot.Path, func(m Media) bool { return m.Inserted && m.Image == url })
+		if err != nil {
+			return err
+		}
+		if !got.Inserted || got.Image != url {
+			return &Error{Node: c.node, Op: StepMedia,
+				Err:    fmt.Errorf("%w: slot %s shows Inserted=%t Image=%q %s after inserting %s (read back)", ErrMediaStuck, slot.Path, got.Inserted, got.Image, min(mediaSettle, c.cfg.confirmTimeout), url),
+				remedy: "the BMC accepted the insert but the slot did not take the image: check " + controllerOf(st) + "'s virtual-media settings (attach mode, license), then replay: bootstrap replay boot --node " + c.node}
+		}
+		cfg.progress(Progress{Node: c.node, Step: StepMedia, Done: true})
+		rec := map[string]string{"image": url, "slot": slot.Path}
+		if len(passed) > 0 {
+			rec["passedOver"] = strings.Join(passed, "; ")
+		}
+		return j.Record(StepKey(c.node, StepMedia), rec)
 	}
-	got, err := c.readSlot(ctx, st, slot.Path)
-	if err != nil {
-		return err
-	}
-	if !got.Inserted || got.Image != url {
-		return &Error{Node: c.node, Op: StepMedia,
-			Err:    fmt.Errorf("%w: slot %s shows Inserted=%t Image=%q after inserting %s (read back)", ErrMediaStuck, slot.Path, got.Inserted, got.Image, url),
-			remedy: "the BMC accepted the insert but the slot did not take the image: check " + controllerOf(st) + "'s virtual-media settings (attach mode, license), then replay: bootstrap replay boot --node " + c.node}
-	}
-	cfg.progress(Progress{Node: c.node, Step: StepMedia, Done: true})
-	return j.Record(StepKey(c.node, StepMedia), map[string]string{"image": url, "slot": slot.Path})
+	return errors.New("no CD slot took the ISO")
 }
 
 func onlyMedia(all []Media, keep Media) bool {
@@ -244,7 +268,8 @@ func (c *Client) waitBooted(ctx context.Context, st *State, url, method string, 
 		return o, err
 	}
 	st.Media = media
-	if slot, _ := st.CDSlot(); !slot.Inserted || slot.Image != url {
+	if !holds(st.Media, url) {
+		slot, _ := st.CDSlot()
 		return o, fmt.Errorf("the node booted but the virtual CD shows Inserted=%t Image=%q", slot.Inserted, slot.Image)
 	}
 	return o, nil

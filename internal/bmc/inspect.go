@@ -38,6 +38,9 @@ type Media struct {
 	EjectTarget  string `json:"ejectTarget,omitempty"`
 	// Allow is the slot's Allow header (the HTTP methods it takes), when the BMC sends one.
 	Allow []string `json:"allow,omitempty"`
+	// InsertRequired names the InsertMedia parameters the slot's @Redfish.ActionInfo marks
+	// required, when it publishes one.
+	InsertRequired []string `json:"insertRequired,omitempty"`
 }
 
 // Patchable reports whether the slot takes a PATCH of Image/Inserted: its Allow header lists
@@ -55,7 +58,8 @@ func (m Media) CanInsert() bool { return m.InsertTarget != "" || m.Patchable() }
 // CanEject reports whether media can be taken out of the slot: an EjectMedia action or PATCH.
 func (m Media) CanEject() bool { return m.EjectTarget != "" || m.Patchable() }
 
-// TakesCD reports whether the slot accepts CD or DVD images.
+// TakesCD reports whether the slot accepts CD or DVD images (Supermicro's UsbCd lists CD with
+// USBStick).
 func (m Media) TakesCD() bool {
 	return slices.Contains(m.MediaTypes, "CD") || slices.Contains(m.MediaTypes, "DVD")
 }
@@ -171,7 +175,8 @@ type virtualMedia struct {
 	Image      string   `json:"Image"`
 	Actions    struct {
 		Insert struct {
-			Target string `json:"target"`
+			Target     string `json:"target"`
+			ActionInfo string `json:"@Redfish.ActionInfo"`
 		} `json:"#VirtualMedia.InsertMedia"`
 		Eject struct {
 			Target string `json:"target"`
@@ -264,6 +269,9 @@ func (c *Client) readMedia(ctx context.Context, path string) ([]Media, error) {
 		}
 		md := Media{ID: vm.ID, Path: m.ID, MediaTypes: vm.MediaTypes, Inserted: vm.Inserted, Image: vm.Image,
 			InsertTarget: vm.Actions.Insert.Target, EjectTarget: vm.Actions.Eject.Target}
+		if vm.Actions.Insert.ActionInfo != "" {
+			md.InsertRequired = c.requiredParams(ctx, vm.Actions.Insert.ActionInfo)
+		}
 		for _, a := range strings.Split(hdr.Get("Allow"), ",") {
 			if a = strings.ToUpper(strings.TrimSpace(a)); a != "" {
 				md.Allow = append(md.Allow, a)

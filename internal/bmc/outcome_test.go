@@ -45,6 +45,14 @@ func TestOutcomePerProfile(t *testing.T) {
 		{"noop-reset/generic", bmctest.Options{Profile: bmctest.ProfileGeneric, NoopReset: true}, false, want{bmc.ErrNoISORead.Error(), "unverified"}},
 		{"ignored-once-override", bmctest.Options{IgnoreBootOnce: true}, false, want{bmc.ErrNoISORead.Error(), "unverified"}},
 	}
+	for _, name := range []string{"usbcd-only", "transfer-protocol-required", "credentials-required", "if-match-required", "async-insert", "first-slot-taken"} {
+		cases = append(cases, struct {
+			name  string
+			opts  bmctest.Options
+			multi bool
+			want  want
+		}{name, bmctest.Behaviours()[name], false, want{"booted", "unverified"}})
+	}
 	table := []string{"| profile | ISO | outcome | evidence or caveat | power actions |", "|---|---|---|---|---|"}
 	for _, pc := range cases {
 		for _, local := range []bool{true, false} {
@@ -106,8 +114,8 @@ func TestOutcomePerProfile(t *testing.T) {
 }
 
 func clip(s string) string {
-	if len(s) > 160 {
-		return s[:160] + "…"
+	if r := []rune(s); len(r) > 160 {
+		return string(r[:160]) + "…"
 	}
 	return s
 }

@@ -169,11 +169,11 @@ func (c *Client) setBootCd(ctx context.Context, persistent bool) error {
 		enabled = "Continuous"
 	}
 	boot := map[string]any{"BootSourceOverrideTarget": "Cd", "BootSourceOverrideEnabled": enabled, "BootSourceOverrideMode": "UEFI"}
-	err := c.raw.do(ctx, http.MethodPatch, c.sysPath, map[string]any{"Boot": boot}, nil, nil)
+	err := c.patch(ctx, c.sysPath, map[string]any{"Boot": boot})
 	var re *RedfishError
 	if errors.As(err, &re) && re.Status == http.StatusBadRequest {
 		delete(boot, "BootSourceOverrideMode")
-		err = c.raw.do(ctx, http.MethodPatch, c.sysPath, map[string]any{"Boot": boot}, nil, nil)
+		err = c.patch(ctx, c.sysPath, map[string]any{"Boot": boot})
 	}
 	return err
 }

@@ -37,6 +37,20 @@ type Options struct {
 	// LastResetTime unchanged, a one-time override still armed (a hung BMC or host firmware; a
 	// "reset" that never reaches the host, as Ironic's reboot verification guards against).
 	NoopReset bool
+	// Manufacturer replaces the profile's System Manufacturer (e.g. Supermicro).
+	Manufacturer string
+	// Media replaces the profile's virtual-media slots.
+	Media []MediaSlot
+	// RequireTransferProtocol refuses InsertMedia without TransferProtocolType (HTTP 400
+	// ActionParameterMissing); RequireCredentials refuses it without UserName and Password.
+	RequireTransferProtocol, RequireCredentials bool
+	// ActionInfo publishes the InsertMedia action's @Redfish.ActionInfo with its parameters.
+	ActionInfo bool
+	// RequireIfMatch answers a PATCH of the System or a slot without If-Match with 428, and one
+	// naming another version with 412; GETs carry the ETag.
+	RequireIfMatch bool
+	// AsyncInsert keeps a slot reading Inserted=false for this long after an insert.
+	AsyncInsert time.Duration
 	// StuckJobs is how many Lifecycle Controller jobs sit in the queue, Scheduled forever (the
 	// state that makes iDRAC answer SYS446 and ImportSystemConfiguration never finish).
 	StuckJobs int
@@ -131,6 +145,8 @@ type slot struct {
 	Types    []string
 	Inserted bool
 	Image    string
+	taken    bool      // refuses inserts (MediaSlot.Taken)
+	readyAt  time.Time // AsyncInsert: reads Inserted=false until then
 }
 
 type job struct {
@@ -218,6 +234,12 @@ func newSim(o Options, sys, mgr, name string) *BMC {
 		b.media = []*slot{
 			{ID: "RemovableDisk", Name: "Virtual Removable Disk", Types: []string{"USBStick"}},
 			{ID: "CD", Name: "Virtual CD", Types: []string{"CD", "DVD"}},
+		}
+	}
+	if len(o.Media) > 0 {
+		b.media = nil
+		for _, m := range o.Media {
+			b.media = append(b.media, &slot{ID: m.ID, Name: "Virtual " + m.ID, Types: m.Types, Inserted: m.Image != "", Image: m.Image, taken: m.Taken})
 		}
 	}
 	if o.StaleMedia != "" {
