@@ -25,6 +25,8 @@ type Target struct {
 	// BootMAC is the MAC the node boots from; on a service with several systems and none
 	// chosen, the refusal names the system that reports it.
 	BootMAC string
+	// Vendor is bmc.vendor, a checked hint (see vendorMismatch); "" none.
+	Vendor string
 	// Username and Password authenticate. Password is called at the moment of use and its value
 	// is held only for the life of one connection; it is never logged or returned.
 	Username string

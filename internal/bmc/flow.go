@@ -151,6 +151,9 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 		res.Method = MethodContinuous // an earlier attempt found Once not honoured
 	}
 	finished(StepInspect, false)
+	if msg := vendorMismatch(t.Vendor, st); msg != "" {
+		cfg.progress(Progress{Node: t.Node, Step: StepInspect, Done: true, Message: "warning: " + msg})
+	}
 
 	var pr powerRecord
 	powered := j.Done(StepKey(t.Node, StepPower), &pr)

@@ -56,6 +56,7 @@ type Expect struct {
 	BootMAC string   // the MAC the node boots from
 	MACs    []string // interface MACs from the profile
 	ISOURL  string   // the URL the BMC will be given
+	Vendor  string   // bmc.vendor, a checked hint ("" none)
 }
 
 // PreflightNode is one node to check.
@@ -168,6 +169,14 @@ func preflight(ctx context.Context, n PreflightNode, cfg config) []Finding {
 			st.Vendor, st.Model, st.Kind, st.Firmware, st.Power), "")
 	}
 	fs = append(fs, pick(vf, CheckFirmware)...)
+	if msg := vendorMismatch(n.Expect.Vendor, st); msg != "" {
+		for i := range fs {
+			if fs[i].Check == CheckFirmware && fs[i].Status == Pass {
+				fs[i].Status, fs[i].Message = Warn, fs[i].Message+"; "+msg
+				fs[i].Remedy = "set bmc.vendor to match the BMC (or remove it), and check bmc.address points at this node's BMC"
+			}
+		}
+	}
 	fs = append(fs, mediaFindings(node, st, n.Expect.ISOURL)...)
 	switch {
 	case len(st.Boot.Allowed) == 0:

@@ -87,3 +87,16 @@ func TestVendorBehaviours(t *testing.T) {
 		}
 	}
 }
+
+// TestVendorHintChecked: bmc.vendor is a checked hint: a BMC of another kind than it says is a
+// preflight warning naming both (discovery decides), a matching or absent hint passes.
+func TestVendorHintChecked(t *testing.T) {
+	_, target := simNode(t, "n", bmctest.Options{Profile: bmctest.ProfileGeneric})
+	for hint, want := range map[string]bmc.Status{"dell": bmc.Warn, "generic": bmc.Pass, "": bmc.Pass} {
+		fs := bmc.Preflight(context.Background(), bmc.PreflightNode{Target: target, Expect: bmc.Expect{Vendor: hint}}, fast()...)
+		f := findingOf(fs, bmc.CheckFirmware)
+		if f.Status != want || (want == bmc.Warn && !strings.Contains(f.Message, `bmc.vendor says dell but the BMC reports Manufacturer "QEMU"`)) {
+			t.Errorf("hint %q: %+v; want %s", hint, f, want)
+		}
+	}
+}

@@ -42,7 +42,7 @@ func bmcChecks(s *site.Site, o Options) []Check {
 					b, err := site.ReadSecret(site.SecretRef{File: resolvePath(s, ref.File), Env: ref.Env})
 					return string(b), err
 				}},
-			Expect: bmc.Expect{BootMAC: n.BootMAC, MACs: macs, ISOURL: url},
+			Expect: bmc.Expect{BootMAC: n.BootMAC, MACs: macs, ISOURL: url, Vendor: n.BMC.Vendor},
 		}}
 		for _, check := range bmc.PreflightCheckNames() {
 			name := "bmc " + n.Name + " " + strings.TrimPrefix(check, "bmc-")

@@ -303,7 +303,7 @@ func bootTargets(env *pipeline.Env) ([]bmc.Target, BootOutput) {
 		}
 		ref := n.BMC.Password
 		targets = append(targets, bmc.Target{
-			Node: n.Name, Address: n.BMC.Address, Username: n.BMC.Username, BootMAC: n.BootMAC,
+			Node: n.Name, Address: n.BMC.Address, Username: n.BMC.Username, BootMAC: n.BootMAC, Vendor: n.BMC.Vendor,
 			CAFile: n.BMC.CAFile, Insecure: n.BMC.Insecure,
 			Password: func() (string, error) {
 				b, err := site.ReadSecret(ref)
