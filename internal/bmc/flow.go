@@ -117,6 +117,9 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 			err = be
 		}
 		reword(&st, be)
+		if note := armedNote(j, t.Node, &st); note != "" && !strings.Contains(be.remedy, note) {
+			be.remedy = strings.TrimSuffix(be.remedy, ".") + ". " + note
+		}
 		res.Error = err.Error()
 		res.Seconds = time.Since(start).Seconds()
 		return res, err
@@ -250,4 +253,27 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 		cfg.progress(Progress{Node: t.Node, Step: StepConfirm, Done: true, Message: "booted: " + res.Evidence})
 	}
 	return res, nil
+}
+
+// armedNote says, after a failure, what this node's BMC was left with by the steps journaled so
+// far (the ISO inserted, the boot override set) and what the engineer does about it: the server
+// would boot the ISO at its next power cycle, so the note names the replay that finishes the job
+// and how to disarm it by hand instead. "" when nothing was set.
+func armedNote(j Journal, node string, st *State) string {
+	var media map[string]string
+	var arming overrideRecord
+	hasMedia := j.Done(StepKey(node, StepMedia), &media)
+	hasOverride := j.Done(StepKey(node, StepBootOverride), &arming)
+	if !hasMedia && !hasOverride {
+		return ""
+	}
+	var left []string
+	if hasMedia {
+		left = append(left, "the ISO inserted in slot "+media["slot"])
+	}
+	if hasOverride {
+		left = append(left, "a boot override to the virtual CD ("+arming.Method+")")
+	}
+	return "The server is left armed: " + strings.Join(left, " and ") + ", so its next power cycle boots the ISO. " +
+		"Finish the boot with: bootstrap replay boot --node " + node + " (or, to leave the server as it was, eject the virtual media and set the boot override to None in " + controllerOf(st) + "'s web UI)"
 }

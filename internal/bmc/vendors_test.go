@@ -48,6 +48,10 @@ func TestVendorBehaviours(t *testing.T) {
 					if !errors.Is(err, want) || !errors.As(err, &be) || be.Remedy() == "" {
 						t.Fatalf("err = %v; want %v with a remedy", err, want)
 					}
+					// Media and override were set: the words say so and name the one command.
+					if r := be.Remedy(); !strings.Contains(r, "left armed: the ISO inserted in slot") || !strings.Contains(r, "bootstrap replay boot --node n") {
+						t.Errorf("remedy %q does not say the server is left armed and how to finish", r)
+					}
 					return
 				}
 				if err != nil {
