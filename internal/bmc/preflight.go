@@ -65,6 +65,10 @@ type PreflightNode struct {
 	Expect Expect
 }
 
+// minPassword is the shortest password output redaction scrubs (redact.MinLen; the bmc package
+// does not import redact, so the value is repeated here).
+const minPassword = 8
+
 // minRedfish is the oldest Redfish protocol we expect (iDRAC9 3.x reports 1.4.0; 1.6 brought
 // the VirtualMedia actions we rely on).
 const minRedfish = "1.6.0"
@@ -141,7 +145,12 @@ func preflight(ctx context.Context, n PreflightNode, cfg config) []Finding {
 	} else {
 		add(CheckTLS, Pass, "certificate verified", "")
 	}
-	add(CheckAuth, Pass, "credentials accepted for user "+n.Target.Username, "")
+	if l := len(c.raw.pass); l < minPassword {
+		add(CheckAuth, Warn, fmt.Sprintf("credentials accepted for user %s, but the password is %d characters: values shorter than %d are not scrubbed from output, so a BMC error that echoes it would show it in the journal, logs and report", n.Target.Username, l, minPassword),
+			fmt.Sprintf("use a BMC password of at least %d characters where you may change it (often a factory default); otherwise share the work dir's logs with care", minPassword))
+	} else {
+		add(CheckAuth, Pass, "credentials accepted for user "+n.Target.Username, "")
+	}
 	st, err := c.Inspect(ctx)
 	if err != nil {
 		add(CheckFirmware, Fail, "cannot read the system: "+err.Error(), remedyFor(StepInspect, err))
