@@ -1,9 +1,7 @@
 package bmctest
 
 import (
-	"context"
 	"crypto/tls"
-	"fmt"
 	"io"
 	"log"
 	"net"
@@ -335,54 +333,6 @@ func (b *BMC) Stats() Stats {
 	}
 	s.Override = b.boot.Target + "/" + b.boot.Enabled
 	return s
-}
-
-// Idle returns once no boot is pending: every power action the simulator accepted has reached its
-// boot (BootedFrom, Boots and the override are final), or the simulator is closed. Tests wait on
-// it, instead of sleeping, before they count what a run did.
-func (b *BMC) Idle(ctx context.Context) error {
-	b.mu.Lock()
-	if b.pending == 0 || b.closed {
-		b.mu.Unlock()
-		return nil
-	}
-	ch := make(chan struct{})
-	b.idle = append(b.idle, ch)
-	b.mu.Unlock()
-	select {
-	case <-ch:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("simulated BMC not idle: %w", ctx.Err())
-	}
-}
-
-// wakeIdle releases the Idle callers when nothing is pending; b.mu is held.
-func (b *BMC) wakeIdle() {
-	if b.pending > 0 && !b.closed {
-		return
-	}
-	for _, ch := range b.idle {
-		close(ch)
-	}
-	b.idle = nil
-}
-
-// PullPlug powers the server off as a person would at its power button (no Redfish request).
-func (b *BMC) PullPlug() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.power = "Off"
-	b.bootGen++
-}
-
-// EjectAll empties every virtual-media slot as another party would (its web UI).
-func (b *BMC) EjectAll() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, m := range b.media {
-		m.Inserted, m.Image = false, ""
-	}
 }
 
 // Close stops the listener.
