@@ -248,12 +248,15 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 		return fail(StepConfirm, err)
 	}
 	if res.Unverified != "" {
-		cfg.progress(Progress{Node: t.Node, Step: StepConfirm, Done: true, Message: "booted, unverified: " + res.Unverified})
+		cfg.progress(Progress{Node: t.Node, Step: StepConfirm, Done: true, Message: UnverifiedPrefix + res.Unverified})
 	} else {
 		cfg.progress(Progress{Node: t.Node, Step: StepConfirm, Done: true, Message: "booted: " + res.Evidence})
 	}
 	return res, nil
 }
+
+// UnverifiedPrefix starts the progress message of a node booted without evidence.
+const UnverifiedPrefix = "booted, unverified: "
 
 // armedNote says, after a failure, what this node's BMC was left with by the steps journaled so
 // far (the ISO inserted, the boot override set) and what the engineer does about it: the server

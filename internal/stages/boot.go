@@ -156,6 +156,10 @@ func (b Boot) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 			msg += ": " + p.Message
 		}
 		bootEmit(env, pipeline.Event{Kind: pipeline.StepDone, Node: p.Node, Step: p.Step, Message: msg})
+		if p.Step == bmc.StepConfirm && strings.HasPrefix(p.Message, bmc.UnverifiedPrefix) {
+			// No evidence the node booted its ISO: said where a person looks, not only journaled.
+			bootEmit(env, pipeline.Event{Kind: pipeline.Warning, Node: p.Node, Message: "node " + p.Node + " " + p.Message})
+		}
 		if p.Step == bmc.StepConfirm {
 			bootEmit(env, pipeline.Event{Kind: pipeline.Progress, Node: p.Node, Done: done.Add(1), DoneTotal: total, Unit: "nodes"})
 		}
