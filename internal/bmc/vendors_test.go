@@ -104,3 +104,34 @@ func TestVendorHintChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestNoResetAdviceChangesTheOutcome follows the words of a reset that did nothing: power-cycle
+// the server by hand, then the one command named (a replay: a fresh attempt). The replay boots
+// the node with evidence; running the failed attempt again unchanged would not have.
+func TestNoResetAdviceChangesTheOutcome(t *testing.T) {
+	iso := bmctest.NewISOServer()
+	defer iso.Close()
+	isoURL := iso.URL() + "/agent.x86_64.iso"
+	o := bmctest.Behaviours()["noop-reset"]
+	o.Power = "On"
+	sim, target := simNode(t, "n", o)
+	opts := append(fast(), bmc.WithConfirmTimeout(time.Second))
+	_, err := bmc.BootNode(context.Background(), target, isoURL, newMemJournal(), opts...)
+	var be *bmc.Error
+	if !errors.Is(err, bmc.ErrNoReset) || !errors.As(err, &be) {
+		t.Fatalf("err = %v; want ErrNoReset", err)
+	}
+	if r := be.Remedy(); !strings.Contains(r, "power-cycle it") || !strings.Contains(r, "bootstrap replay boot --node n") {
+		t.Fatalf("remedy %q names neither the hand power-cycle nor the replay", r)
+	}
+	sim.PowerCycleByHand()
+	idle(t, sim)
+	res, err := bmc.BootNode(context.Background(), target, isoURL, newMemJournal(), opts...)
+	if err != nil {
+		t.Fatalf("the replay the advice names: %v", err)
+	}
+	idle(t, sim)
+	if st := sim.Stats(); st.BootedFrom != isoURL || !strings.Contains(res.Evidence, "LastResetTime advanced") {
+		t.Errorf("after the advice: booted from %q, evidence %q", st.BootedFrom, res.Evidence)
+	}
+}

@@ -55,3 +55,14 @@ func (b *BMC) EjectAll() {
 		m.Inserted, m.Image = false, ""
 	}
 }
+
+// PowerCycleByHand is the remedy of a reset that did nothing, done: the server is power-cycled
+// at its button (booting whatever it is armed with) and its BMC takes resets again.
+func (b *BMC) PowerCycleByHand() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.opts.NoopReset = false
+	if b.power != "Off" {
+		b.startBoot()
+	}
+}
