@@ -15,46 +15,70 @@ import (
 // and preflight use the same limit.
 const MaxMediaURL = 255
 
-// ensureMedia leaves the ISO inserted in the CD slot and nothing in any other slot: stale media
-// are ejected and each ejected slot read back, the ISO inserted (the slot's action or PATCH,
-// whichever the BMC offers) and the slot read back.
+// ensureMedia leaves the ISO inserted in a CD slot and nothing in any other slot: stale media
+// are ejected (media another party left is journaled first, named with its URL redacted) and
+// each ejected slot read back, the ISO inserted (the slot's action or PATCH, whichever the BMC
+// offers; a CD slot that refuses it is passed over for the next) and the slot read back.
 func (c *Client) ensureMedia(ctx context.Context, st *State, url string, j Journal, cfg config) error {
-	if slot, ok := st.CDSlot(); ok && slot.Inserted && slot.Image == url && onlyMedia(st.Media, slot) {
+	slots := cdSlots(st.Media, url)
+	if len(slots) > 0 && slots[0].Inserted && slots[0].Image == url && onlyMedia(st.Media, slots[0]) {
 		cfg.progress(Progress{Node: c.node, Step: StepMedia, Done: true, Skipped: true, ByRead: true})
-		return recordOnce(j, StepKey(c.node, StepMedia), map[string]string{"image": url, "slot": slot.Path})
+		return recordOnce(j, StepKey(c.node, StepMedia), map[string]string{"image": url, "slot": slots[0].Path})
 	}
 	cfg.progress(Progress{Node: c.node, Step: StepMedia})
-	slot, ok := st.CDSlot()
-	if !ok {
+	if len(slots) == 0 {
+		if slot, ok := st.CDSlot(); ok {
+			return &Error{Node: c.node, Op: StepMedia, Err: fmt.Errorf("slot %s has no InsertMedia action and does not take PATCH (Allow: %s)", slot.Path, strings.Join(slot.Allow, ", ")),
+				remedy: "this BMC offers no way to insert virtual media over Redfish: check its virtual-media license and settings (" + controllerOf(st) + "'s web UI), or update its firmware"}
+		}
 		return errors.New("no virtual-media slot takes CD/DVD images")
 	}
-	if !slot.CanInsert() {
-		return &Error{Node: c.node, Op: StepMedia, Err: fmt.Errorf("slot %s has no InsertMedia action and does not take PATCH (Allow: %s)", slot.Path, strings.Join(slot.Allow, ", ")),
-			remedy: "this BMC offers no way to insert virtual media over Redfish: check its virtual-media license and settings (" + controllerOf(st) + "'s web UI), or update its firmware"}
-	}
 	for _, m := range st.Media {
-		if m.Inserted && (m.Path != slot.Path || m.Image != url) {
-			if err := c.ejectChecked(ctx, st, m); err != nil {
+		if !m.Inserted || (m.Path == slots[0].Path && m.Image == url) {
+			continue
+		}
+		if m.Image != url {
+			// Not ours: say what it was before it goes (another party's install, a support session).
+			rec := map[string]string{"slot": m.Path, "image": redactURL(m.Image), "why": "another party's media, ejected before inserting the ISO"}
+			if err := j.Record(StepKey(c.node, "ejected-"+m.ID), rec); err != nil {
 				return err
 			}
+			cfg.progress(Progress{Node: c.node, Step: StepMedia, Message: "ejecting " + rec["image"] + " from slot " + m.ID + " (inserted by another party)"})
+		}
+		if err := c.ejectChecked(ctx, st, m); err != nil {
+			return err
 		}
 	}
-	if slot, _ = st.CDSlot(); !slot.Inserted {
-		if err := st.vendor.insertMedia(ctx, c, slot, url); err != nil {
-			return fmt.Errorf("insert %s into slot %s: %w", url, slot.Path, err)
+	var passed []string
+	for i, slot := range cdSlots(st.Media, url) {
+		if !(slot.Inserted && slot.Image == url) {
+			if err := st.vendor.insertMedia(ctx, c, slot, url); err != nil {
+				var re *RedfishError
+				if i+1 < len(slots) && !(errors.As(err, &re) && re.Has(MsgMediaUnreachable)) && !errors.Is(err, ErrUnreachable) {
+					passed = append(passed, slot.ID+": "+err.Error())
+					cfg.progress(Progress{Node: c.node, Step: StepMedia, Message: "slot " + slot.ID + " refused the ISO (" + err.Error() + "); trying the next CD slot"})
+					continue
+				}
+				return fmt.Errorf("insert %s into slot %s: %w", url, slot.Path, err)
+			}
 		}
+		got, err := c.settle(ctx, st, slot.Path, func(m Media) bool { return m.Inserted && m.Image == url })
+		if err != nil {
+			return err
+		}
+		if !got.Inserted || got.Image != url {
+			return &Error{Node: c.node, Op: StepMedia,
+				Err:    fmt.Errorf("%w: slot %s shows Inserted=%t Image=%q %s after inserting %s (read back)", ErrMediaStuck, slot.Path, got.Inserted, got.Image, min(mediaSettle, c.cfg.confirmTimeout), url),
+				remedy: "the BMC accepted the insert but the slot did not take the image: check " + controllerOf(st) + "'s virtual-media settings (attach mode, license), then replay: bootstrap replay boot --node " + c.node}
+		}
+		cfg.progress(Progress{Node: c.node, Step: StepMedia, Done: true})
+		rec := map[string]string{"image": url, "slot": slot.Path}
+		if len(passed) > 0 {
+			rec["passedOver"] = strings.Join(passed, "; ")
+		}
+		return j.Record(StepKey(c.node, StepMedia), rec)
 	}
-	got, err := c.readSlot(ctx, st, slot.Path)
-	if err != nil {
-		return err
-	}
-	if !got.Inserted || got.Image != url {
-		return &Error{Node: c.node, Op: StepMedia,
-			Err:    fmt.Errorf("%w: slot %s shows Inserted=%t Image=%q after inserting %s (read back)", ErrMediaStuck, slot.Path, got.Inserted, got.Image, url),
-			remedy: "the BMC accepted the insert but the slot did not take the image: check " + controllerOf(st) + "'s virtual-media settings (attach mode, license), then replay: bootstrap replay boot --node " + c.node}
-	}
-	cfg.progress(Progress{Node: c.node, Step: StepMedia, Done: true})
-	return j.Record(StepKey(c.node, StepMedia), map[string]string{"image": url, "slot": slot.Path})
+	return errors.New("no CD slot took the ISO")
 }
 
 func onlyMedia(all []Media, keep Media) bool {
@@ -96,10 +120,7 @@ func (c *Client) ensureBootOverride(ctx context.Context, st *State, method *stri
 			rec.Method = MethodContinuous
 			rec.Reason = "the BMC does not offer Once (BootSourceOverrideEnabled allows " + strings.Join(st.Boot.EnabledAllowed, ", ") + ")"
 		}
-		err = retry(ctx, c.cfg, func() error {
-			_, err := c.bc.SetBootDevice(ctx, "cdrom", rec.Method == MethodContinuous, true)
-			return fromBMCLib("set boot override", err)
-		})
+		err = retry(ctx, c.cfg, func() error { return c.setBootCd(ctx, rec.Method == MethodContinuous) })
 	default:
 		err = st.vendor.armOEM(ctx, c, st, *method)
 	}
@@ -149,24 +170,20 @@ func (c *Client) readBoot(ctx context.Context, st *State, method string) error {
 	}
 	st.Power = sys.PowerState
 	st.Boot = sys.override()
+	st.lastReset, st.progressAt = sys.LastResetTime, sys.BootProgress.LastStateTime
 	if method == MethodSCP {
 		return st.vendor.readOEM(ctx, c, st)
 	}
 	return nil
 }
 
-// power sends On (from Off) or ForceRestart through bmclib.
+// power sends On (from Off) or ForceRestart to the connection's system (see reset).
 func (c *Client) power(ctx context.Context, action string) error {
-	state := "cycle" // bmclib: ForceRestart
-	if action == "On" {
-		state = "on"
-	}
 	// Retried only when the BMC answered with an error (it did not apply the action); a timeout
 	// or a reset connection may have been applied, so it is not retried: the caller journals the
 	// intent first, and a resumed run reads back before acting again.
 	return retry(ctx, c.cfg, func() error {
-		_, err := c.bc.SetPowerState(ctx, state)
-		err = fromBMCLib("power "+action, err)
+		err := c.reset(ctx, action)
 		var re *RedfishError
 		if err == nil || errors.As(err, &re) {
 			return err
@@ -213,29 +230,49 @@ func (c *Client) watchPowerTookEffect(ctx context.Context, st State, pr powerRec
 
 // waitBooted polls until the system is On and the one-time boot consumed, then checks the ISO
 // is still inserted. A persistent override is never consumed: the BMC shows only the power, and
-// the boot evidence (WithBootEvidence), when given, is the witness.
-func (c *Client) waitBooted(ctx context.Context, st *State, url, method string) error {
+// the boot evidence (WithBootEvidence), when given, is the witness. Where the BMC reports
+// LastResetTime or BootProgress it also waits for one of the evidence rules' signs (R1–R4) to
+// show; a timeout without any is ErrNoReset. It returns what it observed for judge.
+func (c *Client) waitBooted(ctx context.Context, st *State, url, method string, pr powerRecord) (observation, error) {
+	o := observation{From: pr.From, Action: pr.Action, ResetBefore: pr.LastReset, ProgressBefore: pr.Progress,
+		Once: method != MethodContinuous}
+	seen := func() bool {
+		o.PowerAfter, o.ResetAfter, o.ProgressAfter = st.Power, st.lastReset, st.progressAt
+		o.Consumed = o.Once && !bootArmed(*st, method)
+		return len(judge(observation{From: o.From, Action: o.Action, PowerAfter: o.PowerAfter, ResetBefore: o.ResetBefore,
+			ResetAfter: o.ResetAfter, ProgressBefore: o.ProgressBefore, ProgressAfter: o.ProgressAfter, Once: o.Once, Consumed: o.Consumed, FetchLog: true}).Evidence) > 0
+	}
+	up := false
 	err := poll.Until(ctx, c.every(c.cfg.confirmTimeout), func(ctx context.Context) (bool, error) {
 		if err := c.readBoot(ctx, st, method); err != nil {
 			return false, err
 		}
-		return st.Power == "On" && (method == MethodContinuous || !bootArmed(*st, method)), nil
+		sign := seen()
+		up = st.Power == "On" && (method == MethodContinuous || !bootArmed(*st, method))
+		// Marks the BMC reports but that have not moved yet: wait for them (or the timeout).
+		marks := st.lastReset != "" || st.progressAt != ""
+		return up && (sign || !marks), nil
 	})
 	if errors.Is(err, poll.ErrTimeout) {
-		return fmt.Errorf("after %s: power %s, boot override %s/%s still pending", c.cfg.confirmTimeout, st.Power, st.Boot.Target, st.Boot.Enabled)
+		if !seen() && (st.lastReset != "" || st.progressAt != "" || (o.Once && !o.Consumed)) {
+			return o, &Error{Node: c.node, Op: StepConfirm, remedy: noResetRemedy(st, c.node),
+				Err: fmt.Errorf("%w: after %s power %s (was %s), LastResetTime %q, boot override %s/%s", ErrNoReset, c.cfg.confirmTimeout, st.Power, pr.From, st.lastReset, st.Boot.Target, st.Boot.Enabled)}
+		}
+		return o, fmt.Errorf("after %s: power %s, boot override %s/%s still pending", c.cfg.confirmTimeout, st.Power, st.Boot.Target, st.Boot.Enabled)
 	}
 	if err != nil {
-		return err
+		return o, err
 	}
 	media, err := c.readMedia(ctx, st.mediaPath)
 	if err != nil {
-		return err
+		return o, err
 	}
 	st.Media = media
-	if slot, _ := st.CDSlot(); !slot.Inserted || slot.Image != url {
-		return fmt.Errorf("the node booted but the virtual CD shows Inserted=%t Image=%q", slot.Inserted, slot.Image)
+	if !holds(st.Media, url) {
+		slot, _ := st.CDSlot()
+		return o, fmt.Errorf("the node booted but the virtual CD shows Inserted=%t Image=%q", slot.Inserted, slot.Image)
 	}
-	return nil
+	return o, nil
 }
 
 // readISOSince decides, for a node whose power action an earlier process sent, whether the node

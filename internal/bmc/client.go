@@ -17,8 +17,16 @@ import (
 // Target is one node's BMC as the profile describes it.
 type Target struct {
 	// Node is the node's name in the site profile; every error and finding carries it.
-	Node    string
-	Address string // "https://10.0.0.11" or "https://host:port"; https is assumed without a scheme
+	Node string
+	// Address is "https://10.0.0.11" or "https://host:port" (https is assumed without a scheme),
+	// or, on a service that manages several systems, the node's own System:
+	// "https://host:port/redfish/v1/Systems/<id>" (the Metal3/Ironic address scheme).
+	Address string
+	// BootMAC is the MAC the node boots from; on a service with several systems and none
+	// chosen, the refusal names the system that reports it.
+	BootMAC string
+	// Vendor is bmc.vendor, a checked hint (see vendorMismatch); "" none.
+	Vendor string
 	// Username and Password authenticate. Password is called at the moment of use and its value
 	// is held only for the life of one connection; it is never logged or returned.
 	Username string
@@ -37,6 +45,11 @@ type Client struct {
 	basicAuth bool
 	root      serviceRoot
 	cfg       config
+	// sysPath is the System every action goes to: the one the address names, or the only one.
+	sysPath string
+	// multi: the service lists several systems. bmclib v2.3.5 picks a system by Name (or the
+	// only one), so on such a service every write goes through the raw client to sysPath.
+	multi bool
 }
 
 type serviceRoot struct {
@@ -74,6 +87,10 @@ func Connect(ctx context.Context, t Target, opts ...Option) (*Client, error) {
 // dial builds the raw client and checks reachability and credentials, read-only.
 func dial(ctx context.Context, t Target, cfg config) (*Client, error) {
 	fail := func(err error) (*Client, error) {
+		var be *Error
+		if errors.As(err, &be) {
+			return nil, be
+		}
 		return nil, newError(t.Node, "connect", err)
 	}
 	base, err := baseURL(t.Address)
@@ -109,8 +126,11 @@ func dial(ctx context.Context, t Target, cfg config) (*Client, error) {
 	if c.root.Managers.ID == "" {
 		c.root.Managers.ID = "/redfish/v1/Managers"
 	}
-	var sys collection
-	if err := retry(ctx, cfg, func() error { return c.raw.get(ctx, c.root.Systems.ID, &sys) }); err != nil {
+	want, err := systemPathOf(t.Address)
+	if err != nil {
+		return fail(err)
+	}
+	if err := c.selectSystem(ctx, want, t.BootMAC); err != nil {
 		return fail(err)
 	}
 	return c, nil

@@ -152,6 +152,9 @@ func (dell) armOEM(ctx context.Context, c *Client, st *State, method string) err
 
 // insertMedia inserts through bmclib, which ejects the CD slot first ("eject before insert").
 func (dell) insertMedia(ctx context.Context, c *Client, slot Media, url string) error {
+	if c.multi {
+		return c.rawInsert(ctx, slot, url) // bmclib would pick the system by Name
+	}
 	return retry(ctx, c.cfg, func() error {
 		_, err := c.bc.SetVirtualMedia(ctx, "CD", url)
 		err = fromBMCLib("insert media", err)
@@ -213,8 +216,8 @@ func (dell) remedy(op string, err error) string {
 		return "the iDRAC Lifecycle Controller is busy (SYS446): wait a few minutes, clear the job queue if it is stuck, then replay the node"
 	case errors.Is(err, ErrNoISORead):
 		return "watch the node's console: check UEFI boot mode and that the Virtual Optical Drive is a boot option (iDRAC9 before 4.40 ignores the standard one-time boot), then replay: bootstrap replay boot --node NAME"
-	case errors.Is(err, ErrMediaStuck):
-		return ""
+	case errors.Is(err, ErrMediaStuck), errors.Is(err, ErrNoReset):
+		return "" // their remedies already name the slot or the hand power-cycle, and the iDRAC
 	}
 	switch op {
 	case StepPower, StepConfirm:

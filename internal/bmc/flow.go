@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -44,25 +45,31 @@ const (
 
 // NodeResult is what happened to one node; it holds no secret and goes to the journal.
 type NodeResult struct {
-	Node     string `json:"node"`
-	Kind     string `json:"kind,omitempty"` // the implementation chosen: Dell iDRAC9, generic Redfish
-	Vendor   string `json:"vendor,omitempty"`
-	Model    string `json:"model,omitempty"`
-	Firmware string `json:"firmware,omitempty"`
-	Layout   Layout `json:"layout,omitempty"`
-	Image    string `json:"image"`
-	Method   string `json:"method,omitempty"`
+	Node string `json:"node"`
+	// System is the Redfish System acted on (its path), SystemName its Name.
+	System     string `json:"system,omitempty"`
+	SystemName string `json:"systemName,omitempty"`
+	Kind       string `json:"kind,omitempty"` // the implementation chosen: Dell iDRAC9, generic Redfish
+	Vendor     string `json:"vendor,omitempty"`
+	Model      string `json:"model,omitempty"`
+	Firmware   string `json:"firmware,omitempty"`
+	Layout     Layout `json:"layout,omitempty"`
+	Image      string `json:"image"`
+	Method     string `json:"method,omitempty"`
 	// Persistent is set when the BMC did not honour a one-time boot: the Cd override stays on
 	// until the install stage takes it off (the report lists these nodes).
-	Persistent  bool      `json:"persistentOverride,omitempty"`
-	PowerAction string    `json:"powerAction,omitempty"` // On or ForceRestart; empty when an earlier run did it
-	BasicAuth   bool      `json:"basicAuth,omitempty"`
-	Insecure    bool      `json:"insecure,omitempty"`
-	Resumed     bool      `json:"resumed,omitempty"`
-	Evidence    string    `json:"evidence,omitempty"` // how the boot from the ISO was witnessed
-	Seconds     float64   `json:"seconds"`
-	Finished    time.Time `json:"finished"`
-	Error       string    `json:"error,omitempty"`
+	Persistent  bool   `json:"persistentOverride,omitempty"`
+	PowerAction string `json:"powerAction,omitempty"` // On or ForceRestart; empty when an earlier run did it
+	BasicAuth   bool   `json:"basicAuth,omitempty"`
+	Insecure    bool   `json:"insecure,omitempty"`
+	Resumed     bool   `json:"resumed,omitempty"`
+	Evidence    string `json:"evidence,omitempty"` // how the boot from the ISO was witnessed
+	// Unverified, when set, says why the boot could not be witnessed ("booted, unverified: …";
+	// see the evidence rules in evidence.go).
+	Unverified string    `json:"unverified,omitempty"`
+	Seconds    float64   `json:"seconds"`
+	Finished   time.Time `json:"finished"`
+	Error      string    `json:"error,omitempty"`
 }
 
 type powerRecord struct {
@@ -74,6 +81,10 @@ type powerRecord struct {
 	// Reason says why a node already powered in this attempt is powered again: it did not read
 	// its ISO after the earlier power action (the ISO server died with a killed run).
 	Reason string `json:"reason,omitempty"`
+	// LastReset and Progress are LastResetTime and BootProgress.LastStateTime read before the
+	// action: the baseline of evidence rules R2 and R3, kept for a resumed run.
+	LastReset string `json:"lastResetTime,omitempty"`
+	Progress  string `json:"bootProgressTime,omitempty"`
 }
 
 // BootNode boots one node from the ISO at url: connect, inspect, eject stale media, insert the
@@ -106,6 +117,9 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 			err = be
 		}
 		reword(&st, be)
+		if note := armedNote(j, t.Node, &st); note != "" && !strings.Contains(be.remedy, note) {
+			be.remedy = strings.TrimSuffix(be.remedy, ".") + ". " + note
+		}
 		res.Error = err.Error()
 		res.Seconds = time.Since(start).Seconds()
 		return res, err
@@ -133,12 +147,16 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 		return fail(StepInspect, err)
 	}
 	res.Kind, res.Vendor, res.Model, res.Firmware, res.Layout = st.Kind, st.Vendor, st.Model, st.Firmware, st.Layout
+	res.System, res.SystemName = st.System, st.SystemName
 	res.Method = st.vendor.bootMethod(st)
 	var arming overrideRecord
 	if j.Done(StepKey(t.Node, StepBootOverride), &arming) && arming.Method == MethodContinuous {
 		res.Method = MethodContinuous // an earlier attempt found Once not honoured
 	}
 	finished(StepInspect, false)
+	if msg := vendorMismatch(t.Vendor, st); msg != "" {
+		cfg.progress(Progress{Node: t.Node, Step: StepInspect, Done: true, Message: "warning: " + msg})
+	}
 
 	var pr powerRecord
 	powered := j.Done(StepKey(t.Node, StepPower), &pr)
@@ -184,7 +202,8 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 		}
 		step(StepPower)
 		intent := pr // the journaled intent whose action read back as never sent, if any
-		pr = powerRecord{Action: "ForceRestart", From: st.Power, Method: res.Method, At: time.Now().UTC(), Reason: intent.Reason}
+		pr = powerRecord{Action: "ForceRestart", From: st.Power, Method: res.Method, At: time.Now().UTC(), Reason: intent.Reason,
+			LastReset: st.lastReset, Progress: st.progressAt}
 		if st.Power == "Off" {
 			pr.Action = "On"
 		}
@@ -206,25 +225,58 @@ func bootNode(ctx context.Context, t Target, url string, j Journal, cfg config) 
 	}
 
 	step(StepConfirm)
-	if err := c.waitBooted(ctx, &st, url, res.Method); err != nil {
+	obs, err := c.waitBooted(ctx, &st, url, res.Method, pr)
+	if err != nil {
 		return fail(StepConfirm, err)
 	}
 	if cfg.evidence != nil {
 		if err := c.waitEvidence(ctx, url, pr.At); err != nil {
 			return fail(StepConfirm, err)
 		}
-		res.Evidence = "the node read its ISO after the power action"
-	} else if res.Method == MethodContinuous && pr.From != "Off" {
-		// A persistent override is never consumed and a restart leaves power On: nothing the
-		// BMC shows proves the node restarted into the ISO. Say so rather than claim it.
-		res.Evidence = "none: a persistent override and a restart leave nothing to read back, and no ISO server fetch log is available (ISO served elsewhere); watch the node's console"
+		obs.FetchLog, obs.ISORead = true, true
 	}
+	v := judge(obs)
+	if v.NoReset {
+		return fail(StepConfirm, &Error{Node: t.Node, Op: StepConfirm, remedy: noResetRemedy(&st, t.Node),
+			Err: fmt.Errorf("%w: power %s throughout, LastResetTime %q unchanged", ErrNoReset, st.Power, st.lastReset)})
+	}
+	res.Evidence, res.Unverified = strings.Join(v.Evidence, "; "), v.Unverified
 	res.Persistent = res.Method == MethodContinuous
 	res.Seconds = time.Since(start).Seconds()
 	res.Finished = time.Now().UTC()
 	if err := j.Record(StepKey(t.Node, StepConfirm), res); err != nil {
 		return fail(StepConfirm, err)
 	}
-	finished(StepConfirm, false)
+	if res.Unverified != "" {
+		cfg.progress(Progress{Node: t.Node, Step: StepConfirm, Done: true, Message: UnverifiedPrefix + res.Unverified})
+	} else {
+		cfg.progress(Progress{Node: t.Node, Step: StepConfirm, Done: true, Message: "booted: " + res.Evidence})
+	}
 	return res, nil
+}
+
+// UnverifiedPrefix starts the progress message of a node booted without evidence.
+const UnverifiedPrefix = "booted, unverified: "
+
+// armedNote says, after a failure, what this node's BMC was left with by the steps journaled so
+// far (the ISO inserted, the boot override set) and what the engineer does about it: the server
+// would boot the ISO at its next power cycle, so the note names the replay that finishes the job
+// and how to disarm it by hand instead. "" when nothing was set.
+func armedNote(j Journal, node string, st *State) string {
+	var media map[string]string
+	var arming overrideRecord
+	hasMedia := j.Done(StepKey(node, StepMedia), &media)
+	hasOverride := j.Done(StepKey(node, StepBootOverride), &arming)
+	if !hasMedia && !hasOverride {
+		return ""
+	}
+	var left []string
+	if hasMedia {
+		left = append(left, "the ISO inserted in slot "+media["slot"])
+	}
+	if hasOverride {
+		left = append(left, "a boot override to the virtual CD ("+arming.Method+")")
+	}
+	return "The server is left armed: " + strings.Join(left, " and ") + ", so its next power cycle boots the ISO. " +
+		"Finish the boot with: bootstrap replay boot --node " + node + " (or, to leave the server as it was, eject the virtual media and set the boot override to None in " + controllerOf(st) + "'s web UI)"
 }

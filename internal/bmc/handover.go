@@ -52,7 +52,7 @@ func TakeOverrideOff(ctx context.Context, t Target, url string, eject bool, opts
 		}
 		sent = true
 		err := retry(ctx, cfg, func() error {
-			return c.raw.do(ctx, http.MethodPatch, st.systemPath, map[string]any{"Boot": boot}, nil, nil)
+			return c.patch(ctx, st.systemPath, map[string]any{"Boot": boot})
 		})
 		var re *RedfishError
 		if err != nil && !(asRedfish(err, &re) && re.Status == http.StatusBadRequest) {

@@ -38,6 +38,9 @@ type Media struct {
 	EjectTarget  string `json:"ejectTarget,omitempty"`
 	// Allow is the slot's Allow header (the HTTP methods it takes), when the BMC sends one.
 	Allow []string `json:"allow,omitempty"`
+	// InsertRequired names the InsertMedia parameters the slot's @Redfish.ActionInfo marks
+	// required, when it publishes one.
+	InsertRequired []string `json:"insertRequired,omitempty"`
 }
 
 // Patchable reports whether the slot takes a PATCH of Image/Inserted: its Allow header lists
@@ -55,7 +58,8 @@ func (m Media) CanInsert() bool { return m.InsertTarget != "" || m.Patchable() }
 // CanEject reports whether media can be taken out of the slot: an EjectMedia action or PATCH.
 func (m Media) CanEject() bool { return m.EjectTarget != "" || m.Patchable() }
 
-// TakesCD reports whether the slot accepts CD or DVD images.
+// TakesCD reports whether the slot accepts CD or DVD images (Supermicro's UsbCd lists CD with
+// USBStick).
 func (m Media) TakesCD() bool {
 	return slices.Contains(m.MediaTypes, "CD") || slices.Contains(m.MediaTypes, "DVD")
 }
@@ -85,6 +89,9 @@ type NIC struct {
 // State is what a BMC reports, read-only.
 type State struct {
 	RedfishVersion string `json:"redfishVersion"`
+	// System is the path of the System every action goes to, SystemName its Name.
+	System     string `json:"system"`
+	SystemName string `json:"systemName,omitempty"`
 	// Kind is the implementation the flow chose for this BMC after discovery ("Dell iDRAC9",
 	// "generic Redfish"); see vendor.
 	Kind        string       `json:"kind"`
@@ -102,6 +109,8 @@ type State struct {
 	// ImportSystemConfiguration boot-once).
 	DellBootOnce *DellBootOnce `json:"dellBootOnce,omitempty"`
 
+	lastReset   string // LastResetTime
+	progressAt  string // BootProgress.LastStateTime
 	systemPath  string
 	managerPath string
 	mediaPath   string
@@ -122,11 +131,20 @@ func (s State) CDSlot() (Media, bool) {
 func (s State) IsDell() bool { return strings.HasPrefix(strings.ToLower(s.Vendor), "dell") }
 
 type system struct {
+	ID           string `json:"Id"`
+	Name         string `json:"Name"`
 	Manufacturer string `json:"Manufacturer"`
 	Model        string `json:"Model"`
 	BiosVersion  string `json:"BiosVersion"`
 	PowerState   string `json:"PowerState"`
-	Boot         struct {
+	// LastResetTime (ComputerSystem v1_12) and BootProgress (v1_13) are read as evidence that a
+	// reset happened (evidence.go); empty where the BMC does not report them.
+	LastResetTime string `json:"LastResetTime"`
+	BootProgress  struct {
+		LastState     string `json:"LastState"`
+		LastStateTime string `json:"LastStateTime"`
+	} `json:"BootProgress"`
+	Boot struct {
 		Target  string   `json:"BootSourceOverrideTarget"`
 		Enabled string   `json:"BootSourceOverrideEnabled"`
 		Mode    string   `json:"BootSourceOverrideMode"`
@@ -135,6 +153,14 @@ type system struct {
 	} `json:"Boot"`
 	EthernetInterfaces odataID `json:"EthernetInterfaces"`
 	VirtualMedia       odataID `json:"VirtualMedia"`
+	Links              struct {
+		ManagedBy []odataID `json:"ManagedBy"`
+	} `json:"Links"`
+	Actions struct {
+		Reset struct {
+			Target string `json:"target"`
+		} `json:"#ComputerSystem.Reset"`
+	} `json:"Actions"`
 }
 
 type manager struct {
@@ -149,7 +175,8 @@ type virtualMedia struct {
 	Image      string   `json:"Image"`
 	Actions    struct {
 		Insert struct {
-			Target string `json:"target"`
+			Target     string `json:"target"`
+			ActionInfo string `json:"@Redfish.ActionInfo"`
 		} `json:"#VirtualMedia.InsertMedia"`
 		Eject struct {
 			Target string `json:"target"`
@@ -167,23 +194,25 @@ func (c *Client) inspect(ctx context.Context, nics bool) (State, error) {
 	get := func(path string, out any) error {
 		return retry(ctx, c.cfg, func() error { return c.raw.get(ctx, path, out) })
 	}
-	var systems, managers collection
-	if err := get(c.root.Systems.ID, &systems); err != nil {
-		return st, err
-	}
-	if len(systems.Members) == 0 {
-		return st, errors.New("BMC lists no system")
-	}
-	st.systemPath = systems.Members[0].ID
+	var managers collection
+	st.systemPath = c.sysPath
 	var sys system
 	if err := get(st.systemPath, &sys); err != nil {
 		return st, err
 	}
 	st.Vendor, st.Model, st.BIOSVersion, st.Power = sys.Manufacturer, sys.Model, sys.BiosVersion, sys.PowerState
 	st.Boot = sys.override()
+	st.lastReset, st.progressAt = sys.LastResetTime, sys.BootProgress.LastStateTime
 	st.Sessions = c.root.SessionService.ID != ""
-	if err := get(c.root.Managers.ID, &managers); err == nil && len(managers.Members) > 0 {
+	st.System, st.SystemName = st.systemPath, sys.Name
+	// The system's own manager (Links.ManagedBy); without that link, the only manager of a
+	// single-system service. A multi-system service's other managers belong to other systems.
+	if len(sys.Links.ManagedBy) > 0 {
+		st.managerPath = sys.Links.ManagedBy[0].ID
+	} else if err := get(c.root.Managers.ID, &managers); err == nil && len(managers.Members) > 0 && !c.multi {
 		st.managerPath = managers.Members[0].ID
+	}
+	if st.managerPath != "" {
 		var m manager
 		if err := get(st.managerPath, &m); err != nil {
 			return st, err
@@ -207,21 +236,12 @@ func (c *Client) inspect(ctx context.Context, nics bool) (State, error) {
 		}
 		st.Media, st.Layout, st.mediaPath = media, LayoutSystem, sys.VirtualMedia.ID
 	}
-	if nics && sys.EthernetInterfaces.ID != "" {
-		var nics collection
-		if err := get(sys.EthernetInterfaces.ID, &nics); err != nil {
+	if nics {
+		n, err := c.readNICs(ctx, sys.EthernetInterfaces.ID)
+		if err != nil {
 			return st, err
 		}
-		for _, n := range nics.Members {
-			var e struct {
-				ID  string `json:"Id"`
-				MAC string `json:"MACAddress"`
-			}
-			if err := get(n.ID, &e); err != nil {
-				return st, err
-			}
-			st.NICs = append(st.NICs, NIC{ID: e.ID, MAC: NormalizeMAC(e.MAC)})
-		}
+		st.NICs = n
 	}
 	st.vendor = vendorFor(st)
 	st.Kind = st.vendor.name()
@@ -249,6 +269,9 @@ func (c *Client) readMedia(ctx context.Context, path string) ([]Media, error) {
 		}
 		md := Media{ID: vm.ID, Path: m.ID, MediaTypes: vm.MediaTypes, Inserted: vm.Inserted, Image: vm.Image,
 			InsertTarget: vm.Actions.Insert.Target, EjectTarget: vm.Actions.Eject.Target}
+		if vm.Actions.Insert.ActionInfo != "" {
+			md.InsertRequired = c.requiredParams(ctx, vm.Actions.Insert.ActionInfo)
+		}
 		for _, a := range strings.Split(hdr.Get("Allow"), ",") {
 			if a = strings.ToUpper(strings.TrimSpace(a)); a != "" {
 				md.Allow = append(md.Allow, a)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 )
 
 // errNoOEM is returned when a vendor is asked for an OEM method it does not have.
@@ -15,18 +16,30 @@ var errNoOEM = errors.New("this BMC has no OEM boot method")
 var ErrMediaStuck = errors.New("virtual media slot did not change")
 
 // rawInsert puts url into slot through the small Redfish client: the slot's InsertMedia action
-// when it has one (with Inserted/WriteProtected, then with Image alone, which some BMCs need), or
-// a PATCH of Image/Inserted (DMTF's mockups, some OpenBMC builds: the slot has no actions).
+// when it has one, or a PATCH of Image/Inserted (DMTF's mockups, some OpenBMC builds: the slot
+// has no actions). The action's body carries what the BMC requires (vmedia.go): the parameters
+// its ActionInfo marks required, those a refusal names, and on a second try Image without
+// Inserted/WriteProtected, which some BMCs refuse.
 func (c *Client) rawInsert(ctx context.Context, slot Media, url string) error {
 	if slot.InsertTarget != "" {
-		err := retry(ctx, c.cfg, func() error {
-			return c.raw.do(ctx, http.MethodPost, slot.InsertTarget, map[string]any{"Image": url, "Inserted": true, "WriteProtected": true}, nil, nil)
-		})
-		var re *RedfishError
-		if errors.As(err, &re) && re.Status == http.StatusBadRequest && !re.Has(MsgMediaUnreachable) {
-			err = retry(ctx, c.cfg, func() error {
-				return c.raw.do(ctx, http.MethodPost, slot.InsertTarget, map[string]any{"Image": url}, nil, nil)
+		need := slot.InsertRequired
+		post := func(full bool) error {
+			return retry(ctx, c.cfg, func() error {
+				return c.raw.do(ctx, http.MethodPost, slot.InsertTarget, insertBody(url, full, need), nil, nil)
 			})
+		}
+		err := post(true)
+		for try := 0; try < 2; try++ {
+			var re *RedfishError
+			if !errors.As(err, &re) || re.Status != http.StatusBadRequest || re.Has(MsgMediaUnreachable) {
+				break
+			}
+			for _, p := range missingParams(err) {
+				if !slices.Contains(need, p) {
+					need = append(need, p)
+				}
+			}
+			err = post(false)
 		}
 		return err
 	}
@@ -34,7 +47,7 @@ func (c *Client) rawInsert(ctx context.Context, slot Media, url string) error {
 		return fmt.Errorf("slot %s has no InsertMedia action and does not take PATCH (Allow: %v)", slot.Path, slot.Allow)
 	}
 	return retry(ctx, c.cfg, func() error {
-		return c.raw.do(ctx, http.MethodPatch, slot.Path, map[string]any{"Image": url, "Inserted": true}, nil, nil)
+		return c.patch(ctx, slot.Path, map[string]any{"Image": url, "Inserted": true})
 	})
 }
 
@@ -49,7 +62,7 @@ func (c *Client) rawEject(ctx context.Context, slot Media) error {
 		return fmt.Errorf("slot %s has no EjectMedia action and does not take PATCH (Allow: %v)", slot.Path, slot.Allow)
 	}
 	return retry(ctx, c.cfg, func() error {
-		return c.raw.do(ctx, http.MethodPatch, slot.Path, map[string]any{"Image": nil, "Inserted": false}, nil, nil)
+		return c.patch(ctx, slot.Path, map[string]any{"Image": nil, "Inserted": false})
 	})
 }
 
@@ -78,7 +91,7 @@ func (c *Client) ejectChecked(ctx context.Context, st *State, m Media) error {
 	if err := st.vendor.ejectMedia(ctx, c, m); err != nil {
 		return fmt.Errorf("eject %s (%s): %w", m.Path, m.Image, err)
 	}
-	got, err := c.readSlot(ctx, st, m.Path)
+	got, err := c.settle(ctx, st, m.Path, func(m Media) bool { return !m.Inserted })
 	if err != nil {
 		return err
 	}

@@ -23,6 +23,7 @@ const (
 	CheckReachable  = "bmc-reachable"
 	CheckTLS        = "bmc-tls"
 	CheckAuth       = "bmc-credentials"
+	CheckSystem     = "bmc-system"
 	CheckRedfish    = "bmc-redfish-version"
 	CheckFirmware   = "bmc-firmware"
 	CheckMedia      = "bmc-virtual-media"
@@ -37,7 +38,7 @@ const (
 
 // PreflightCheckNames lists every check Preflight can report, in the order it reports them.
 func PreflightCheckNames() []string {
-	return []string{CheckISOURL, CheckReachable, CheckTLS, CheckAuth, CheckRedfish, CheckFirmware,
+	return []string{CheckISOURL, CheckReachable, CheckTLS, CheckAuth, CheckSystem, CheckRedfish, CheckFirmware,
 		CheckMedia, CheckBootTarget, CheckBootOnce, CheckStaleMedia, CheckMAC, CheckSessions, CheckJobQueue}
 }
 
@@ -55,6 +56,7 @@ type Expect struct {
 	BootMAC string   // the MAC the node boots from
 	MACs    []string // interface MACs from the profile
 	ISOURL  string   // the URL the BMC will be given
+	Vendor  string   // bmc.vendor, a checked hint ("" none)
 }
 
 // PreflightNode is one node to check.
@@ -62,6 +64,10 @@ type PreflightNode struct {
 	Target Target
 	Expect Expect
 }
+
+// minPassword is the shortest password output redaction scrubs (redact.MinLen; the bmc package
+// does not import redact, so the value is repeated here).
+const minPassword = 8
 
 // minRedfish is the oldest Redfish protocol we expect (iDRAC9 3.x reports 1.4.0; 1.6 brought
 // the VirtualMedia actions we rely on).
@@ -103,9 +109,21 @@ func preflight(ctx context.Context, n PreflightNode, cfg config) []Finding {
 			add(CheckISOURL, Pass, fmt.Sprintf("ISO URL is %d characters (limit %d)", l, MaxMediaURL), "")
 		}
 	}
+	if n.Target.BootMAC == "" {
+		n.Target.BootMAC = n.Expect.BootMAC
+	}
 	c, err := dial(ctx, n.Target, cfg)
 	if err != nil {
+		var be *Error
 		switch {
+		case errors.Is(err, ErrManySystems) || errors.Is(err, ErrNoSuchSystem):
+			add(CheckReachable, Pass, "BMC answers on "+n.Target.Address, "")
+			add(CheckAuth, Pass, "credentials accepted for user "+n.Target.Username, "")
+			remedy := ""
+			if errors.As(err, &be) {
+				remedy = be.Remedy()
+			}
+			add(CheckSystem, Fail, rootCause(err), remedy)
 		case errors.Is(err, ErrTLS):
 			add(CheckReachable, Pass, "BMC answers on "+n.Target.Address, "")
 			add(CheckTLS, Fail, "certificate not trusted: "+rootCause(err), remedyFor("", ErrTLS))
@@ -127,12 +145,21 @@ func preflight(ctx context.Context, n PreflightNode, cfg config) []Finding {
 	} else {
 		add(CheckTLS, Pass, "certificate verified", "")
 	}
-	add(CheckAuth, Pass, "credentials accepted for user "+n.Target.Username, "")
-
+	if l := len(c.raw.pass); l < minPassword {
+		add(CheckAuth, Warn, fmt.Sprintf("credentials accepted for user %s, but the password is %d characters: values shorter than %d are not scrubbed from output, so a BMC error that echoes it would show it in the journal, logs and report", n.Target.Username, l, minPassword),
+			fmt.Sprintf("use a BMC password of at least %d characters where you may change it (often a factory default); otherwise share the work dir's logs with care", minPassword))
+	} else {
+		add(CheckAuth, Pass, "credentials accepted for user "+n.Target.Username, "")
+	}
 	st, err := c.Inspect(ctx)
 	if err != nil {
 		add(CheckFirmware, Fail, "cannot read the system: "+err.Error(), remedyFor(StepInspect, err))
 		return fs
+	}
+	if c.multi {
+		add(CheckSystem, Pass, fmt.Sprintf("system %s (%q, named in bmc.address) of the several this BMC manages; every action goes to it", st.System, st.SystemName), "")
+	} else {
+		add(CheckSystem, Pass, fmt.Sprintf("the BMC's only system %s (%q)", st.System, st.SystemName), "")
 	}
 	bmcName := controllerOf(&st)
 	slot, hasCD := st.CDSlot()
@@ -151,6 +178,14 @@ func preflight(ctx context.Context, n PreflightNode, cfg config) []Finding {
 			st.Vendor, st.Model, st.Kind, st.Firmware, st.Power), "")
 	}
 	fs = append(fs, pick(vf, CheckFirmware)...)
+	if msg := vendorMismatch(n.Expect.Vendor, st); msg != "" {
+		for i := range fs {
+			if fs[i].Check == CheckFirmware && fs[i].Status == Pass {
+				fs[i].Status, fs[i].Message = Warn, fs[i].Message+"; "+msg
+				fs[i].Remedy = "set bmc.vendor to match the BMC (or remove it), and check bmc.address points at this node's BMC"
+			}
+		}
+	}
 	fs = append(fs, mediaFindings(node, st, n.Expect.ISOURL)...)
 	switch {
 	case len(st.Boot.Allowed) == 0:

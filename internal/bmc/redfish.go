@@ -66,6 +66,11 @@ func (r *raw) get(ctx context.Context, path string, out any) error {
 // do sends one request with basic auth; a non-2xx answer becomes a *RedfishError, transport
 // failures become ErrUnreachable or ErrTLS. hdr, when non-nil, receives the response headers.
 func (r *raw) do(ctx context.Context, method, path string, body, out any, hdr *http.Header) error {
+	return r.doWith(ctx, method, path, nil, body, out, hdr)
+}
+
+// doWith is do with extra request headers (If-Match).
+func (r *raw) doWith(ctx context.Context, method, path string, reqHdr http.Header, body, out any, hdr *http.Header) error {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -77,6 +82,9 @@ func (r *raw) do(ctx context.Context, method, path string, body, out any, hdr *h
 	req, err := http.NewRequestWithContext(ctx, method, r.base+path, rd)
 	if err != nil {
 		return err
+	}
+	for k, v := range reqHdr {
+		req.Header[k] = v
 	}
 	req.SetBasicAuth(r.user, r.pass)
 	req.Header.Set("Accept", "application/json")

@@ -2,6 +2,7 @@ package bmc
 
 import (
 	"context"
+	"strconv"
 	"strings"
 )
 
@@ -78,4 +79,21 @@ func reword(st *State, err *Error) {
 	if r := st.vendor.remedy(err.Op, err.Err); r != "" {
 		err.remedy = strings.ReplaceAll(r, "--node NAME", "--node "+err.Node)
 	}
+}
+
+// vendorMismatch words a difference between bmc.vendor, a checked hint ("dell", "generic"; empty:
+// none), and the implementation discovery chose; "" when they agree. Discovery always wins: the
+// hint only catches a BMC address that points at another kind of BMC than the profile expects.
+func vendorMismatch(hint string, st State) string {
+	if hint == "" || st.vendor == nil {
+		return ""
+	}
+	found := "generic"
+	if _, ok := st.vendor.(dell); ok {
+		found = "dell"
+	}
+	if strings.EqualFold(hint, found) {
+		return ""
+	}
+	return "bmc.vendor says " + hint + " but the BMC reports Manufacturer " + strconv.Quote(st.Vendor) + " (" + st.Kind + "); the boot stage follows what the BMC reports"
 }

@@ -26,7 +26,7 @@ func VerifyBooted(ctx context.Context, t Target, url string, opts ...Option) err
 	}
 	slot, ok := st.CDSlot()
 	handedOver := cfg.handedOver != nil && cfg.handedOver(t.Node) && st.Boot.Target != "Cd" && !holds(st.Media, url)
-	if !handedOver && (!ok || !slot.Inserted || slot.Image != url) {
+	if !handedOver && (!ok || !holds(st.Media, url)) {
 		return &Error{Node: t.Node, Op: StepMedia, Err: fmt.Errorf("virtual CD shows Inserted=%t Image=%q, want %q", slot.Inserted, slot.Image, url),
 			remedy: "the media was changed since the boot: replay: bootstrap replay boot --node " + t.Node}
 	}

@@ -36,13 +36,13 @@ func bmcChecks(s *site.Site, o Options) []Check {
 		}
 		ref := n.BMC.Password
 		p := &bmcProbe{node: bmc.PreflightNode{
-			Target: bmc.Target{Node: n.Name, Address: n.BMC.Address, Username: n.BMC.Username,
+			Target: bmc.Target{Node: n.Name, Address: n.BMC.Address, Username: n.BMC.Username, BootMAC: n.BootMAC,
 				CAFile: resolvePath(s, n.BMC.CAFile), Insecure: n.BMC.Insecure,
 				Password: func() (string, error) {
 					b, err := site.ReadSecret(site.SecretRef{File: resolvePath(s, ref.File), Env: ref.Env})
 					return string(b), err
 				}},
-			Expect: bmc.Expect{BootMAC: n.BootMAC, MACs: macs, ISOURL: url},
+			Expect: bmc.Expect{BootMAC: n.BootMAC, MACs: macs, ISOURL: url, Vendor: n.BMC.Vendor},
 		}}
 		for _, check := range bmc.PreflightCheckNames() {
 			name := "bmc " + n.Name + " " + strings.TrimPrefix(check, "bmc-")

@@ -19,7 +19,6 @@ const (
 	DefaultClusterHostPrefixV6  = 64
 	DefaultServiceNetworkV6     = "fd02::/112"
 	DefaultArchitecture         = "amd64"
-	DefaultBMCVendor            = "dell"
 	DefaultGitOpsChannel        = "latest"
 	DefaultInstallPlanApproval  = "Automatic"
 	DefaultGitRevision          = "HEAD"
@@ -124,9 +123,6 @@ func (s *Site) SetDefaults() {
 	}
 	if s.ISO.BaseURL == "" {
 		s.ISO.BaseURL = baseURLFor(s.ISO.ServeAddress, s.ISO.TLSCert != "")
-	}
-	for i := range s.Nodes {
-		setStr(&s.Nodes[i].BMC.Vendor, DefaultBMCVendor)
 	}
 	if s.Boot.Parallel == 0 {
 		s.Boot.Parallel = d.Boot.Parallel

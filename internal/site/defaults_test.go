@@ -44,7 +44,7 @@ func TestSetDefaults(t *testing.T) {
 				if s.Cluster.Release.Architecture != "amd64" || s.Cluster.Platform != PlatformBaremetal {
 					t.Errorf("arch %q platform %q", s.Cluster.Release.Architecture, s.Cluster.Platform)
 				}
-				if s.Nodes[0].BMC.Vendor != "dell" || s.Day1.DisableDefaultSources == nil || !*s.Day1.DisableDefaultSources {
+				if s.Nodes[0].BMC.Vendor != "" || s.Day1.DisableDefaultSources == nil || !*s.Day1.DisableDefaultSources {
 					t.Error("vendor or disableDefaultSources not defaulted")
 				}
 				if s.Day1.ModuleBlacklist != nil {

@@ -38,7 +38,6 @@ func Schema() ([]byte, error) {
 	}
 	g := &schemaGen{docs: docs, defs: map[string]any{}, defaults: map[string]any{}}
 	g.collectDefaults(reflect.ValueOf(Defaults()))
-	g.defaults["BMC.Vendor"] = DefaultBMCVendor
 	g.typeSchema(reflect.TypeOf(Site{}))
 	site := g.defs["Site"].(map[string]any)
 	site["patternProperties"] = map[string]any{"^x-": map[string]any{"description": "Extension fields are ignored: a place for YAML anchors to merge from."}}

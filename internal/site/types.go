@@ -208,9 +208,12 @@ type Interface struct {
 
 // BMC is how to reach a node's baseboard management controller over Redfish.
 type BMC struct {
-	// Address is the Redfish endpoint ("https://10.0.0.11" or "https://host:port").
-	Address  string    `yaml:"address" json:"address"`
-	Vendor   string    `yaml:"vendor,omitempty" json:"vendor,omitempty"` // dell (default), generic
+	// Address is the Redfish endpoint ("https://10.0.0.11" or "https://host:port"); on a BMC
+	// that manages several systems, the node's own System: "https://host/redfish/v1/Systems/<id>".
+	Address string `yaml:"address" json:"address"`
+	// Vendor is an optional, checked hint: dell (iDRAC9) or generic. The BMC's implementation is
+	// chosen by discovery (its Manufacturer) whatever this says; preflight warns when they differ.
+	Vendor   string    `yaml:"vendor,omitempty" json:"vendor,omitempty"`
 	Username string    `yaml:"username" json:"username"`
 	Password SecretRef `yaml:"password" json:"password"`
 	CAFile   string    `yaml:"caFile,omitempty" json:"caFile,omitempty" site:"file"`

@@ -101,8 +101,18 @@ func (c *checker) file(path, p, kind, dir string) {
 
 // secretLength refuses a password or token shorter than redact.MinLen: output redaction matches
 // whole values of at least that length, so a shorter secret could leave the process unredacted.
+//
+// A BMC password is the exception: many BMCs ship with a short factory default ("calvin") that a
+// field engineer often may not change, so it is a warning naming the risk, and preflight repeats
+// it (bmc-credentials).
 func (c *checker) secretLength(path, what string, v []byte) {
-	if n := len(bytes.TrimSpace(v)); n < redact.MinLen {
+	n := len(bytes.TrimSpace(v))
+	if n < redact.MinLen && strings.Contains(path, ".bmc.password") {
+		c.warn(path, fmt.Sprintf("%s is %d characters: values shorter than %d are not scrubbed from output, so a BMC error that echoes it would show it in the journal, logs and report", what, n, redact.MinLen),
+			fmt.Sprintf("use a BMC password of at least %d characters where you may change it; otherwise share the work dir's logs with care", redact.MinLen))
+		return
+	}
+	if n < redact.MinLen {
 		c.err(path, fmt.Sprintf("%s is %d characters; secrets must have at least %d", what, n, redact.MinLen),
 			fmt.Sprintf("use a password or token of at least %d characters (set it on the BMC or Git server first)", redact.MinLen))
 	}

@@ -63,6 +63,10 @@ func (c *checker) nodes() {
 	c.topology()
 }
 
+// bmcPathRE is the path a bmc.address may carry: none, or the node's own System on a service
+// that manages several (the Metal3/Ironic address scheme); the bmc package parses the same.
+var bmcPathRE = regexp.MustCompile(`^(|/redfish/v1|/redfish/v1/Systems/[^/]+)$`)
+
 func (c *checker) bmc(p string, b BMC, seen map[string]string) {
 	if b.Address != "" {
 		u, err := url.Parse(b.Address)
@@ -70,6 +74,9 @@ func (c *checker) bmc(p string, b BMC, seen map[string]string) {
 		case err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
 			c.err(p+".address", fmt.Sprintf("%q is not a Redfish URL", b.Address),
 				"write the BMC endpoint as https://HOST or https://HOST:PORT (the iDRAC address)")
+		case !bmcPathRE.MatchString(strings.TrimRight(u.EscapedPath(), "/")):
+			c.err(p+".address", fmt.Sprintf("%q: the path %q names no Redfish System", b.Address, u.Path),
+				"write https://HOST[:PORT], or on a BMC that manages several systems https://HOST[:PORT]/redfish/v1/Systems/<id>")
 		default:
 			if u.Scheme == "http" {
 				c.warn(p+".address", "the BMC is reached over plain HTTP: its password crosses the network in clear",

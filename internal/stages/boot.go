@@ -134,7 +134,7 @@ func (b Boot) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 		bootEmit(env, pipeline.Event{Kind: pipeline.Warning, Node: n,
 			Message: "BMC TLS verification is off for node " + n + " (bmc.insecure: true)"})
 	}
-	journal, err := b.journal(env, targets)
+	journal, err := b.journal(env, targets, b.recheck(ctx, env, targets, urlFor))
 	if err != nil {
 		return nil, err
 	}
@@ -156,6 +156,10 @@ func (b Boot) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 			msg += ": " + p.Message
 		}
 		bootEmit(env, pipeline.Event{Kind: pipeline.StepDone, Node: p.Node, Step: p.Step, Message: msg})
+		if p.Step == bmc.StepConfirm && strings.HasPrefix(p.Message, bmc.UnverifiedPrefix) {
+			// No evidence the node booted its ISO: said where a person looks, not only journaled.
+			bootEmit(env, pipeline.Event{Kind: pipeline.Warning, Node: p.Node, Message: "node " + p.Node + " " + p.Message})
+		}
 		if p.Step == bmc.StepConfirm {
 			bootEmit(env, pipeline.Event{Kind: pipeline.Progress, Node: p.Node, Done: done.Add(1), DoneTotal: total, Unit: "nodes"})
 		}
@@ -303,7 +307,7 @@ func bootTargets(env *pipeline.Env) ([]bmc.Target, BootOutput) {
 		}
 		ref := n.BMC.Password
 		targets = append(targets, bmc.Target{
-			Node: n.Name, Address: n.BMC.Address, Username: n.BMC.Username,
+			Node: n.Name, Address: n.BMC.Address, Username: n.BMC.Username, BootMAC: n.BootMAC, Vendor: n.BMC.Vendor,
 			CAFile: n.BMC.CAFile, Insecure: n.BMC.Insecure,
 			Password: func() (string, error) {
 				b, err := site.ReadSecret(ref)

@@ -35,6 +35,10 @@ const bootStepInputs = "inputs"
 // bootStepCarried is the per-node step saying this attempt carried the node's earlier records.
 const bootStepCarried = "carried"
 
+// bootStepRecheck is the per-node step saying why a node whose earlier records could have been
+// carried is booted again: its BMC showed the boot undone (reruns check the present).
+const bootStepRecheck = "recheck"
+
 // bootJournal is the bmc.Journal the boot stage hands to bmc.BootAll.
 type bootJournal struct {
 	steps pipeline.Steps
@@ -64,15 +68,38 @@ type carriedNode struct {
 
 // newBootJournal decides, for each node, whether earlier attempts' records may be carried, and
 // journals the inputs marker of nodes that start afresh. It returns the carried nodes.
-func newBootJournal(steps pipeline.Steps, ids map[string]nodeStamp, nodes []string) (*bootJournal, []carriedNode, error) {
+//
+// recheck, when set, is asked about the nodes that could be carried and returns, for those whose
+// BMC shows the boot undone (powered off, its ISO gone), why: such a node starts afresh in this
+// attempt — booted again, once, with the reason journaled as "node:<node>/recheck".
+func newBootJournal(steps pipeline.Steps, ids map[string]nodeStamp, nodes []string, recheck func([]string) map[string]string) (*bootJournal, []carriedNode, error) {
 	j := &bootJournal{steps: steps, ids: ids, carry: map[string]bool{}}
 	var carried []carriedNode
+	var candidates []string
+	for _, n := range nodes {
+		key := bmc.StepKey(n, bootStepInputs)
+		var m nodeStamp
+		if !(steps.Done(key, &m) && m.NodeInputs == ids[n].NodeInputs) && steps.Previous(key, &m) && m.NodeInputs == ids[n].NodeInputs {
+			candidates = append(candidates, n)
+		}
+	}
+	var stale map[string]string
+	if recheck != nil && len(candidates) > 0 {
+		stale = recheck(candidates)
+	}
 	for _, n := range nodes {
 		key := bmc.StepKey(n, bootStepInputs)
 		var m nodeStamp
 		switch {
 		case steps.Done(key, &m) && m.NodeInputs == ids[n].NodeInputs:
 			// This attempt already started the node afresh: its own records are the truth.
+		case stale[n] != "":
+			if err := steps.Record(bmc.StepKey(n, bootStepRecheck), map[string]string{"reason": stale[n]}); err != nil {
+				return nil, nil, fmt.Errorf("boot: node %s: %w", n, err)
+			}
+			if err := steps.Record(key, ids[n]); err != nil {
+				return nil, nil, fmt.Errorf("boot: node %s: %w", n, err)
+			}
 		case steps.Previous(key, &m) && m.NodeInputs == ids[n].NodeInputs:
 			j.carry[n] = true
 			c, err := j.recordCarried(n)
@@ -216,7 +243,7 @@ func nodeFingerprints(env *pipeline.Env) (map[string]nodeStamp, error) {
 
 // journal returns the per-node journal for targets: earlier attempts' steps of nodes whose own
 // inputs are unchanged count as done.
-func (Boot) journal(env *pipeline.Env, targets []bmc.Target) (*bootJournal, error) {
+func (Boot) journal(env *pipeline.Env, targets []bmc.Target, recheck func([]string) map[string]string) (*bootJournal, error) {
 	ids, err := nodeFingerprints(env)
 	if err != nil {
 		return nil, err
@@ -225,7 +252,7 @@ func (Boot) journal(env *pipeline.Env, targets []bmc.Target) (*bootJournal, erro
 	for i, t := range targets {
 		names[i] = t.Node
 	}
-	j, carried, err := newBootJournal(env.Steps, ids, names)
+	j, carried, err := newBootJournal(env.Steps, ids, names, recheck)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,11 @@ import (
 func (b *BMC) reset(w http.ResponseWriter, r *http.Request) {
 	var body struct{ ResetType string }
 	_ = json.NewDecoder(r.Body).Decode(&body)
+	if b.opts.NoopReset {
+		b.stats.PowerActions++
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	switch body.ResetType {
 	case "On":
 		if b.power != "Off" {
@@ -40,6 +45,7 @@ func (b *BMC) reset(w http.ResponseWriter, r *http.Request) {
 }
 
 func (b *BMC) startBoot() {
+	b.lastReset = time.Now().UTC()
 	b.pending++
 	b.bootGen++ // the running system (a live ISO one included) goes away
 	time.AfterFunc(b.opts.BootDelay, b.completeBoot)
@@ -167,12 +173,22 @@ func (b *BMC) insert(w http.ResponseWriter, r *http.Request, slotPath string) {
 		return
 	}
 	var body struct {
-		Image          string
-		Inserted       *bool
-		WriteProtected *bool
+		Image                string
+		Inserted             *bool
+		WriteProtected       *bool
+		TransferProtocolType string
+		UserName, Password   *string
 	}
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.Image == "" {
 		writeError(w, http.StatusBadRequest, "Base.1.12.ActionParameterMissing", "The action InsertMedia requires the parameter Image to be present in the request body.")
+		return
+	}
+	if p := b.insertRefusal(body.TransferProtocolType, body.UserName, body.Password); p != "" {
+		writeError(w, http.StatusBadRequest, "Base.1.12.ActionParameterMissing", "The action InsertMedia requires the parameter "+p+" to be present in the request body.")
+		return
+	}
+	if s.taken {
+		writeError(w, http.StatusInternalServerError, "IDRAC.2.8.VRM0021", "Virtual Media is detached or Virtual Media devices are already in use.")
 		return
 	}
 	if len(body.Image) > 255 {
@@ -195,6 +211,7 @@ func (b *BMC) insert(w http.ResponseWriter, r *http.Request, slotPath string) {
 		return
 	}
 	s.Inserted, s.Image = true, body.Image
+	s.readyAt = time.Now().Add(b.opts.AsyncInsert)
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -44,6 +44,10 @@ func (b *BMC) idrac() bool { return b.opts.Profile == ProfileIDRAC9 }
 
 // vendorInfo is what the System and Manager report about who made them.
 func (b *BMC) vendorInfo() (manufacturer, redfish string) {
+	if b.opts.Manufacturer != "" {
+		_, v := (&BMC{opts: Options{Profile: b.opts.Profile, Firmware: b.opts.Firmware}}).vendorInfo()
+		return b.opts.Manufacturer, v
+	}
 	switch b.opts.Profile {
 	case ProfileGeneric:
 		return "QEMU", "1.0.2"

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 )
 
 // get serves the resource tree (caller holds b.mu).
@@ -33,7 +34,9 @@ func (b *BMC) get(w http.ResponseWriter, path string) {
 	case root + "/Chassis":
 		writeJSON(w, http.StatusOK, members(root+"/Chassis/System.Embedded.1"))
 	case b.sys:
-		writeJSON(w, http.StatusOK, b.systemJSON())
+		sys := b.systemJSON()
+		w.Header().Set("ETag", etag(sys))
+		writeJSON(w, http.StatusOK, sys)
 	case b.mgr:
 		m := map[string]any{
 			"@odata.id": b.mgr, "@odata.type": "#Manager.v1_14_0.Manager", "Id": b.mgr[strings.LastIndex(b.mgr, "/")+1:],
@@ -90,7 +93,13 @@ func (b *BMC) get(w http.ResponseWriter, path string) {
 			if !b.mediaActions() && !b.opts.NoMediaPatch {
 				w.Header().Set("Allow", "GET, PATCH")
 			}
-			writeJSON(w, http.StatusOK, b.mediaJSON(s))
+			m := b.mediaJSON(s)
+			w.Header().Set("ETag", etag(m))
+			writeJSON(w, http.StatusOK, m)
+			return
+		}
+		if s := b.slot(strings.TrimSuffix(path, "/InsertMediaActionInfo")); s != nil && b.opts.ActionInfo {
+			b.actionInfo(w, path)
 			return
 		}
 		if j, ok := b.jobs[path]; ok {
@@ -116,7 +125,7 @@ func (b *BMC) systemJSON() map[string]any {
 	manufacturer, _ := b.vendorInfo()
 	s := map[string]any{
 		"@odata.id": b.sys, "@odata.type": "#ComputerSystem.v1_17_0.ComputerSystem", "Id": b.sys[strings.LastIndex(b.sys, "/")+1:],
-		"Name": "System", "Manufacturer": manufacturer, "Model": b.opts.Model, "BiosVersion": "1.9.2",
+		"Name": b.name, "Manufacturer": manufacturer, "Model": b.opts.Model, "BiosVersion": "1.9.2",
 		"SKU": "SIMTAG" + itoa(len(b.opts.MACs)), "PowerState": b.power, "SystemType": "Physical",
 		"Boot": map[string]any{
 			"BootSourceOverrideTarget":                         b.boot.Target,
@@ -137,6 +146,10 @@ func (b *BMC) systemJSON() map[string]any {
 	if b.systemLayout() {
 		s["VirtualMedia"] = link(b.sys + "/VirtualMedia")
 	}
+	if b.idrac() {
+		// iDRAC9 reports it (ComputerSystem v1_12); nanoseconds keep two quick resets apart.
+		s["LastResetTime"] = b.lastReset.Format(time.RFC3339Nano)
+	}
 	return s
 }
 
@@ -144,16 +157,21 @@ func (b *BMC) mediaJSON(s *slot) map[string]any {
 	p := b.mediaCol() + "/" + s.ID
 	conn := "NotConnected"
 	var img any
+	inserted := s.Inserted && !time.Now().Before(s.readyAt)
 	if s.Inserted {
 		conn, img = "URI", s.Image
 	}
 	m := map[string]any{
 		"@odata.id": p, "@odata.type": "#VirtualMedia.v1_4_0.VirtualMedia", "Id": s.ID, "Name": s.Name,
-		"MediaTypes": s.Types, "Inserted": s.Inserted, "Image": img, "ConnectedVia": conn, "WriteProtected": true,
+		"MediaTypes": s.Types, "Inserted": inserted, "Image": img, "ConnectedVia": conn, "WriteProtected": true,
 	}
 	if b.mediaActions() {
+		insert := map[string]string{"target": p + "/Actions/VirtualMedia.InsertMedia"}
+		if b.opts.ActionInfo {
+			insert["@Redfish.ActionInfo"] = p + "/InsertMediaActionInfo"
+		}
 		m["Actions"] = map[string]any{
-			"#VirtualMedia.InsertMedia": map[string]string{"target": p + "/Actions/VirtualMedia.InsertMedia"},
+			"#VirtualMedia.InsertMedia": insert,
 			"#VirtualMedia.EjectMedia":  map[string]string{"target": p + "/Actions/VirtualMedia.EjectMedia"},
 		}
 	}
@@ -165,6 +183,9 @@ func (b *BMC) mediaJSON(s *slot) map[string]any {
 func (b *BMC) patchMedia(w http.ResponseWriter, r *http.Request, s *slot) {
 	if b.mediaActions() || b.opts.NoMediaPatch {
 		writeError(w, http.StatusMethodNotAllowed, "Base.1.12.OperationNotAllowed", "The HTTP method is not allowed on this resource; use the InsertMedia and EjectMedia actions.")
+		return
+	}
+	if !b.ifMatch(w, r, b.mediaJSON(s)) {
 		return
 	}
 	var body struct {
@@ -192,6 +213,9 @@ func (b *BMC) patchMedia(w http.ResponseWriter, r *http.Request, s *slot) {
 
 // patchBoot applies a Boot override PATCH.
 func (b *BMC) patchBoot(w http.ResponseWriter, r *http.Request) {
+	if !b.ifMatch(w, r, b.systemJSON()) {
+		return
+	}
 	var body struct {
 		Boot struct {
 			BootSourceOverrideTarget, BootSourceOverrideEnabled, BootSourceOverrideMode string

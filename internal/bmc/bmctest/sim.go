@@ -1,9 +1,7 @@
 package bmctest
 
 import (
-	"context"
 	"crypto/tls"
-	"fmt"
 	"io"
 	"log"
 	"net"
@@ -33,6 +31,24 @@ type Options struct {
 	// the BMC still shows the override consumed (seen on iDRAC9 with the BIOS in legacy mode or
 	// the virtual optical drive missing from the UEFI boot options).
 	IgnoreBootOnce bool
+	// NoopReset makes ComputerSystem.Reset answer 204 and do nothing: no restart, PowerState and
+	// LastResetTime unchanged, a one-time override still armed (a hung BMC or host firmware; a
+	// "reset" that never reaches the host, as Ironic's reboot verification guards against).
+	NoopReset bool
+	// Manufacturer replaces the profile's System Manufacturer (e.g. Supermicro).
+	Manufacturer string
+	// Media replaces the profile's virtual-media slots.
+	Media []MediaSlot
+	// RequireTransferProtocol refuses InsertMedia without TransferProtocolType (HTTP 400
+	// ActionParameterMissing); RequireCredentials refuses it without UserName and Password.
+	RequireTransferProtocol, RequireCredentials bool
+	// ActionInfo publishes the InsertMedia action's @Redfish.ActionInfo with its parameters.
+	ActionInfo bool
+	// RequireIfMatch answers a PATCH of the System or a slot without If-Match with 428, and one
+	// naming another version with 412; GETs carry the ETag.
+	RequireIfMatch bool
+	// AsyncInsert keeps a slot reading Inserted=false for this long after an insert.
+	AsyncInsert time.Duration
 	// StuckJobs is how many Lifecycle Controller jobs sit in the queue, Scheduled forever (the
 	// state that makes iDRAC answer SYS446 and ImportSystemConfiguration never finish).
 	StuckJobs int
@@ -96,6 +112,7 @@ type BMC struct {
 	opts     Options
 	srv      *httptest.Server
 	sys, mgr string // the System's and the Manager's paths
+	name     string // the System's Name
 
 	mu       sync.Mutex
 	faults   []*Fault
@@ -112,6 +129,8 @@ type BMC struct {
 	idle     []chan struct{} // Idle callers waiting for pending to reach 0
 	closed   bool
 	bootGen  int // incremented by every boot: a live system's reads stop when it changes
+	// lastReset is LastResetTime (iDRAC9 reports it; sushy-tools and the mockup do not).
+	lastReset time.Time
 }
 
 type bootState struct {
@@ -124,6 +143,8 @@ type slot struct {
 	Types    []string
 	Inserted bool
 	Image    string
+	taken    bool      // refuses inserts (MediaSlot.Taken)
+	readyAt  time.Time // AsyncInsert: reads Inserted=false until then
 }
 
 type job struct {
@@ -134,6 +155,14 @@ type job struct {
 
 // New starts a simulated iDRAC9 on 127.0.0.1 with TLS (the httptest certificate; see CAPEM).
 func New(o Options) *BMC {
+	b := newSim(o, "", "", "System")
+	b.start()
+	return b
+}
+
+// newSim builds a simulator without a listener; sys and mgr, when set, replace the profile's
+// System and Manager paths (a member of a multi-system service), name is the System's Name.
+func newSim(o Options, sys, mgr, name string) *BMC {
 	if o.Profile == "" {
 		o.Profile = ProfileIDRAC9
 	}
@@ -174,6 +203,11 @@ func New(o Options) *BMC {
 		nics:     o.MACs,
 	}
 	b.sys, b.mgr = o.Profile.paths()
+	b.lastReset = time.Now().Add(-48 * time.Hour).UTC()
+	if sys != "" {
+		b.sys, b.mgr = sys, mgr
+	}
+	b.name = name
 	switch {
 	case o.Profile == ProfileGeneric:
 		// sushy-tools starts with a persistent boot from the disk.
@@ -200,6 +234,12 @@ func New(o Options) *BMC {
 			{ID: "CD", Name: "Virtual CD", Types: []string{"CD", "DVD"}},
 		}
 	}
+	if len(o.Media) > 0 {
+		b.media = nil
+		for _, m := range o.Media {
+			b.media = append(b.media, &slot{ID: m.ID, Name: "Virtual " + m.ID, Types: m.Types, Inserted: m.Image != "", Image: m.Image, taken: m.Taken})
+		}
+	}
 	if o.StaleMedia != "" {
 		for _, s := range b.media {
 			s.Inserted, s.Image = true, o.StaleMedia
@@ -210,6 +250,19 @@ func New(o Options) *BMC {
 		b.jobs[b.mgr+"/Jobs/JID_"+itoa(900000000+b.nextID)] = &job{state: "Scheduled", doneAt: time.Now().Add(1000 * time.Hour)}
 	}
 	b.stats.Power = b.power
+	if o.Cert == nil {
+		c, err := NewCert()
+		if err != nil {
+			panic("bmctest: " + err.Error()) // crypto/rand failing: nothing a test can do
+		}
+		b.opts.Cert = c
+	}
+	return b
+}
+
+// start serves b on its own loopback TLS listener.
+func (b *BMC) start() {
+	o := b.opts
 	b.srv = httptest.NewUnstartedServer(http.HandlerFunc(b.serve))
 	if o.Listen != "" {
 		l, err := net.Listen("tcp", o.Listen)
@@ -219,21 +272,12 @@ func New(o Options) *BMC {
 		b.srv.Listener.Close()
 		b.srv.Listener = l
 	}
-	if o.Cert == nil {
-		c, err := NewCert()
-		if err != nil {
-			panic("bmctest: " + err.Error()) // crypto/rand failing: nothing a test can do
-		}
-		o.Cert = c
-		b.opts.Cert = c
-	}
 	// iDRAC9 offers classic curves only (no post-quantum hybrid), which also keeps 128 simulated
 	// handshakes cheap.
 	b.srv.TLS = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{o.Cert.TLS},
 		CurvePreferences: []tls.CurveID{tls.X25519, tls.CurveP256}}
 	b.srv.Config.ErrorLog = log.New(io.Discard, "", 0) // clients killed mid-handshake are expected
 	b.srv.StartTLS()
-	return b
 }
 
 // URL is the BMC's address (https://127.0.0.1:port).
@@ -291,44 +335,15 @@ func (b *BMC) Stats() Stats {
 	return s
 }
 
-// Idle returns once no boot is pending: every power action the simulator accepted has reached its
-// boot (BootedFrom, Boots and the override are final), or the simulator is closed. Tests wait on
-// it, instead of sleeping, before they count what a run did.
-func (b *BMC) Idle(ctx context.Context) error {
-	b.mu.Lock()
-	if b.pending == 0 || b.closed {
-		b.mu.Unlock()
-		return nil
-	}
-	ch := make(chan struct{})
-	b.idle = append(b.idle, ch)
-	b.mu.Unlock()
-	select {
-	case <-ch:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("simulated BMC not idle: %w", ctx.Err())
-	}
-}
-
-// wakeIdle releases the Idle callers when nothing is pending; b.mu is held.
-func (b *BMC) wakeIdle() {
-	if b.pending > 0 && !b.closed {
-		return
-	}
-	for _, ch := range b.idle {
-		close(ch)
-	}
-	b.idle = nil
-}
-
 // Close stops the listener.
 func (b *BMC) Close() {
 	b.mu.Lock()
 	b.closed = true
 	b.wakeIdle()
 	b.mu.Unlock()
-	b.srv.Close()
+	if b.srv != nil {
+		b.srv.Close()
+	}
 }
 
 func (b *BMC) systemLayout() bool {
