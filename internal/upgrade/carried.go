@@ -141,10 +141,8 @@ func Load(dir, arch string) (*Carried, error) {
 		return nil, refuse(ReasonGraph, filepath.Join(dir, GraphDir), "add a channel (stable-4.NN) for each minor of the path to the ImageSetConfiguration's mirror.platform.channels, with graph: true, and mirror again",
 			"no graph for architecture %s (files named <channel>-%s.json)", arch, arch)
 	}
-	if d, err := loadData(dir, read); err != nil {
+	if c.Data, err = loadData(dir, read); err != nil {
 		return nil, err
-	} else {
-		c.Data = d
 	}
 	if listed != nil {
 		for rel := range listed {

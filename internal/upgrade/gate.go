@@ -48,10 +48,18 @@ func gateAll(p *Plan, c *Carried, st *State, m *Matrix) {
 		hopName := h.From + " -> " + h.To
 		acks(p, h, st, fm, firstMinor)
 		firstMinor = false
+		// before the hop: what must change while the cluster runs fm; the NVIDIA checks see the
+		// versions running during the hop; after it: the updates the tm catalog offers
+		var after []*opState
 		for _, o := range ops {
-			gateOperator(p, h, cs, o, fm, tm)
+			if gateBefore(h, cs, o, fm, tm) {
+				after = append(after, o)
+			}
 		}
 		nvidia(p, h, ops, st, m, tm)
+		for _, o := range after {
+			gateAfter(p, h, cs, o, tm)
+		}
 		for _, v := range h.Gate {
 			if v.Result == "block" {
 				p.Blockers = append(p.Blockers, fmt.Sprintf("%s: %s: %s", hopName, v.Subject, v.Message))
@@ -72,12 +80,15 @@ func acks(p *Plan, h *Hop, st *State, fromMinor string, first bool) {
 		p.Undecided = append(p.Undecided, fmt.Sprintf("admin-acks of hop %s -> %s: the state has no openshift-config-managed/admin-gates ConfigMap", h.From, h.To))
 		return
 	}
+	if h.From != st.Version {
+		p.Undecided = append(p.Undecided, fmt.Sprintf("admin-acks of hop %s -> %s: %s may add gates to those of the running %s", h.From, h.To, h.From, st.Version))
+	}
 	for _, k := range sortedKeys(st.AdminGates) {
 		if !strings.HasPrefix(k, "ack-"+fromMinor+"-") {
 			continue
 		}
 		a := Ack{Key: k, Message: st.AdminGates[k], Given: st.AdminAcks[k] == "true",
-			Source: "ConfigMap openshift-config-managed/admin-gates of " + h.From + " (cluster state)"}
+			Source: "ConfigMap openshift-config-managed/admin-gates of the running " + st.Version + " (cluster state)"}
 		h.Acks = append(h.Acks, a)
 		if !a.Given {
 			h.Gate = append(h.Gate, Verdict{Check: "admin-ack", Subject: k, Result: "block",
@@ -87,9 +98,10 @@ func acks(p *Plan, h *Hop, st *State, fromMinor string, first bool) {
 	}
 }
 
-// gateOperator checks one installed operator against the hop: its olm.maxOpenShiftVersion, and
-// a bundle reachable in the target minor's catalog. It plans the updates before and after.
-func gateOperator(p *Plan, h *Hop, cs *catalogs, o *opState, fm, tm string) {
+// gateBefore checks an installed operator's olm.maxOpenShiftVersion against the hop's target
+// minor and plans the update that lifts it from the source minor's catalog. It reports whether
+// the operator may go on to gateAfter.
+func gateBefore(h *Hop, cs *catalogs, o *opState, fm, tm string) bool {
 	s := o.sub
 	subj := s.Package + " (" + s.Namespace + "/" + s.Name + ")"
 	if maxBelow(o.max, tm) {
@@ -114,13 +126,18 @@ func gateOperator(p *Plan, h *Hop, cs *catalogs, o *opState, fm, tm string) {
 			v.Message += fmt.Sprintf("; no catalog %s carried to look for an update that lifts it", cs.rel(fm, s.Source))
 		}
 		h.Gate = append(h.Gate, v)
-		if v.Result == "block" {
-			return
-		}
-	} else {
-		h.Gate = append(h.Gate, Verdict{Check: "maxOpenShiftVersion", Subject: subj, Result: "pass",
-			Message: fmt.Sprintf("%s: olm.maxOpenShiftVersion %s", o.name, orNone(o.max)), Source: o.from})
+		return v.Result != "block"
 	}
+	h.Gate = append(h.Gate, Verdict{Check: "maxOpenShiftVersion", Subject: subj, Result: "pass",
+		Message: fmt.Sprintf("%s: olm.maxOpenShiftVersion %s", o.name, orNone(o.max)), Source: o.from})
+	return true
+}
+
+// gateAfter checks that the target minor's catalog has a bundle the installed one reaches by
+// replaces/skips/skipRange, and plans the update to the newest after the hop.
+func gateAfter(p *Plan, h *Hop, cs *catalogs, o *opState, tm string) {
+	s := o.sub
+	subj := s.Package + " (" + s.Namespace + "/" + s.Name + ")"
 	rel := cs.rel(tm, s.Source)
 	dc, err := cs.get(tm, s.Source)
 	switch {

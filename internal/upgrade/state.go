@@ -3,6 +3,8 @@ package upgrade
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
 	"sort"
 	"strings"
 
@@ -314,4 +316,18 @@ func (st *State) csv(ns, name string) *CSV {
 		}
 	}
 	return nil
+}
+
+// ReadState reads a captured state file (at most maxStateBytes).
+func ReadState(path string) (*State, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, refuse(ReasonState, path, "pass --state the file a capture wrote", "%v", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxStateBytes+1))
+	if err != nil {
+		return nil, refuse(ReasonState, path, "", "%v", err)
+	}
+	return ParseState(path, b)
 }

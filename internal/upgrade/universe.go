@@ -100,10 +100,7 @@ func newUniverse(c *Carried) (*universe, error) {
 				if !b.Matches(e.From, e.To) {
 					continue
 				}
-				src := filepath.ToSlash(filepath.Join(DataDir, b.File))
-				if strings.HasPrefix(b.File, DataDir) {
-					src = b.File
-				}
+				src := b.File // graph-data/blocked-edges/NAME.yaml
 				if len(b.MatchingRules) == 0 {
 					delete(edges, k)
 					u.removed = append(u.removed, fmt.Sprintf("%s -> %s (%s)", e.From, e.To, src))
