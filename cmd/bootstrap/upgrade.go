@@ -3,10 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/bootstrap-dev/bootstrap/internal/cluster"
 	"github.com/bootstrap-dev/bootstrap/internal/upgrade"
 )
 
@@ -22,16 +25,17 @@ func newUpgradeCmd(g *globals) *cobra.Command {
 }
 
 func newUpgradePlanCmd(g *globals) *cobra.Command {
-	var to, statePath, graphDir, arch string
+	var to, statePath, graphDir, arch, kubeconfig, saveState string
 	var accept []string
 	cmd := &cobra.Command{
-		Use:   "plan --to VERSION --state FILE --graph DIR [-f site.yaml] [--accept-risk NAME=PERSON] [-o table|json]",
+		Use:   "plan --to VERSION --graph DIR (--state FILE | --kubeconfig FILE | -f site.yaml) [--accept-risk NAME=PERSON] [-o table|json]",
 		Short: "Compute an upgrade path one minor per hop, its risks, operator steps, acks and what to carry",
 		Long: `plan reads the update graph the mirror carried (--graph DIR: cincinnati/<channel>-<arch>.json,
 graph-data/, catalogs/<minor>/<CatalogSource>/, content.json) and a captured cluster state (--state:
 the List printed by oc get clusterversion,clusterserviceversions,subscriptions,nodes,
 machineconfigpools -A -o yaml, with the admin-gates and admin-acks ConfigMaps and a ClusterPolicy
-when there are), and prints the plan: hops one minor at a time (the cluster-version operator
+when there are; without --state the same objects are read, read-only, from the cluster of
+--kubeconfig or of the work dir's kubeconfig, and --save-state keeps them), and prints the plan: hops one minor at a time (the cluster-version operator
 refuses more), each with its payload digest, channel, edge kind and risks, the compatibility gate
 of installed operators with the source of each verdict, the operator steps before and after, the
 admin-acks, and the images to carry. Nothing is changed; the same inputs print the same plan.
@@ -52,8 +56,8 @@ the ImageSetConfiguration lines that would bring what is missing on stderr.`,
 			return cmd.Root().PersistentPreRunE(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if to == "" || statePath == "" || graphDir == "" {
-				return usageError{errors.New("upgrade plan needs --to VERSION, --state FILE and --graph DIR")}
+			if to == "" || graphDir == "" || statePath == "" && kubeconfig == "" && g.file == "" {
+				return usageError{errors.New("upgrade plan needs --to VERSION, --graph DIR and the cluster: --state FILE, --kubeconfig FILE or -f site.yaml (its work dir's kubeconfig)")}
 			}
 			if g.file != "" { // the site is validated like every command's (exit 3 when invalid)
 				if _, err := g.loadSite(); err != nil {
@@ -69,7 +73,7 @@ the ImageSetConfiguration lines that would bring what is missing on stderr.`,
 				}
 				o.Accept[strings.TrimSpace(name)] = strings.TrimSpace(person)
 			}
-			st, err := upgrade.ReadState(statePath)
+			st, err := readState(cmd, g, statePath, kubeconfig, saveState)
 			if err != nil {
 				return refused(cmd, g, err)
 			}
@@ -102,9 +106,40 @@ the ImageSetConfiguration lines that would bring what is missing on stderr.`,
 	f.StringVar(&to, "to", "", "target release version (4.18.30)")
 	f.StringVar(&statePath, "state", "", "captured cluster state (YAML or JSON List)")
 	f.StringVar(&graphDir, "graph", "", "the carried update graph directory")
+	f.StringVar(&kubeconfig, "kubeconfig", "", "read the state from this cluster (default with -f: the work dir's kubeconfig)")
+	f.StringVar(&saveState, "save-state", "", "write the state read from the cluster to this file (a --state file)")
 	f.StringVar(&arch, "arch", "", "graph architecture (default: the cluster's, from the state)")
 	f.StringArrayVar(&accept, "accept-risk", nil, "NAME=PERSON: PERSON accepted the conditional update risk NAME (repeatable)")
 	return cmd
+}
+
+// readState reads --state, or captures the state from the cluster (--kubeconfig, else the work
+// dir's kubeconfig), saving it to saveState when asked.
+func readState(cmd *cobra.Command, g *globals, statePath, kubeconfig, saveState string) (*upgrade.State, error) {
+	if statePath != "" {
+		return upgrade.ReadState(statePath)
+	}
+	if kubeconfig == "" {
+		dir, err := g.workDir()
+		if err != nil {
+			return nil, err
+		}
+		kubeconfig = filepath.Join(dir, "kubeconfig")
+	}
+	c, err := cluster.NewFromKubeconfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	st, list, err := upgrade.Capture(cmd.Context(), c)
+	if err != nil {
+		return nil, err
+	}
+	if saveState != "" {
+		if err := os.WriteFile(saveState, list, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
 }
 
 // refused shows a refusal (its reason and remedy) and exits 3; other errors pass through.

@@ -97,12 +97,12 @@ func TestUpgradePlanRefusals(t *testing.T) {
 		{[]string{"--to", "4.18.99"}, exitInvalid, []string{"--to 4.18.99 is not a release of the carried graph", "maxVersion: 4.18.99"}},
 		{[]string{"--to", "4.16.30"}, exitInvalid, []string{"not newer than the cluster's version 4.17.10"}},
 		{[]string{"--to", "4.18.30", "--accept-risk", "nobody"}, exitInvalid, []string{"want NAME=PERSON"}},
-		{[]string{"--to", "4.18.30"}, exitFailure, []string{"needs --to VERSION, --state FILE and --graph DIR"}},
+		{[]string{"--to", "4.18.30"}, exitFailure, []string{"needs --to VERSION, --graph DIR and the cluster"}},
 	}
 	for i, tc := range cases {
 		args := append(append([]string(nil), base...), tc.args...)
 		if i == len(cases)-1 {
-			args = []string{"upgrade", "plan", "--to", "4.18.30"}
+			args = []string{"upgrade", "plan", "--to", "4.18.30", "--state", state}
 		}
 		code, out, errs := run(t, args...)
 		if code != tc.code {

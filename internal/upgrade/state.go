@@ -167,6 +167,9 @@ func (st *State) add(o *object) error {
 	md := o.Metadata
 	switch o.Kind {
 	case "ClusterServiceVersion":
+		if md.Labels["olm.copiedFrom"] != "" {
+			return nil // OLM's copy of an all-namespaces operator's CSV into every namespace
+		}
 		var spec struct{ Version string }
 		var status struct{ Phase string }
 		_ = json.Unmarshal(o.Spec, &spec)
