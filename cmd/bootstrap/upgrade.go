@@ -25,7 +25,7 @@ func newUpgradeCmd(g *globals) *cobra.Command {
 }
 
 func newUpgradePlanCmd(g *globals) *cobra.Command {
-	var to, statePath, graphDir, arch, kubeconfig, saveState string
+	var to, statePath, graphDir, arch, kubeconfig, saveState, iscOut string
 	var accept []string
 	cmd := &cobra.Command{
 		Use:   "plan --to VERSION --graph DIR (--state FILE | --kubeconfig FILE | -f site.yaml) [--accept-risk NAME=PERSON] [-o table|json]",
@@ -39,6 +39,10 @@ when there are; without --state the same objects are read, read-only, from the c
 refuses more), each with its payload digest, channel, edge kind and risks, the compatibility gate
 of installed operators with the source of each verdict, the operator steps before and after, the
 admin-acks, and the images to carry. Nothing is changed; the same inputs print the same plan.
+
+--isc FILE writes the delta to mirror: an ImageSetConfiguration of what the plan needs that the
+carried content.json lacks (the hops' releases, each alone; the planned bundles' channels; the
+driver images); releases not carried are then planned through instead of refused.
 
 A conditional update's risk is decided from the cluster's objects when its rule is the
 csv_succeeded shape (an installed operator); any other risk is taken only when a person accepted
@@ -64,7 +68,7 @@ the ImageSetConfiguration lines that would bring what is missing on stderr.`,
 					return err
 				}
 			}
-			o := upgrade.Options{To: to, Accept: map[string]string{}}
+			o := upgrade.Options{To: to, Accept: map[string]string{}, AllowMissing: iscOut != ""}
 			for _, a := range accept {
 				name, person, ok := strings.Cut(a, "=")
 				if !ok || strings.TrimSpace(name) == "" || strings.TrimSpace(person) == "" {
@@ -88,6 +92,19 @@ the ImageSetConfiguration lines that would bring what is missing on stderr.`,
 			if err != nil {
 				return refused(cmd, g, err)
 			}
+			if iscOut != "" {
+				b, notes, err := upgrade.Delta(p, c)
+				if err != nil {
+					return err
+				}
+				if err := os.WriteFile(iscOut, b, 0o644); err != nil {
+					return err
+				}
+				for _, n := range notes {
+					fmt.Fprintf(g.stderr, "warning: %s\n", n)
+				}
+				fmt.Fprintf(g.stderr, "the delta to mirror is in %s: bootstrap mirror -c %s file://DIR\n", iscOut, iscOut)
+			}
 			if g.json() {
 				setResult(cmd, p)
 			} else if err := p.WriteTable(g.stdout); err != nil {
@@ -108,6 +125,7 @@ the ImageSetConfiguration lines that would bring what is missing on stderr.`,
 	f.StringVar(&graphDir, "graph", "", "the carried update graph directory")
 	f.StringVar(&kubeconfig, "kubeconfig", "", "read the state from this cluster (default with -f: the work dir's kubeconfig)")
 	f.StringVar(&saveState, "save-state", "", "write the state read from the cluster to this file (a --state file)")
+	f.StringVar(&iscOut, "isc", "", "write the ImageSetConfiguration of what the plan needs and the carry lacks to this file")
 	f.StringVar(&arch, "arch", "", "graph architecture (default: the cluster's, from the state)")
 	f.StringArrayVar(&accept, "accept-risk", nil, "NAME=PERSON: PERSON accepted the conditional update risk NAME (repeatable)")
 	return cmd

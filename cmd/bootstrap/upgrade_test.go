@@ -114,6 +114,15 @@ func TestUpgradePlanRefusals(t *testing.T) {
 			}
 		}
 	}
+	// --isc writes the delta and plans through what is not carried
+	isc := filepath.Join(t.TempDir(), "delta.yaml")
+	if code, out, errs := run(t, append(base, "--to", "4.18.30", "--accept-risk", "GPUOperatorRisk=Jane", "--isc", isc)...); code != exitOK ||
+		!strings.Contains(errs, "the delta to mirror is in "+isc) {
+		t.Fatalf("--isc: exit %d\n%s%s", code, out, errs)
+	}
+	if b, err := os.ReadFile(isc); err != nil || !strings.Contains(string(b), "kind: ImageSetConfiguration") || !strings.Contains(string(b), "gpu-operator-certified") {
+		t.Fatalf("delta %v:\n%s", err, b)
+	}
 	// a hash mismatch: the graph changed after the mirror wrote content.json
 	p := filepath.Join(graph, "cincinnati", "stable-4.18-amd64.json")
 	b, _ := os.ReadFile(p)

@@ -60,7 +60,8 @@ type Carried struct {
 	Data *GraphData
 	// Verified is true when content.json listed every graph file read and each hashed to it.
 	Verified bool
-	// Images are the digests content.json records as carried; nil without a content.json.
+	// Images are the digests and source references content.json records as carried; nil without
+	// a content.json.
 	Images map[string]bool
 	// Catalogs maps an OpenShift minor to its catalogs directory (relative to Dir).
 	Catalogs map[string]string
@@ -87,6 +88,7 @@ func Load(dir, arch string) (*Carried, error) {
 			if im.Digest != "" {
 				c.Images[im.Digest] = true
 			}
+			c.Images[im.Source] = true
 			if _, d, ok := strings.Cut(im.Source, "@"); ok {
 				c.Images[d] = true
 			}

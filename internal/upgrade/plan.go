@@ -15,6 +15,9 @@ type Options struct {
 	Accept map[string]string
 	// Matrix is the NVIDIA matrix (LoadMatrix when nil).
 	Matrix *Matrix
+	// AllowMissing plans through releases content.json does not list (marked carried "no", for
+	// a delta to mirror) instead of refusing.
+	AllowMissing bool
 }
 
 // Plan is an upgrade plan: the hops, each with its edge, risks, compatibility gate, operator
@@ -82,6 +85,15 @@ type Step struct {
 	Action  string `json:"action"`
 	Source  string `json:"source"`
 	Image   string `json:"image,omitempty"` // the bundle or image the step needs carried
+
+	bundle *stepBundle // the bundle an operator update installs (for the delta)
+	before bool        // from the source minor's catalog
+}
+
+// stepBundle is the bundle of an operator step.
+type stepBundle struct {
+	source, pkg, channel, name string
+	version                    semver.Version
 }
 
 // Ack is an admin-ack a hop needs.
@@ -173,6 +185,14 @@ func Compute(c *Carried, st *State, o Options) (*Plan, error) {
 			}
 		}
 		p.Hops = append(p.Hops, h)
+	}
+	if len(missing) > 0 && o.AllowMissing {
+		for i := range p.Hops {
+			if p.Hops[i].Carried == "" {
+				p.Hops[i].Carried = "no"
+			}
+		}
+		missing = nil
 	}
 	if len(missing) > 0 {
 		var lines []string

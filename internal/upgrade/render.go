@@ -97,8 +97,8 @@ func (p *Plan) WriteTable(w io.Writer) error {
 }
 
 func short(carried string) string {
-	if carried == "yes" {
-		return "yes"
+	if carried == "yes" || carried == "no" {
+		return carried
 	}
 	return "unchecked"
 }
