@@ -185,3 +185,30 @@ func TestDeterministic(t *testing.T) {
 		t.Fatalf("plans differ:\n%s\n---\n%s", outs[0], outs[1])
 	}
 }
+
+// As the CVO: a conditional update whose risk has no rule it recognises is dropped, and so is a
+// target declared twice as a conditional update from the same version (with its unconditional
+// edge); both are named in the plan.
+func TestEdgesTheCVODrops(t *testing.T) {
+	d := upgradetest.NewDir(t)
+	future := map[string]any{"url": "https://x", "name": "Future", "matchingRules": []any{map[string]any{"type": "Future"}}}
+	d.Graph("stable-4.18", new(upgradetest.Graph).Nodes("4.17.10", "4.18.1", "4.18.2", "4.18.3").
+		Edge("4.17.10", "4.18.2").Edge("4.17.10", "4.18.3").Edge("4.18.1", "4.18.3").Edge("4.18.2", "4.18.3").
+		Cond("4.17.10", "4.18.1", future).
+		Cond("4.17.10", "4.18.2", upgradetest.GPURisk("A")).Cond("4.17.10", "4.18.2", upgradetest.GPURisk("B")))
+	c := load(t, d)
+	st := state(t, upgradetest.StateOptions{Version: "4.17.10"})
+	p, err := upgrade.Compute(c, st, upgrade.Options{To: "4.18.3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(p.Graph.RemovedEdges, "\n")
+	if len(p.Graph.RemovedEdges) != 2 || !strings.Contains(got, "4.17.10 -> 4.18.1 (risk Future has no rule the CVO recognises") ||
+		!strings.Contains(got, "4.17.10 -> 4.18.2 (cincinnati/stable-4.18: 2 conditional updates declared") {
+		t.Fatalf("removed:\n%s", got)
+	}
+	for _, to := range []string{"4.18.1", "4.18.2"} {
+		_, err := upgrade.Compute(c, st, upgrade.Options{To: to, Accept: map[string]string{"Future": "x", "A": "x", "B": "x"}})
+		refusal(t, err, upgrade.ReasonNoPath)
+	}
+}

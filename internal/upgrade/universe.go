@@ -75,11 +75,31 @@ func newUniverse(c *Carried) (*universe, error) {
 				}
 			}
 		}
+		// The CVO drops every conditional update to a target the graph declares more than once
+		// from the same version (and the unconditional one with it, which the conditional
+		// replaces): such an edge is not offered by this channel.
+		twice := map[[2]string]int{}
+		for _, ce := range g.ConditionalEdges {
+			for _, ve := range ce.Edges {
+				twice[[2]string{ve.From, ve.To}]++
+			}
+		}
+		for k, n := range twice {
+			if n > 1 {
+				u.removed = append(u.removed, fmt.Sprintf("%s -> %s (%s: %d conditional updates declared; the CVO drops them all)", k[0], k[1], src, n))
+			}
+		}
 		for _, e := range g.Edges {
-			add(g.Nodes[e[0]].Version, g.Nodes[e[1]].Version, src)
+			from, to := g.Nodes[e[0]].Version, g.Nodes[e[1]].Version
+			if twice[[2]string{from, to}] <= 1 {
+				add(from, to, src)
+			}
 		}
 		for _, ce := range g.ConditionalEdges {
 			for _, ve := range ce.Edges {
+				if twice[[2]string{ve.From, ve.To}] > 1 {
+					continue
+				}
 				e := add(ve.From, ve.To, src)
 				for _, r := range ce.Risks {
 					e.addRisk(r)
@@ -110,6 +130,17 @@ func newUniverse(c *Carried) (*universe, error) {
 				if !contains(e.Sources, src) {
 					e.Sources = append(e.Sources, src)
 				}
+			}
+		}
+	}
+	// The CVO prunes the matching rules it does not recognise and drops a conditional update
+	// left with a risk without rules: it is never offered.
+	for k, e := range edges {
+		for _, r := range e.Risks {
+			if !recognised(r) {
+				delete(edges, k)
+				u.removed = append(u.removed, fmt.Sprintf("%s -> %s (risk %s has no rule the CVO recognises, Always or PromQL; the CVO drops the update)", e.From, e.To, r.Name))
+				break
 			}
 		}
 	}
@@ -152,4 +183,14 @@ func (u *universe) sortedVersions() []*release {
 	}
 	sort.Slice(rs, func(i, j int) bool { return rs[i].Version.LT(rs[j].Version) })
 	return rs
+}
+
+// recognised reports whether a risk has a rule of a type the CVO evaluates.
+func recognised(r Risk) bool {
+	for _, m := range r.MatchingRules {
+		if m.Type == "Always" || m.Type == "PromQL" && m.PromQL != nil && strings.TrimSpace(m.PromQL.PromQL) != "" {
+			return true
+		}
+	}
+	return false
 }
