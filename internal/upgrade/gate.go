@@ -42,10 +42,21 @@ func gateAll(p *Plan, c *Carried, st *State, m *Matrix) {
 	for i := range p.Hops {
 		h := &p.Hops[i]
 		fm, tm := minorOfString(h.From), minorOfString(h.To)
+		hopName := h.From + " -> " + h.To
+		if len(st.Unmanaged) > 0 {
+			h.Gate = append(h.Gate, Verdict{Check: "cvo-overrides", Subject: strings.Join(st.Unmanaged, ", "), Result: "block",
+				Message: "unmanaged overrides: the CVO refuses every update while one is set; remove them from spec.overrides",
+				Source:  "ClusterVersion spec.overrides (cluster state); CVO precondition ClusterVersionUpgradeable"})
+		}
 		if fm == tm {
+			blockers(p, h, hopName)
 			continue
 		}
-		hopName := h.From + " -> " + h.To
+		if firstMinor && st.NotUpgradeable != nil {
+			h.Gate = append(h.Gate, Verdict{Check: "upgradeable", Subject: "ClusterVersion", Result: "block",
+				Message: fmt.Sprintf("Upgradeable=False (%s): %s; the CVO refuses a minor update until it clears", st.NotUpgradeable.Reason, st.NotUpgradeable.Message),
+				Source:  "ClusterVersion status.conditions (cluster state); CVO precondition ClusterVersionUpgradeable"})
+		}
 		acks(p, h, st, fm, firstMinor)
 		firstMinor = false
 		// before the hop: what must change while the cluster runs fm; the NVIDIA checks see the
@@ -60,10 +71,15 @@ func gateAll(p *Plan, c *Carried, st *State, m *Matrix) {
 		for _, o := range after {
 			gateAfter(p, h, cs, o, tm)
 		}
-		for _, v := range h.Gate {
-			if v.Result == "block" {
-				p.Blockers = append(p.Blockers, fmt.Sprintf("%s: %s: %s", hopName, v.Subject, v.Message))
-			}
+		blockers(p, h, hopName)
+	}
+}
+
+// blockers adds the hop's blocking verdicts to the plan's list.
+func blockers(p *Plan, h *Hop, hopName string) {
+	for _, v := range h.Gate {
+		if v.Result == "block" {
+			p.Blockers = append(p.Blockers, fmt.Sprintf("%s: %s: %s", hopName, v.Subject, v.Message))
 		}
 	}
 }

@@ -105,7 +105,8 @@ func TestGateBlocks(t *testing.T) {
 		upgradetest.Bundle{Name: "nvidia-network-operator.v25.4.0", Version: "25.4.0"})
 	c := load(t, d)
 	gate := "ack-4.17-kube-1.31-api-removals-in-4.18"
-	st := state(t, upgradetest.StateOptions{Version: "4.17.10", GPU: "24.9.2", Network: "25.4.0", Legacy: true, Gates: []string{gate}})
+	st := state(t, upgradetest.StateOptions{Version: "4.17.10", GPU: "24.9.2", Network: "25.4.0", Legacy: true, Gates: []string{gate},
+		NotUpgradeable: "IncompatibleOperatorsInstalled", Unmanaged: true})
 	p, err := upgrade.Compute(c, st, upgrade.Options{To: "4.18.30", Accept: map[string]string{"GPUOperatorRisk": "Bob"}})
 	if err != nil {
 		t.Fatal(err)
@@ -117,6 +118,9 @@ func TestGateBlocks(t *testing.T) {
 		"no catalog catalogs/4.17/redhat-operators carried",
 		"channel stable of package nvidia-network-operator is not in the 4.18 catalog",
 		"gpu-operator-certified 24.9.2: declares OpenShift 4.12-4.17, not 4.18",
+		"4.17.20 -> 4.18.24: ClusterVersion: Upgradeable=False (IncompatibleOperatorsInstalled)",
+		"4.17.10 -> 4.17.20: Deployment openshift-monitoring/cluster-monitoring-operator: unmanaged overrides",
+		"4.18.24 -> 4.18.30: Deployment openshift-monitoring/cluster-monitoring-operator: unmanaged overrides",
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("blockers lack %q:\n%s", want, all)

@@ -30,6 +30,18 @@ type State struct {
 	AdminAcks     map[string]string `json:"adminAcks,omitempty"`  // openshift-config/admin-acks
 	// Driver is the NVIDIA ClusterPolicy's driver image, when the state holds one.
 	Driver *DriverSpec `json:"driver,omitempty"`
+	// NotUpgradeable is ClusterVersion's Upgradeable condition when False: the CVO refuses
+	// minor updates while it holds (z-stream updates go on).
+	NotUpgradeable *Condition `json:"notUpgradeable,omitempty"`
+	// Unmanaged names the ClusterVersion spec.overrides set unmanaged: the CVO refuses every
+	// update while there is one.
+	Unmanaged []string `json:"unmanaged,omitempty"`
+}
+
+// Condition is a status condition's reason and message.
+type Condition struct {
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
 }
 
 // HistoryEntry is one ClusterVersion history entry.
@@ -262,18 +274,35 @@ func maxOpenShift(b []byte) (string, error) {
 // clusterVersion reads the version, channel and history. The current version is the newest
 // Completed history entry; a newer Partial entry means an update is under way.
 func (st *State) clusterVersion(o *object) error {
-	var spec struct{ Channel string }
+	var spec struct {
+		Channel   string
+		Overrides []struct {
+			Kind, Namespace, Name string
+			Unmanaged             bool
+		}
+	}
 	var status struct {
 		Desired struct {
 			Architecture string
 		}
-		History []HistoryEntry
+		History    []HistoryEntry
+		Conditions []struct{ Type, Status, Reason, Message string }
 	}
 	_ = json.Unmarshal(o.Spec, &spec)
 	if err := json.Unmarshal(o.Status, &status); err != nil {
 		return fmt.Errorf("status: %v", err)
 	}
 	st.Channel, st.History = spec.Channel, status.History
+	for _, c := range status.Conditions {
+		if c.Type == "Upgradeable" && c.Status == "False" {
+			st.NotUpgradeable = &Condition{Reason: c.Reason, Message: c.Message}
+		}
+	}
+	for _, ov := range spec.Overrides {
+		if ov.Unmanaged {
+			st.Unmanaged = append(st.Unmanaged, strings.TrimPrefix(ov.Kind+" "+ov.Namespace+"/"+ov.Name, " /"))
+		}
+	}
 	for i, h := range status.History {
 		if h.State != "Completed" {
 			continue

@@ -18,6 +18,10 @@ type StateOptions struct {
 	Legacy bool
 	// Gates are admin-gates keys of the running release; Acked those acknowledged.
 	Gates, Acked []string
+	// NotUpgradeable sets ClusterVersion's Upgradeable=False with this reason; Unmanaged sets
+	// an unmanaged override.
+	NotUpgradeable string
+	Unmanaged      bool
 }
 
 // State renders a Kubernetes List as `oc get ... -o yaml` prints it.
@@ -27,15 +31,26 @@ func State(o StateOptions) []byte {
 	if ch == "" {
 		ch = "stable-" + o.Version[:strings.LastIndex(o.Version, ".")]
 	}
+	overrides, conds := "[]", "[{type: Available, status: \"True\"}]"
+	if o.Unmanaged {
+		overrides = "[{kind: Deployment, group: apps, namespace: openshift-monitoring, name: cluster-monitoring-operator, unmanaged: true}]"
+	}
+	if o.NotUpgradeable != "" {
+		conds = fmt.Sprintf("[{type: Upgradeable, status: \"False\", reason: %s, message: \"Cluster should not be upgraded between minor versions\"}]", o.NotUpgradeable)
+	}
 	b.WriteString("apiVersion: v1\nkind: List\nitems:\n")
 	fmt.Fprintf(&b, `- apiVersion: config.openshift.io/v1
   kind: ClusterVersion
   metadata: {name: version}
-  spec: {channel: %s, clusterID: 0b5c3a0e-0000-4000-8000-000000000001}
+  spec:
+    channel: %s
+    clusterID: 0b5c3a0e-0000-4000-8000-000000000001
+    overrides: %s
   status:
+    conditions: %s
     desired: {version: %s, image: "%s"}
     history:
-`, ch, o.Version, Payload(o.Version))
+`, ch, overrides, conds, o.Version, Payload(o.Version))
 	if o.Partial != "" {
 		fmt.Fprintf(&b, "    - {state: Partial, version: %s, image: \"%s\"}\n", o.Partial, Payload(o.Partial))
 	}
