@@ -5,15 +5,14 @@ import (
 	"strings"
 
 	"github.com/blang/semver/v4"
+
+	"github.com/bootstrap-dev/bootstrap/internal/mirror"
 )
 
-// SignatureNamespace, SignatureLabel: where the CVO looks for release signatures in the
-// cluster (library-go pkg/verify): ConfigMaps in openshift-config-managed labelled
-// release.openshift.io/verification-signatures, each signature under a key sha256-<hex>-N.
-const (
-	SignatureNamespace = "openshift-config-managed"
-	SignatureLabel     = "release.openshift.io/verification-signatures"
-)
+// SignatureNamespace is where the CVO looks for release signatures in the cluster (library-go
+// pkg/verify/store/configmap): ConfigMaps labelled mirror.SignatureLabel, each signature under a
+// binaryData key starting with the digest, sha256-<hex>-N, as the mirror writes them.
+const SignatureNamespace = "openshift-config-managed"
 
 // cosignFrom is the first minor whose CRI-O verifies the release's cosign signature on pull:
 // its sha256-<hex>.sig tag must be carried beside the release.
@@ -37,7 +36,7 @@ func images(p *Plan) []Image {
 		add(Image{Ref: h.Payload, Kind: "release", For: hop})
 		d := digestOf(h.Payload)
 		hex := strings.TrimPrefix(d, "sha256:")
-		add(Image{Ref: SignatureNamespace + "/configmap/sha256-" + hex + " key sha256-" + hex + "-1 label " + SignatureLabel, Kind: "signature", For: hop})
+		add(Image{Ref: "ConfigMap " + SignatureNamespace + "/sha256-" + hex + " (binaryData sha256-" + hex + "-N, label " + mirror.SignatureLabel + ")", Kind: "signature", For: hop})
 		if v, err := semver.Parse(h.To); err == nil && v.GTE(cosignFrom) {
 			repo, _, _ := strings.Cut(h.Payload, "@")
 			add(Image{Ref: repo + ":sha256-" + hex + ".sig", Kind: "cosign-signature", For: hop})
