@@ -171,3 +171,31 @@ func TestPlanRefuses(t *testing.T) {
 	_, err = upgrade.ParseState("s.yaml", []byte("apiVersion: v1\nkind: List\nitems: []\n"))
 	refusal(t, err, upgrade.ReasonState)
 }
+
+// From 4.21 CRI-O verifies the release's cosign signature on pull: its sha256-<hex>.sig tag is
+// listed to carry beside the release; the GPU driver for 4.21 ends -rhel9.6.
+func TestCosignFrom421(t *testing.T) {
+	d := upgradetest.NewDir(t)
+	d.Graph("stable-4.21", new(upgradetest.Graph).Nodes("4.20.5", "4.21.1").Edge("4.20.5", "4.21.1"))
+	st := state(t, upgradetest.StateOptions{Version: "4.20.5", GPU: "25.10.0"})
+	p, err := upgrade.Compute(load(t, d), st, upgrade.Options{To: "4.21.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hex := strings.TrimPrefix(upgradetest.Payload("4.21.1"), "quay.io/openshift-release-dev/ocp-release@sha256:")
+	var cosign, driver string
+	for _, im := range p.Images {
+		switch im.Kind {
+		case "cosign-signature":
+			cosign = im.Ref
+		case "driver":
+			driver = im.Ref
+		}
+	}
+	if cosign != "quay.io/openshift-release-dev/ocp-release:sha256-"+hex+".sig" || driver != "nvcr.io/nvidia/driver:580.95.05-rhel9.6" {
+		t.Fatalf("cosign %q driver %q", cosign, driver)
+	}
+	if p.Hops[0].Carried != "not checked: no content.json beside the graph" || len(p.Undecided) < 2 {
+		t.Fatalf("carried %q undecided %v", p.Hops[0].Carried, p.Undecided)
+	}
+}
