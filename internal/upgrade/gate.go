@@ -213,7 +213,10 @@ func nvidia(p *Plan, h *Hop, ops []*opState, st *State, m *Matrix, tm string) {
 			Source:  m.cite(fmt.Sprintf("%s %s", pkg, mv.Version), mv.Confirmed)}
 		if !in {
 			v.Result = "block"
-			v.Message = fmt.Sprintf("declares OpenShift %s-%s, not %s: update the operator to a version whose range holds %s first", mv.OpenShiftMin, mv.OpenShiftMax, tm, tm)
+			v.Message = fmt.Sprintf("declares OpenShift %s-%s, not %s: update the operator first to a version whose range holds %s and %s", mv.OpenShiftMin, mv.OpenShiftMax, tm, minorOfString(h.From), tm)
+			if ok := m.bridging(pkg, minorOfString(h.From), tm); len(ok) > 0 {
+				v.Message += " (" + strings.Join(ok, ", ") + " in the matrix)"
+			}
 		}
 		h.Gate = append(h.Gate, v)
 		if pkg != gpuPackage {

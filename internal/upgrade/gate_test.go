@@ -117,7 +117,7 @@ func TestGateBlocks(t *testing.T) {
 		"legacy-op (legacy/legacy-op): legacy-op.v1.0.0 declares olm.maxOpenShiftVersion 4.17",
 		"no catalog catalogs/4.17/redhat-operators carried",
 		"channel stable of package nvidia-network-operator is not in the 4.18 catalog",
-		"gpu-operator-certified 24.9.2: declares OpenShift 4.12-4.17, not 4.18",
+		"gpu-operator-certified 24.9.2: declares OpenShift 4.12-4.17, not 4.18: update the operator first to a version whose range holds 4.17 and 4.18 (25.3, 25.10 in the matrix)",
 		"4.17.20 -> 4.18.24: ClusterVersion: Upgradeable=False (IncompatibleOperatorsInstalled)",
 		"4.17.10 -> 4.17.20: Deployment openshift-monitoring/cluster-monitoring-operator: unmanaged overrides",
 		"4.18.24 -> 4.18.30: Deployment openshift-monitoring/cluster-monitoring-operator: unmanaged overrides",

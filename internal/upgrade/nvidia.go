@@ -120,3 +120,20 @@ func majorMinor(v string) string {
 	}
 	return p[0] + "." + p[1]
 }
+
+// bridging lists the operator versions whose range holds both minors: those to update to before
+// a hop from one to the other.
+func (m *Matrix) bridging(pkg, from, to string) []string {
+	var out []string
+	for _, o := range m.Operators {
+		if o.Package != pkg {
+			continue
+		}
+		for _, v := range o.Versions {
+			if !maxBelow(v.OpenShiftMax, to) && !maxBelow(from, v.OpenShiftMin) {
+				out = append(out, v.Version)
+			}
+		}
+	}
+	return out
+}
