@@ -29,6 +29,7 @@ func addCommands(root *cobra.Command, g *globals) {
 		newReplayCmd(g),
 		newStatusCmd(g),
 		newReportCmd(g),
+		newUpgradeCmd(g),
 	)
 }
 

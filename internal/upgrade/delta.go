@@ -1,0 +1,124 @@
+package upgrade
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/blang/semver/v4"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/bootstrap-dev/bootstrap/internal/mirror"
+)
+
+// defaultCatalogs maps the default CatalogSources to their index images, per minor (the tag is
+// v<minor>). A site's own CatalogSource names are not known here: their bundles are listed in the
+// plan's undecided facts instead.
+var defaultCatalogs = map[string]string{
+	"redhat-operators":    "registry.redhat.io/redhat/redhat-operator-index",
+	"certified-operators": "registry.redhat.io/redhat/certified-operator-index",
+	"community-operators": "registry.redhat.io/redhat/community-operator-index",
+	"redhat-marketplace":  "registry.redhat.io/redhat/redhat-marketplace-index",
+}
+
+// Delta is the ImageSetConfiguration that carries what the plan needs and the carried directory
+// does not have (content.json): each hop's release not yet carried (a channel of its own minor,
+// minVersion = maxVersion = the release, so nothing in between), the operator bundles of the
+// steps (their package and channel, from the lowest to the highest version planned, in the
+// target minor's catalog) and the driver images. The mirror resolves each release's components,
+// signatures and catalogs from it and skips what its destination already holds. notes are what
+// could not be put in it.
+func Delta(p *Plan, c *Carried) (isc []byte, notes []string, err error) {
+	have := func(ref string) bool {
+		if c.Images == nil {
+			return false
+		}
+		return c.Images[ref] || c.Images[digestOf(ref)]
+	}
+	cfg := mirror.ImageSetConfig{APIVersion: mirror.ISCAPIVersion, Kind: mirror.ISCKind}
+	if p.Arch != "" {
+		cfg.Mirror.Platform.Architectures = []string{p.Arch}
+	}
+	for _, h := range p.Hops {
+		if have(h.Payload) {
+			continue
+		}
+		v := semver.MustParse(h.To)
+		cfg.Mirror.Platform.Channels = append(cfg.Mirror.Platform.Channels,
+			mirror.ISCChannel{Name: "stable-" + minorOf(v), MinVersion: h.To, MaxVersion: h.To})
+	}
+	type pkgKey struct{ catalog, pkg, channel string }
+	type span struct{ min, max semver.Version }
+	pkgs := map[pkgKey]*span{}
+	var drivers []string
+	for _, h := range p.Hops {
+		tm := minorOfString(h.To)
+		fm := minorOfString(h.From)
+		for _, s := range append(append([]Step(nil), h.Before...), h.After...) {
+			if s.Image == "" || have(s.Image) {
+				continue
+			}
+			if s.bundle == nil {
+				if !contains(drivers, s.Image) {
+					drivers = append(drivers, s.Image)
+				}
+				continue
+			}
+			minor := tm
+			if s.before {
+				minor = fm
+			}
+			idx, ok := defaultCatalogs[s.bundle.source]
+			if !ok {
+				notes = append(notes, fmt.Sprintf("bundle %s (%s) of CatalogSource %s: not a default catalog, add its index to the ImageSetConfiguration by hand", s.bundle.name, s.Image, s.bundle.source))
+				continue
+			}
+			k := pkgKey{idx + ":v" + minor, s.bundle.pkg, s.bundle.channel}
+			if sp := pkgs[k]; sp == nil {
+				pkgs[k] = &span{s.bundle.version, s.bundle.version}
+			} else {
+				if s.bundle.version.LT(sp.min) {
+					sp.min = s.bundle.version
+				}
+				if s.bundle.version.GT(sp.max) {
+					sp.max = s.bundle.version
+				}
+			}
+		}
+	}
+	keys := make([]pkgKey, 0, len(pkgs))
+	for k := range pkgs {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		return a.catalog+"\x00"+a.pkg+"\x00"+a.channel < b.catalog+"\x00"+b.pkg+"\x00"+b.channel
+	})
+	for _, k := range keys {
+		sp := pkgs[k]
+		n := len(cfg.Mirror.Operators)
+		if n == 0 || cfg.Mirror.Operators[n-1].Catalog != k.catalog {
+			cfg.Mirror.Operators = append(cfg.Mirror.Operators, mirror.ISCOperator{Catalog: k.catalog})
+			n++
+		}
+		op := &cfg.Mirror.Operators[n-1]
+		ch := mirror.ISCPackageChannel{Name: k.channel, MinVersion: sp.min.String(), MaxVersion: sp.max.String()}
+		if m := len(op.Packages); m > 0 && op.Packages[m-1].Name == k.pkg {
+			op.Packages[m-1].Channels = append(op.Packages[m-1].Channels, ch)
+		} else {
+			op.Packages = append(op.Packages, mirror.ISCPackage{Name: k.pkg, Channels: []mirror.ISCPackageChannel{ch}})
+		}
+	}
+	sort.Strings(drivers)
+	for _, d := range drivers {
+		cfg.Mirror.AdditionalImages = append(cfg.Mirror.AdditionalImages, mirror.ISCImage{Name: d})
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# The delta for the upgrade plan %s -> %s (%d hops): what the plan needs that %s does not hold.\n", p.From, p.To, len(p.Hops), c.Dir)
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(cfg); err != nil {
+		return nil, nil, err
+	}
+	return []byte(b.String()), notes, enc.Close()
+}
