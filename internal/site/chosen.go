@@ -60,17 +60,6 @@ func (s *Site) Chosen() []Chosen {
 	add("mirror.platforms", strings.Join(s.Mirror.Platforms, ", "), "the cluster's architecture")
 	add("mirror.parallel", strconv.Itoa(s.Mirror.Parallel), "")
 	add("iso.baseURL", s.ISO.BaseURL, "from iso.serveAddress")
-	vendors := map[string]bool{}
-	unwritten := 0
-	for i, nd := range s.Nodes {
-		if !s.written(fmt.Sprintf("nodes[%d].bmc.vendor", i)) {
-			vendors[nd.BMC.Vendor] = true
-			unwritten++
-		}
-	}
-	if unwritten > 0 && len(vendors) == 1 {
-		out = append(out, Chosen{Path: "nodes[*].bmc.vendor", Value: DefaultBMCVendor, Why: fmt.Sprintf("%d nodes without one", unwritten)})
-	}
 	add("boot.parallel", strconv.Itoa(s.Boot.Parallel), "0: every node at once")
 	add("boot.confirmTimeout", s.Boot.ConfirmTimeout, "")
 	add("boot.resumeGrace", s.Boot.ResumeGrace, "")

@@ -17,7 +17,6 @@ func TestChosen(t *testing.T) {
 		"cluster.networking.serviceNetwork": "172.30.0.0/16",
 		"cluster.networking.networkType":    "OVNKubernetes",
 		"cluster.platform":                  "baremetal (3 control-plane nodes",
-		"nodes[*].bmc.vendor":               "dell (4 nodes without one)",
 		"day1.moduleBlacklist[0]":           "irdma on pools worker",
 		"gitops.revision":                   "HEAD",
 	} {

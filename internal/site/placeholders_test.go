@@ -65,7 +65,7 @@ func TestPlaceholdersRefused(t *testing.T) {
 // A misspelled enum value gets a "did you mean"; what it knocks on is folded under it.
 func TestDidYouMeanAndKnockOn(t *testing.T) {
 	ps := loadProfile(t, "lab", func(s string) string {
-		s = strings.Replace(s, "vendor: dell", "vendor: del", 1)
+		s = strings.Replace(s, `address: "https://127.0.0.1:9101"}`, `address: "https://127.0.0.1:9101", vendor: del}`, 1)
 		return strings.ReplaceAll(s, "role: master", "role: mastr")
 	})
 	var order []string
