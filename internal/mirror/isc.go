@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 	"github.com/bootstrap-dev/bootstrap/internal/yamlstrict"
 )
 
@@ -119,7 +119,7 @@ func AsISCProblems(err error) ([]yamlstrict.Problem, bool) {
 // know by name and line (never silently ignored) and a second YAML document; unlike it, it reads
 // on after a problem: every problem is returned at once as an *ISCError.
 func LoadISC(path string) (*ImageSetConfig, error) {
-	b, err := os.ReadFile(path)
+	b, err := fsroot.ReadFile(path, fsroot.ISC)
 	if err != nil {
 		return nil, err
 	}

@@ -9,8 +9,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
+
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 )
 
 // JournalFile and LockFile are the names of the journal and the lock inside the work dir.
@@ -111,7 +112,7 @@ func (p *pass) hashAt(i int64) string { return p.hashes[i] }
 // good lines and of the lines in want are kept. A missing journal is empty.
 func readPass(path string, keep bool, want ...int64) (*pass, error) {
 	p := &pass{hashes: map[int64]string{}}
-	f, err := os.Open(path)
+	f, err := fsroot.OpenBeneath(path, fsroot.Stream)
 	if errors.Is(err, fs.ErrNotExist) {
 		return p, nil
 	}
@@ -200,14 +201,20 @@ func VerifyChain(path string) error {
 
 // VerifyTail checks the journal's end against its witness (HeadFile), read-only: a *TailError
 // when it was truncated, edited at its end or extended. witnessed is false when there is no
-// witness (a journal written by an older bootstrap). A witness one entry ahead is a crash
-// between writing the witness and the line, not an error.
+// witness and no entry; a journal with entries but no witness is a TailError (TailUnwitnessed).
+// A witness one entry ahead is a crash between writing the witness and the line, not an error.
 func VerifyTail(path string) (witnessed bool, err error) {
 	h, ok, err := readHead(path)
-	if err != nil || !ok {
+	if err != nil {
 		return false, err
 	}
 	p, err := readPass(path, false, h.Entries, h.Entries-1)
+	if err == nil && !ok {
+		if p.n > 0 {
+			return false, &TailError{Path: path, Kind: TailUnwitnessed, Entries: p.n}
+		}
+		return false, nil
+	}
 	if err != nil {
 		return true, fmt.Errorf("verify journal: %w", err)
 	}

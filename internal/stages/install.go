@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
 	"github.com/bootstrap-dev/bootstrap/internal/bmc"
 	"github.com/bootstrap-dev/bootstrap/internal/cluster"
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 	"github.com/bootstrap-dev/bootstrap/internal/gather"
 	"github.com/bootstrap-dev/bootstrap/internal/install"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
@@ -265,7 +265,7 @@ func bmcSEL(n site.Node) gather.Source {
 	}
 	tr := &tls.Config{MinVersion: tls.VersionTLS12}
 	if n.BMC.CAFile != "" {
-		pem, err := os.ReadFile(n.BMC.CAFile)
+		pem, err := fsroot.ReadFile(n.BMC.CAFile, fsroot.PEM)
 		if err != nil {
 			return failed{name: name, err: err.Error()}
 		}
