@@ -16,6 +16,7 @@ import (
 
 	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 	"github.com/bootstrap-dev/bootstrap/internal/redact"
+	"github.com/bootstrap-dev/bootstrap/internal/redirect"
 )
 
 // raw is a minimal Redfish client for the reads and Dell actions bmclib does not expose. It uses
@@ -56,7 +57,9 @@ func newHTTPClient(caFile string, insecure bool, timeout time.Duration) (*http.C
 		MaxIdleConnsPerHost: 4,
 		IdleConnTimeout:     60 * time.Second,
 	}
-	return &http.Client{Transport: tr, Timeout: timeout}, nil
+	// bmclib and gofish share this client: no redirect takes the credentials (Basic, or a
+	// session's X-Auth-Token) to another host or from https to http.
+	return &http.Client{Transport: tr, Timeout: timeout, CheckRedirect: redirect.SameOrigin}, nil
 }
 
 // get decodes the JSON resource at path into out.

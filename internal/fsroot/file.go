@@ -184,3 +184,12 @@ func readCapped(f *os.File, name string, k Kind) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// Free is the room left to an unprivileged writer on the folder's file system, in bytes.
+func (r *Root) Free() (int64, error) {
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(r.fd(), &st); err != nil {
+		return 0, &fs.PathError{Op: "statfs", Path: r.name, Err: err}
+	}
+	return int64(st.Bavail) * st.Bsize, nil
+}
