@@ -93,3 +93,20 @@ func keys(m map[string]string) []string {
 	}
 	return out
 }
+
+// TestJournalEndlessLine: a journal line without end (a link-free journal.jsonl of 65 MiB without a
+// newline, sparse) is refused with the cap named instead of read into memory.
+func TestJournalEndlessLine(t *testing.T) {
+	path := journalOf(t, 1)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"seq":2,"kind":"x","data":"`)
+	f.Close()
+	os.Truncate(path, 65<<20)
+	_, _, err = pipeline.ReadJournal(path)
+	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("64 MiB")) {
+		t.Fatalf("endless line: %v", err)
+	}
+}

@@ -108,6 +108,10 @@ func (p *pass) chainErr() error {
 // hashAt is the hash of good line i (1-based), "" for 0 or lines not asked for.
 func (p *pass) hashAt(i int64) string { return p.hashes[i] }
 
+// maxLine bounds one journal line: entries are a few KiB, a stage's output at most a few MiB; a
+// longer line is refused before it exhausts memory.
+const maxLine = 64 << 20
+
 // readPass reads the journal at path once. keep collects the entries; the hashes of the last two
 // good lines and of the lines in want are kept. A missing journal is empty.
 func readPass(path string, keep bool, want ...int64) (*pass, error) {
@@ -134,6 +138,10 @@ func readPass(path string, keep bool, want ...int64) (*pass, error) {
 			for errors.Is(err, bufio.ErrBufferFull) {
 				raw, err = br.ReadSlice('\n')
 				long = append(long, raw...)
+				if len(long) > maxLine {
+					return nil, fmt.Errorf("journal %s: line %d is longer than %d MiB, more than any entry bootstrap writes: "+
+						"the file is not a journal bootstrap wrote; move it aside (keep it as evidence)", path, p.n+1, maxLine>>20)
+				}
 			}
 			raw = long
 		}

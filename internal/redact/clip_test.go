@@ -122,3 +122,13 @@ func TestDecodedViewLeavesTextAlone(t *testing.T) {
 		t.Errorf("changed: %s", got)
 	}
 }
+
+// TestNilScrubber: a nil scrubber ignores additions and only cuts.
+func TestNilScrubber(t *testing.T) {
+	var s *Scrubber
+	s.Add("a-long-secret")
+	s.AddBasic("u", "a-long-secret")
+	if got := s.Clip([]byte("abcdef"), 3); got != "abc"+Truncated {
+		t.Errorf("%q", got)
+	}
+}

@@ -46,6 +46,9 @@ func (s *Scrubber) Add(value string) {
 	if len(value) < MinLen {
 		return
 	}
+	if s == nil {
+		return
+	}
 	s.add(Forms(value)...)
 	s.mu.Lock()
 	defer s.mu.Unlock()
