@@ -15,6 +15,6 @@ for t in "${targets[@]}"; do
 	set -- $t
 	echo "== $2 ($1) for $FUZZTIME"
 	go test -run '^$' -fuzz="^$2\$" -fuzztime="$FUZZTIME" "$1" 2>&1 | grep -E 'elapsed|^(ok|FAIL|---)|panic' | tail -3
-	corpus=$(ls "$(go env GOCACHE)/fuzz/github.com/bootstrap-dev/bootstrap/${1#./}/$2" 2>/dev/null | wc -l)
+	corpus=$( (ls "$(go env GOCACHE)/fuzz/github.com/bootstrap-dev/bootstrap/${1#./}/$2" 2>/dev/null || true) | wc -l)
 	echo "   cached corpus: $corpus entries"
 done
