@@ -10,7 +10,7 @@ LDFLAGS := -s -w $(shell scripts/version.sh)
 # Each long step prints a line when it starts, one every 30 s with the elapsed time, one when it ends.
 PHASE := scripts/phase.sh
 
-.PHONY: help build test testbin opm argocd e2e demo lab bench lint deps clean installercheck
+.PHONY: help build test testbin opm argocd e2e demo lab bench lint deps clean installercheck fuzz
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -54,6 +54,9 @@ bench: deps build ## Go benchmarks, then bootstrap mirror vs skopeo/regctl/cp (b
 	$(GO) test -run '^$$' -bench . -benchtime 1x -benchmem $(PKGS)
 	bench/mirror.sh
 	bench/iso.sh
+
+fuzz: ## the hostile-input fuzz targets (archive part, ISC, journal, profile), FUZZTIME each (default 60s); make test runs their seed corpus
+	FUZZTIME=$(or $(FUZZTIME),60s) scripts/fuzz.sh
 
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }

@@ -40,10 +40,10 @@ func exitTable() []exitRow {
 		{exitPreflight, "preflight failed", "`preflight` with a FAIL; `run` whose preflight stage found a FAIL blocking the stages selected"},
 		{exitInvalid, "invalid input", "every command given `-f` (validate, plan, run, replay, status, report, iso, serve, gather, " +
 			"preflight) on a profile that is missing, unreadable or invalid; `mirror -c` on an invalid ImageSetConfiguration"},
-		{exitLocked, "work dir locked", "run or replay while another run holds the work dir (the message names its host, pid and command)"},
+		{exitLocked, "work dir locked", "run, replay, iso, gather or serve while another command holds the work dir (the message names its host, pid and command)"},
 		{exitPartial, "partial", "`gather` wrote its tarball but some sources failed (its index.txt lists them)"},
-		{exitIntegrity, "journal integrity failure", "status, report and run on a journal edited, truncated (rolled back) or " +
-			"extended outside bootstrap"},
+		{exitIntegrity, "journal integrity failure", "status, report and run on a journal edited, truncated (rolled back), " +
+			"extended outside bootstrap, or left without its witness `journal.head`"},
 		{exitInterrupted, "interrupted", "Ctrl-C or SIGTERM during run, replay or iso (the journal keeps every finished step; " +
 			"run again to continue); any other command killed by SIGINT gets 130 from the shell as well"},
 	}

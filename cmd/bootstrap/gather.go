@@ -56,6 +56,11 @@ index.txt), 1 no tarball.`,
 			if dir, err = filepath.Abs(dir); err != nil {
 				return err
 			}
+			release, err := lockWork(dir, "gather")
+			if err != nil {
+				return err
+			}
+			defer release()
 			if out == "" {
 				out = filepath.Join(dir, "gather-"+time.Now().UTC().Format("20060102T150405Z")+".tar.gz")
 			}

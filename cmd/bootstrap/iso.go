@@ -37,6 +37,11 @@ command is not journaled; ` + "`bootstrap run --until iso`" + ` runs the same st
 			if err != nil {
 				return err
 			}
+			release, err := lockWork(work, "iso")
+			if err != nil {
+				return err
+			}
+			defer release()
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			env := &pipeline.Env{Site: s, WorkDir: work, Events: lineSink(g)}

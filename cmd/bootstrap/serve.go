@@ -28,11 +28,16 @@ HEAD, byte ranges, ETags, and one log line per fetch. HTTPS when iso.tlsCert and
 			if err != nil {
 				return err
 			}
+			work, err := g.workDir()
+			if err != nil {
+				return err
+			}
+			release, err := lockWork(work, "serve")
+			if err != nil {
+				return err
+			}
+			defer release()
 			if isoPath == "" {
-				work, err := g.workDir()
-				if err != nil {
-					return err
-				}
 				matches, _ := filepath.Glob(filepath.Join(work, agentiso.InstallerDir, "agent.*.iso"))
 				if len(matches) != 1 {
 					return fmt.Errorf("no agent ISO in %s: run `bootstrap iso -f %s` first, or pass --iso", filepath.Join(work, agentiso.InstallerDir), g.file)

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 	"github.com/bootstrap-dev/bootstrap/internal/mirror"
 )
 
@@ -180,7 +181,7 @@ func ExtractInstaller(ctx context.Context, o ExtractOptions) (*InstallerInfo, er
 // cachedInstaller returns the binary an earlier extraction for this release left, when it is
 // still there with the SHA-256 recorded then.
 func cachedInstaller(index, releaseImage string) (*InstallerInfo, error) {
-	data, err := os.ReadFile(index)
+	data, err := fsroot.ReadBeneath(index, fsroot.Index)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -192,7 +193,7 @@ func extraManifests(s *site.Site) ([]NamedFile, error) {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
-		data, err := os.ReadFile(p)
+		data, err := fsroot.ReadFile(p, fsroot.Manifest)
 		if err != nil {
 			return nil, fmt.Errorf("day1.extraManifestsDir: %w", err)
 		}

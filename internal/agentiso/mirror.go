@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 )
 
 // MirrorOutputs are the files the mirror stage leaves in the work dir, as the iso stage uses them.
@@ -36,7 +38,7 @@ type NamedFile struct {
 func LoadMirrorOutputs(dir string) (*MirrorOutputs, error) {
 	out := &MirrorOutputs{}
 	idms := filepath.Join(dir, "idms.yaml")
-	data, err := os.ReadFile(idms)
+	data, err := fsroot.ReadFile(idms, fsroot.Manifest)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:
@@ -48,7 +50,7 @@ func LoadMirrorOutputs(dir string) (*MirrorOutputs, error) {
 		}
 	}
 	itms := filepath.Join(dir, "itms.yaml")
-	data, err = os.ReadFile(itms)
+	data, err = fsroot.ReadFile(itms, fsroot.Manifest)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:
@@ -65,7 +67,7 @@ func LoadMirrorOutputs(dir string) (*MirrorOutputs, error) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		data, err := os.ReadFile(n)
+		data, err := fsroot.ReadFile(n, fsroot.Manifest)
 		if err != nil {
 			return nil, fmt.Errorf("read mirror output: %w", err)
 		}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"sort"
 	"time"
+
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 )
 
 // Image is one servable ISO: the shared agent ISO or a node's view of it.
@@ -69,7 +71,7 @@ func (p *Prepared) Images() []Image {
 // ISO is copied: a node's view costs its patches in memory (a few KiB of kernel arguments, the
 // compressed ignition area) and nothing on disk.
 func Prepare(opts PrepareOptions) (*Prepared, error) {
-	f, err := os.Open(opts.BaseISO)
+	f, err := fsroot.OpenFile(opts.BaseISO, fsroot.Stream)
 	if err != nil {
 		return nil, fmt.Errorf("open agent ISO: %w", err)
 	}

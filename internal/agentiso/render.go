@@ -5,12 +5,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -128,7 +128,7 @@ func installConfig(s *site.Site, mirror *MirrorOutputs) (*InstallConfig, error) 
 		return nil, err
 	}
 	if s.Cluster.SSHKeyFile != "" {
-		key, err := os.ReadFile(resolve(s, s.Cluster.SSHKeyFile))
+		key, err := fsroot.ReadFile(resolve(s, s.Cluster.SSHKeyFile), fsroot.PEM)
 		if err != nil {
 			return nil, fmt.Errorf("cluster.sshKeyFile: %w", err)
 		}
@@ -161,7 +161,7 @@ func pullSecret(s *site.Site) (string, error) {
 		auths[host] = json.RawMessage(`{"auth":"` + base64.StdEncoding.EncodeToString([]byte(AnonymousAuth)) + `"}`)
 	} else {
 		path := resolve(s, s.Registry.AuthFile)
-		data, err := os.ReadFile(path)
+		data, err := fsroot.ReadFile(path, fsroot.Secret)
 		if err != nil {
 			return "", fmt.Errorf("registry.authFile: %w", err)
 		}
@@ -211,7 +211,7 @@ func trustBundle(s *site.Site) (string, error) {
 	var out strings.Builder
 	seen := map[string]bool{}
 	for _, sr := range srcs {
-		data, err := os.ReadFile(resolve(s, sr.path))
+		data, err := fsroot.ReadFile(resolve(s, sr.path), fsroot.PEM)
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", sr.field, err)
 		}

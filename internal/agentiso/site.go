@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"path/filepath"
 
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -22,7 +22,7 @@ func NodeCustomizations(s *site.Site) (map[string]Customization, error) {
 			if !filepath.IsAbs(f) && s.File != "" {
 				f = filepath.Join(filepath.Dir(s.File), f)
 			}
-			data, err := os.ReadFile(f)
+			data, err := fsroot.ReadFile(f, fsroot.Manifest)
 			if err != nil {
 				return nil, fmt.Errorf("nodes[%d].iso.ignitionFile: %w", i, err)
 			}

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 )
 
 // Digests maps a rendered file's relative path to the hex SHA-256 of its contents. It is what the
@@ -39,7 +41,7 @@ func (r *Rendered) Write(dir string) ([]string, error) {
 		if f.Secret {
 			mode = 0o600
 		}
-		old, err := os.ReadFile(p)
+		old, err := fsroot.ReadBeneath(p, fsroot.Manifest)
 		if err == nil && bytes.Equal(old, f.Data) {
 			if st, err := os.Stat(p); err == nil && st.Mode().Perm() == mode {
 				continue

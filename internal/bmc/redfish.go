@@ -12,9 +12,11 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"time"
-	"unicode/utf8"
+
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
+	"github.com/bootstrap-dev/bootstrap/internal/redact"
+	"github.com/bootstrap-dev/bootstrap/internal/redirect"
 )
 
 // raw is a minimal Redfish client for the reads and Dell actions bmclib does not expose. It uses
@@ -37,7 +39,7 @@ func newHTTPClient(caFile string, insecure bool, timeout time.Duration) (*http.C
 	if insecure {
 		tc.InsecureSkipVerify = true //nolint:gosec // the profile asked for it; preflight and the report warn
 	} else if caFile != "" {
-		pem, err := os.ReadFile(caFile)
+		pem, err := fsroot.ReadFile(caFile, fsroot.PEM)
 		if err != nil {
 			return nil, fmt.Errorf("read bmc.caFile: %w", err)
 		}
@@ -55,7 +57,9 @@ func newHTTPClient(caFile string, insecure bool, timeout time.Duration) (*http.C
 		MaxIdleConnsPerHost: 4,
 		IdleConnTimeout:     60 * time.Second,
 	}
-	return &http.Client{Transport: tr, Timeout: timeout}, nil
+	// bmclib and gofish share this client: no redirect takes the credentials (Basic, or a
+	// session's X-Auth-Token) to another host or from https to http.
+	return &http.Client{Transport: tr, Timeout: timeout, CheckRedirect: redirect.SameOrigin}, nil
 }
 
 // get decodes the JSON resource at path into out.
@@ -107,7 +111,9 @@ func (r *raw) doWith(ctx context.Context, method, path string, reqHdr http.Heade
 		return fmt.Errorf("%s %s: HTTP %d: %w", method, path, resp.StatusCode, ErrAuth)
 	}
 	if resp.StatusCode/100 != 2 {
-		return parseRedfishError(method, path, resp.StatusCode, data)
+		sc := redact.New()
+		sc.AddBasic(r.user, r.pass)
+		return parseRedfishError(method, path, resp.StatusCode, data, sc)
 	}
 	if out != nil && len(data) > 0 {
 		if err := json.Unmarshal(data, out); err != nil {
@@ -118,7 +124,9 @@ func (r *raw) doWith(ctx context.Context, method, path string, reqHdr http.Heade
 }
 
 // parseRedfishError reads a Redfish error body: {"error":{"code":..,"message":..,"@Message.ExtendedInfo":[..]}}.
-func parseRedfishError(method, path string, status int, data []byte) *RedfishError {
+// The message is redacted of the client's own credentials (sc) before it is clipped: a password
+// the clip cut in half would no longer be recognised downstream.
+func parseRedfishError(method, path string, status int, data []byte, sc *redact.Scrubber) *RedfishError {
 	var body struct {
 		Error struct {
 			Code    string `json:"code"`
@@ -144,24 +152,13 @@ func parseRedfishError(method, path string, status int, data []byte) *RedfishErr
 			e.Message = body.Error.Message
 		}
 	}
-	e.Message = clip(e.Message, maxPeerMessage)
+	e.Message = sc.ClipString(e.Message, maxPeerMessage)
 	return e
 }
 
 // maxPeerMessage bounds the text kept from a BMC's error body: enough for any real Redfish
 // message, and a BMC that echoes requests or dumps pages cannot flood the journal and reports.
 const maxPeerMessage = 512
-
-// clip cuts s to at most n bytes on a rune boundary, saying so.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "… (truncated)"
-}
 
 // classifyTransport maps a transport error to ErrTLS or ErrUnreachable (context errors pass).
 func classifyTransport(err error) error {

@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -11,6 +10,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 )
 
 // ConfigureOptions is what the configure stage applies and waits for.
@@ -140,7 +141,7 @@ func generated(o ConfigureOptions) ([]*unstructured.Unstructured, error) {
 		}
 		var pem strings.Builder
 		for _, f := range o.CAFiles {
-			b, err := os.ReadFile(f)
+			b, err := fsroot.ReadFile(f, fsroot.PEM)
 			if err != nil {
 				return nil, fmt.Errorf("CA trust: %w", err)
 			}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -14,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 )
 
 // ManifestError says which document of which file could not be used, and why.
@@ -81,7 +82,7 @@ func Decode(file string, data []byte) ([]*unstructured.Unstructured, error) {
 func ReadFiles(files ...string) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := fsroot.ReadFile(f, fsroot.Manifest)
 		if err != nil {
 			return nil, fmt.Errorf("read manifest: %w", err)
 		}

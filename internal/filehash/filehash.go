@@ -8,15 +8,27 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 )
 
-// SHA256 returns the lower-case hex SHA-256 of the file at path and its size in bytes.
+// SHA256 returns the lower-case hex SHA-256 of the regular file at path and its size in bytes. A
+// FIFO or a device is refused without blocking (one would never end, or never start).
 func SHA256(path string) (sum string, size int64, err error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return "", 0, err
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", 0, fmt.Errorf("hash %s: not a regular file (%s); point at a plain file", path, fi.Mode().Type())
+	}
+	if err := syscall.SetNonblock(int(f.Fd()), false); err != nil {
+		return "", 0, err
+	}
 	sum, size, err = Reader(f)
 	if err != nil {
 		return "", 0, fmt.Errorf("hash %s: %w", path, err)

@@ -6,4 +6,9 @@
 //
 // The folder itself is opened by the path the caller gives, links included: it is the caller's
 // choice. Everything beneath it is the peer's, and is trusted with nothing.
+//
+// It is also the one opener of every file read from outside (file.go): ReadFile/OpenFile for a
+// file the operator named (links followed), ReadBeneath/OpenBeneath for one a peer wrote (no link
+// at its last element). Each takes a Kind whose cap is checked before reading and named in the
+// error, and opens O_NONBLOCK so that a FIFO or device is refused instead of blocking forever.
 package fsroot

@@ -151,22 +151,8 @@ func (r *Root) OpenFile(rel string, flags int, perm os.FileMode) (*os.File, erro
 	return os.NewFile(uintptr(fd), r.Name(rel)), nil
 }
 
-// Open opens the regular file rel for reading.
-func (r *Root) Open(rel string) (*os.File, error) {
-	f, err := r.OpenFile(rel, os.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = &fs.PathError{Op: "open", Path: r.Name(rel), Err: fmt.Errorf("not a regular file (%s)", fi.Mode().Type())}
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
-}
+// Open opens the regular file rel for reading (a FIFO or device is refused without blocking).
+func (r *Root) Open(rel string) (*os.File, error) { return r.OpenKind(rel, Stream) }
 
 // Create creates rel, which must not exist (not even as a link).
 func (r *Root) Create(rel string, perm os.FileMode) (*os.File, error) {

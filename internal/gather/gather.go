@@ -144,8 +144,10 @@ func (c *counter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// lineScrubber hands whole lines (or maxLine bytes) to scrub, so a secret is seen whole unless
-// a line is longer than maxLine.
+// lineScrubber hands whole lines to scrub. A line longer than maxLine (a BMC's one-line JSON) is
+// written in pieces cut where no secret straddles the cut: a piece is written only when its
+// scrubbed form is the start of the scrubbed rest (a secret across the cut would be redacted in
+// the latter and not in the former), else the cut moves back.
 type lineScrubber struct {
 	w     io.Writer
 	scrub func([]byte) []byte
@@ -158,14 +160,25 @@ func (l *lineScrubber) Write(p []byte) (int, error) {
 	l.buf = append(l.buf, p...)
 	for {
 		i := bytes.IndexByte(l.buf, '\n')
-		if i < 0 && len(l.buf) < maxLine {
+		if i < 0 && len(l.buf) < 2*maxLine {
 			return len(p), nil
 		}
 		n := i + 1
+		var out []byte
 		if i < 0 {
-			n = maxLine
+			full := l.scrub(l.buf[:len(l.buf):len(l.buf)])
+			for n = maxLine; n > 0; n -= 256 {
+				if out = l.scrub(l.buf[:n:n]); bytes.HasPrefix(full, out) {
+					break
+				}
+			}
+			if n <= 0 {
+				n, out = len(l.buf), full
+			}
+		} else {
+			out = l.scrub(l.buf[:n:n])
 		}
-		if _, err := l.w.Write(l.scrub(l.buf[:n:n])); err != nil {
+		if _, err := l.w.Write(out); err != nil {
 			return 0, err
 		}
 		l.buf = l.buf[n:]

@@ -11,6 +11,8 @@ import (
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 )
 
 // HostKeyChangedError is returned when a host presents a key other than the one recorded on first
@@ -93,7 +95,7 @@ func (h *HostKeys) Callback() ssh.HostKeyCallback {
 func (h *HostKeys) Algorithms(hostport string) []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	f, err := os.Open(h.path)
+	f, err := fsroot.OpenFile(h.path, fsroot.PEM)
 	if err != nil {
 		return nil
 	}

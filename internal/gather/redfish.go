@@ -1,6 +1,7 @@
 package gather
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,8 @@ import (
 	"net/http"
 	"path"
 	"strings"
+
+	"github.com/bootstrap-dev/bootstrap/internal/redact"
 )
 
 // RedfishSEL collects a BMC's system event log through Redfish: every LogService named SEL (Dell
@@ -49,8 +52,11 @@ func (r RedfishSEL) get(ctx context.Context, p string, v any) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("redfish GET %s: %s: %s", p, resp.Status, strings.TrimSpace(string(b)))
+		// redacted of the credentials, then clipped (a password cut in half is no longer recognised)
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		sc := redact.New()
+		sc.AddBasic(r.Username, r.Password)
+		return fmt.Errorf("redfish GET %s: %s: %s", p, resp.Status, sc.Clip(bytes.TrimSpace(b), 512))
 	}
 	return json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(v)
 }

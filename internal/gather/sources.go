@@ -4,9 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"sync"
+
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 )
 
 // File collects a local file (the bootstrap journal).
@@ -20,7 +21,7 @@ func (f File) Name() string { return f.As }
 
 // Collect implements Source.
 func (f File) Collect(_ context.Context, w io.Writer) error {
-	r, err := os.Open(f.Path)
+	r, err := fsroot.OpenFile(f.Path, fsroot.Stream)
 	if err != nil {
 		return err
 	}

@@ -8,12 +8,13 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 )
 
 // Dialer opens verified SSH connections to the nodes.
@@ -30,7 +31,7 @@ type Dialer struct {
 
 // LoadSigner reads an unencrypted private key file (the profile's sshKeyFile without .pub).
 func LoadSigner(path string) (ssh.Signer, error) {
-	b, err := os.ReadFile(path)
+	b, err := fsroot.ReadFile(path, fsroot.PEM)
 	if err != nil {
 		return nil, fmt.Errorf("ssh key: %w", err)
 	}

@@ -153,3 +153,41 @@ func TestProveKilledMidCheck(t *testing.T) {
 	}
 	waitFor(t, "the killed check's git processes to go", func() bool { return len(workingIn(dir)) == 0 })
 }
+
+// TestKilledParentLeavesNoOrphan: bootstrap killed -9 while git's transport helper
+// (git-remote-https, a grandchild) waits on a hung server: the whole group dies with it, before
+// any next start, and no process is left working in the private folder.
+func TestKilledParentLeavesNoOrphan(t *testing.T) {
+	url := hungServer(t)
+	dir := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command(exe, "-test.run=^$")
+	child.Env = append(os.Environ(), hungChildEnv+"="+url+" "+dir)
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	helper := func() bool {
+		for _, p := range workingIn(filepath.Join(dir, "git")) {
+			if strings.Contains(p, "remote-https") {
+				return true
+			}
+		}
+		return false
+	}
+	waitFor(t, "git-remote-https running in the child's private folder", helper)
+	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = child.Wait()
+	killed := time.Now()
+	for i := 0; i < 50 && len(workingIn(dir)) > 0; i++ {
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("gone %v after the kill", time.Since(killed))
+	if ps := workingIn(dir); len(ps) != 0 {
+		t.Fatalf("orphans 5 s after the parent was killed: %v", ps)
+	}
+}

@@ -95,11 +95,18 @@ func killWorkingIn(dir string) {
 	}
 }
 
+// reaper runs "$0" "$@" (git and its arguments) in the background of a shell that kills its
+// whole process group when it is sent SIGTERM, and otherwise exits with the command's status.
+// The parent-death signal reaches only a direct child (the kernel clears it across fork), so
+// git alone would die with us and leave its transport helper (git-remote-https, ssh) behind,
+// blocked on the network; the shell receives the signal and takes the group with it.
+const reaper = `exec 3<&0; trap 'kill -KILL 0' TERM; "$0" "$@" <&3 3<&- & wait $!`
+
 // groupCommand is exec.CommandContext with the command in its own process group, the group
-// killed when ctx ends, and git itself killed when this process dies.
+// killed when ctx ends, and the group killed when this process dies (reaper).
 func groupCommand(ctx context.Context, name string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd := exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", reaper, name}, args...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	cmd.Cancel = func() error { return killGroup(cmd) }
 	return cmd
 }

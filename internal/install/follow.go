@@ -1,6 +1,7 @@
 package install
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/poll"
+	"github.com/bootstrap-dev/bootstrap/internal/redact"
 )
 
 // APIPath is the assisted-service REST base path on the rendezvous host.
@@ -124,8 +126,9 @@ func (f *Follower) Clusters(ctx context.Context) ([]APICluster, error) {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return nil, fmt.Errorf("rendezvous API: GET clusters: %s: %s", resp.Status, strings.TrimSpace(string(b)))
+		// redacted of the token, then clipped (a token cut in half is no longer recognised)
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		return nil, fmt.Errorf("rendezvous API: GET clusters: %s: %s", resp.Status, redact.New(f.WatcherToken).Clip(bytes.TrimSpace(b), 512))
 	}
 	var out []APICluster
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 32<<20)).Decode(&out); err != nil {

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 )
 
 // StateFile is where openshift-install keeps its generated assets in the asset dir.
@@ -17,7 +19,7 @@ const StateFile = ".openshift_install_state.json"
 // It returns "" without error when the state holds no auth asset (older releases need none).
 // The token is a secret: callers keep it in memory only.
 func WatcherToken(assetDir string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(assetDir, StateFile))
+	b, err := fsroot.ReadBeneath(filepath.Join(assetDir, StateFile), fsroot.Index) // the whole asset state: ignitions included
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}

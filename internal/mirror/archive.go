@@ -430,6 +430,9 @@ func UnpackArchive(dir string) (*UnpackResult, error) {
 	if err := dest.Mkdir(markDir, 0o755); err != nil {
 		return nil, fmt.Errorf("the unpack folder: %w; remove it (it is not one bootstrap made)", err)
 	}
+	if err := checkFree(root, dest, idx); err != nil {
+		return nil, err
+	}
 	for _, p := range idx.Parts {
 		done, err := unpackPart(root, dest, p)
 		switch {
@@ -475,17 +478,19 @@ func unpackPart(root, dest *fsroot.Root, p ArchivePart) (bool, error) {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return false, err
 	}
-	if err := extractPart(f, dest); err != nil {
+	if err := extractPart(f, dest, p.Size); err != nil {
 		return false, fmt.Errorf("%s: %w", f.Name(), err)
 	}
 	return true, dest.WriteFile(mark, []byte(p.SHA256), 0o644)
 }
 
 // extractPart extracts a part's regular files under dest, refusing names that leave it, names in
-// the markers' folder and links on the way. Files are written to a fresh temporary name and
+// the markers' folder, links on the way, entries that are not regular files (checkEntry) and
+// more bytes than the part declares. Files are written to a fresh temporary name and
 // renamed, so an interrupted extraction leaves no torn blob.
-func extractPart(r io.Reader, dest *fsroot.Root) error {
+func extractPart(r io.Reader, dest *fsroot.Root, declared int64) error {
 	tr := tar.NewReader(r)
+	var total int64
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -494,9 +499,16 @@ func extractPart(r io.Reader, dest *fsroot.Root) error {
 		if err != nil {
 			return err
 		}
-		if h.Typeflag != tar.TypeReg {
+		if h.Typeflag == tar.TypeDir || h.Typeflag == tar.TypeXGlobalHeader {
 			continue
 		}
+		if err := checkEntry(h); err != nil {
+			return err
+		}
+		if err := checkPartTotal(h, total, declared); err != nil {
+			return err
+		}
+		total += h.Size
 		name := path.Clean(strings.TrimPrefix(filepath.ToSlash(h.Name), "./"))
 		if path.IsAbs(name) || name == ".." || strings.HasPrefix(name, "../") || name == "." || strings.ContainsRune(name, 0) {
 			return fmt.Errorf("entry %q leaves the layout", h.Name)

@@ -245,13 +245,23 @@ func FuzzExtractPart(f *testing.F) {
 		root, err := fsroot.Open(dest)
 		must(t, err)
 		defer root.Close()
-		_ = extractPart(bytes.NewReader(data), root) // refusing is fine; writing outside is not
+		_ = extractPart(bytes.NewReader(data), root, int64(len(data))) // refusing is fine; writing outside is not
 		if s := snapshot(t, outside); s != "" {
 			t.Fatalf("written outside: %s", s)
 		}
 		ents, _ := os.ReadDir(top)
 		if len(ents) != 2 {
 			t.Fatalf("written beside the folder: %v", ents)
+		}
+		var written int64
+		filepath.WalkDir(dest, func(p string, d fs.DirEntry, err error) error {
+			if fi, ierr := os.Lstat(p); ierr == nil && fi.Mode().IsRegular() {
+				written += fi.Size()
+			}
+			return nil
+		})
+		if written > int64(len(data)) {
+			t.Fatalf("%d bytes extracted from a part of %d", written, len(data))
 		}
 	})
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"time"
 
@@ -16,6 +15,8 @@ import (
 	"github.com/regclient/regclient/scheme/ocidir"
 	"github.com/regclient/regclient/scheme/reg"
 	"github.com/regclient/regclient/types/ref"
+
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 )
 
 // newClient builds the regclient used for one operation. The destination, the source override and
@@ -31,7 +32,7 @@ func newClient(o Options, sourceHosts ...string) (*regclient.RegClient, error) {
 		srcDef.TLS = config.TLSInsecure
 	}
 	if o.Source.CAFile != "" {
-		pem, err := os.ReadFile(o.Source.CAFile)
+		pem, err := fsroot.ReadFile(o.Source.CAFile, fsroot.PEM)
 		if err != nil {
 			return nil, fmt.Errorf("source CA file: %w", err)
 		}
@@ -111,7 +112,7 @@ func hostConfig(e Endpoint, conc int64) (config.Host, error) {
 		h.TLS = probeTLS(e.Host)
 	}
 	if e.CAFile != "" {
-		pem, err := os.ReadFile(e.CAFile)
+		pem, err := fsroot.ReadFile(e.CAFile, fsroot.PEM)
 		if err != nil {
 			return h, fmt.Errorf("CA file: %w", err)
 		}
@@ -154,7 +155,7 @@ type cred struct{ user, pass string }
 // readAuthFile reads a containers/docker auth file. Values never leave this function except into
 // the registry client.
 func readAuthFile(path string) (map[string]cred, error) {
-	b, err := os.ReadFile(path)
+	b, err := fsroot.ReadFile(path, fsroot.Secret)
 	if err != nil {
 		return nil, fmt.Errorf("auth file: %w", err)
 	}

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 	"github.com/bootstrap-dev/bootstrap/internal/yamlstrict"
 )
 
@@ -25,8 +25,8 @@ const (
 
 // ImageSetConfig is oc-mirror v2's ImageSetConfiguration, as users already write it.
 type ImageSetConfig struct {
-	APIVersion  string    `yaml:"apiVersion"`
-	Kind        string    `yaml:"kind"`
+	APIVersion  string    `yaml:"apiVersion" max:"128"`
+	Kind        string    `yaml:"kind" max:"128"`
 	ArchiveSize int       `yaml:"archiveSize,omitempty"` // GiB per archive (to-dir)
 	Mirror      ISCMirror `yaml:"mirror"`
 	File        string    `yaml:"-"`
@@ -45,50 +45,51 @@ type ISCMirror struct {
 // ISCPlatform selects OpenShift releases.
 type ISCPlatform struct {
 	// Release is one release image by tag or digest (oc-mirror v2's platform.release).
-	Release       string       `yaml:"release,omitempty"`
+	Release       string       `yaml:"release,omitempty" max:"1024"`
 	Channels      []ISCChannel `yaml:"channels,omitempty"`
-	Architectures []string     `yaml:"architectures,omitempty"`
+	Architectures []string     `yaml:"architectures,omitempty" max:"32"`
 	Graph         bool         `yaml:"graph,omitempty"`
 }
 
 // ISCChannel is a release channel range.
 type ISCChannel struct {
-	Name         string `yaml:"name"`
-	MinVersion   string `yaml:"minVersion,omitempty"`
-	MaxVersion   string `yaml:"maxVersion,omitempty"`
-	Type         string `yaml:"type,omitempty"`
+	Name         string `yaml:"name" max:"253"`
+	MinVersion   string `yaml:"minVersion,omitempty" max:"128"`
+	MaxVersion   string `yaml:"maxVersion,omitempty" max:"128"`
+	Type         string `yaml:"type,omitempty" max:"32"`
 	ShortestPath bool   `yaml:"shortestPath,omitempty"`
 	Full         bool   `yaml:"full,omitempty"`
 }
 
 // ISCOperator is one operator catalog and the packages to keep from it.
 type ISCOperator struct {
-	Catalog       string       `yaml:"catalog"`
+	Catalog       string       `yaml:"catalog" max:"1024"`
 	Full          bool         `yaml:"full,omitempty"`
 	Packages      []ISCPackage `yaml:"packages,omitempty"`
-	TargetCatalog string       `yaml:"targetCatalog,omitempty"`
-	TargetTag     string       `yaml:"targetTag,omitempty"`
+	TargetCatalog string       `yaml:"targetCatalog,omitempty" max:"1024"`
+	TargetTag     string       `yaml:"targetTag,omitempty" max:"128"`
 }
 
 // ISCPackage selects bundles of one package.
 type ISCPackage struct {
-	Name           string              `yaml:"name"`
-	DefaultChannel string              `yaml:"defaultChannel,omitempty"`
+	Name           string              `yaml:"name" max:"253"`
+	DefaultChannel string              `yaml:"defaultChannel,omitempty" max:"253"`
 	Channels       []ISCPackageChannel `yaml:"channels,omitempty"`
-	MinVersion     string              `yaml:"minVersion,omitempty"`
-	MaxVersion     string              `yaml:"maxVersion,omitempty"`
+	MinVersion     string              `yaml:"minVersion,omitempty" max:"128"`
+	MaxVersion     string              `yaml:"maxVersion,omitempty" max:"128"`
 }
 
 // ISCPackageChannel selects bundles of one channel.
 type ISCPackageChannel struct {
-	Name       string `yaml:"name"`
-	MinVersion string `yaml:"minVersion,omitempty"`
-	MaxVersion string `yaml:"maxVersion,omitempty"`
+	Name       string `yaml:"name" max:"253"`
+	MinVersion string `yaml:"minVersion,omitempty" max:"128"`
+	MaxVersion string `yaml:"maxVersion,omitempty" max:"128"`
 }
 
-// ISCImage names one image.
+// ISCImage names one image. Lengths are capped (`max` tags, checked while decoding): an image
+// reference is at most 1024 characters, a package or channel name 253 (a DNS subdomain).
 type ISCImage struct {
-	Name string `yaml:"name"`
+	Name string `yaml:"name" max:"1024"`
 }
 
 // ISCError is an invalid ImageSetConfiguration: every problem found, each with file:line:column,
@@ -119,7 +120,7 @@ func AsISCProblems(err error) ([]yamlstrict.Problem, bool) {
 // know by name and line (never silently ignored) and a second YAML document; unlike it, it reads
 // on after a problem: every problem is returned at once as an *ISCError.
 func LoadISC(path string) (*ImageSetConfig, error) {
-	b, err := os.ReadFile(path)
+	b, err := fsroot.ReadFile(path, fsroot.ISC)
 	if err != nil {
 		return nil, err
 	}

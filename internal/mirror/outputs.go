@@ -11,6 +11,8 @@ import (
 
 	"github.com/regclient/regclient/types/ref"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 )
 
 // ContentAPIVersion identifies content.json documents.
@@ -222,7 +224,7 @@ func writeFile(path string, data []byte) error {
 // ReadContent reads a content.json written by WriteOutputs.
 func ReadContent(path string) (Content, error) {
 	var c Content
-	b, err := os.ReadFile(path)
+	b, err := fsroot.ReadBeneath(path, fsroot.Content)
 	if err != nil {
 		return c, err
 	}

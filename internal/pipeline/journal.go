@@ -44,8 +44,9 @@ type JournalOptions struct {
 // may be appended to an untrustworthy history.
 //
 // The journal's end is checked against its witness (HeadFile): a journal truncated, edited at its
-// end or extended behind bootstrap's back is a *TailError. A journal without a witness (written by
-// an older bootstrap) is witnessed from now on, with a warning.
+// end or extended behind bootstrap's back is a *TailError, and so is a journal with entries but no
+// witness (TailUnwitnessed). A refused open changes nothing on disk (a torn tail is dropped only
+// once the end is accepted).
 func OpenJournal(path string) (j *Journal, warnings []string, err error) {
 	return OpenJournalWith(path, JournalOptions{})
 }
@@ -90,6 +91,16 @@ func OpenJournalWith(path string, o JournalOptions) (j *Journal, warnings []stri
 		f.Close()
 		return nil, nil, err
 	}
+	// The end is checked before anything is changed: a refused open leaves the work dir as it
+	// was, a torn tail included (it is evidence too).
+	tailWarnings, hw, err := witness(path, p.n, p.hashAt, h, hasHead, herr, o.AcceptTail)
+	if err != nil {
+		f.Close()
+		if created {
+			os.Remove(path)
+		}
+		return nil, nil, err
+	}
 	if p.torn > 0 {
 		warnings = append(warnings, tornWarning(path, p.torn))
 		fi, err := f.Stat()
@@ -101,13 +112,9 @@ func OpenJournalWith(path string, o JournalOptions) (j *Journal, warnings []stri
 		}
 		if err != nil {
 			f.Close()
+			hw.close()
 			return nil, nil, fmt.Errorf("open journal %s: drop torn line: %w", path, err)
 		}
-	}
-	tailWarnings, hw, err := witness(path, p.n, p.hashAt, h, hasHead, herr, o.AcceptTail)
-	if err != nil {
-		f.Close()
-		return nil, nil, err
 	}
 	warnings = append(warnings, tailWarnings...)
 	j = &Journal{path: path, f: f, hw: hw, now: time.Now, entries: p.entries, prev: p.hashAt(p.n)}
@@ -241,9 +248,11 @@ func witness(path string, n int64, hashAt func(int64) string, h head, ok bool, h
 			"or continue from the journal as it is (bootstrap run --accept-journal-tail)", herr)
 	case herr != nil:
 		warnings = append(warnings, "continued without checking the journal's end: "+herr.Error())
+	case !ok && n > 0 && !accept:
+		return nil, nil, &TailError{Path: path, Kind: TailUnwitnessed, Entries: n}
 	case !ok && n > 0:
-		warnings = append(warnings, fmt.Sprintf("journal %s had no witness (%s): it was written by an older bootstrap, "+
-			"or the witness was deleted; its end is witnessed from now on", path, HeadFile))
+		warnings = append(warnings, "continued from a journal whose end does not match its witness, as asked: "+
+			(&TailError{Path: path, Kind: TailUnwitnessed, Entries: n}).Error()+"; its end is witnessed from now on")
 	case ok:
 		pending, terr := checkTailHashes(path, n, hashAt, h)
 		if terr != nil && !accept {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 )
 
 // The hash chain detects an edit anywhere but at the end: removing the last lines, replacing the
@@ -49,6 +51,9 @@ const (
 	TailTruncated = "truncated" // fewer entries than witnessed: the last ones were removed (rolled back)
 	TailEdited    = "edited"    // as many entries as witnessed, but the newest is not the one written
 	TailExtended  = "extended"  // more entries than witnessed: appended outside bootstrap
+	// TailUnwitnessed: entries but no witness. Deleting journal.head would otherwise launder a
+	// journal rolled back by hand; a journal of an older bootstrap is accepted only when asked.
+	TailUnwitnessed = "unwitnessed"
 )
 
 // TailError reports a journal whose end does not match its witness. Callers branch with errors.As.
@@ -67,6 +72,10 @@ func (e *TailError) Error() string {
 			"the last %d entries were removed", e.Entries, e.Witness, HeadFile, e.Witness-e.Entries)
 	case TailEdited:
 		what = fmt.Sprintf("its newest entry (seq %d) was edited or replaced: it is not the entry bootstrap wrote (%s)", e.Entries, HeadFile)
+	case TailUnwitnessed:
+		what = fmt.Sprintf("unwitnessed: it holds %d entries, but %s is missing (deleted, which would hide "+
+			"a rollback, or the journal was written by a bootstrap older than the witness); its end cannot be checked",
+			e.Entries, HeadFile)
 	default:
 		what = fmt.Sprintf("extended: it holds %d entries, but bootstrap wrote %d (its witness %s says so); "+
 			"entries %d..%d were added by something else", e.Entries, e.Witness, HeadFile, e.Witness+1, e.Entries)
@@ -77,7 +86,7 @@ func (e *TailError) Error() string {
 // readHead reads the witness; ok is false when there is none (a journal written before the
 // witness existed, or an empty work dir).
 func readHead(journal string) (h head, ok bool, err error) {
-	b, err := os.ReadFile(HeadPath(journal))
+	b, err := fsroot.ReadBeneath(HeadPath(journal), fsroot.Witness)
 	if errors.Is(err, fs.ErrNotExist) {
 		return h, false, nil
 	}

@@ -9,8 +9,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
+
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 )
 
 // JournalFile and LockFile are the names of the journal and the lock inside the work dir.
@@ -107,11 +108,15 @@ func (p *pass) chainErr() error {
 // hashAt is the hash of good line i (1-based), "" for 0 or lines not asked for.
 func (p *pass) hashAt(i int64) string { return p.hashes[i] }
 
+// maxLine bounds one journal line: entries are a few KiB, a stage's output at most a few MiB; a
+// longer line is refused before it exhausts memory.
+const maxLine = 64 << 20
+
 // readPass reads the journal at path once. keep collects the entries; the hashes of the last two
 // good lines and of the lines in want are kept. A missing journal is empty.
 func readPass(path string, keep bool, want ...int64) (*pass, error) {
 	p := &pass{hashes: map[int64]string{}}
-	f, err := os.Open(path)
+	f, err := fsroot.OpenBeneath(path, fsroot.Stream)
 	if errors.Is(err, fs.ErrNotExist) {
 		return p, nil
 	}
@@ -133,6 +138,10 @@ func readPass(path string, keep bool, want ...int64) (*pass, error) {
 			for errors.Is(err, bufio.ErrBufferFull) {
 				raw, err = br.ReadSlice('\n')
 				long = append(long, raw...)
+				if len(long) > maxLine {
+					return nil, fmt.Errorf("journal %s: line %d is longer than %d MiB, more than any entry bootstrap writes: "+
+						"the file is not a journal bootstrap wrote; move it aside (keep it as evidence)", path, p.n+1, maxLine>>20)
+				}
 			}
 			raw = long
 		}
@@ -200,14 +209,20 @@ func VerifyChain(path string) error {
 
 // VerifyTail checks the journal's end against its witness (HeadFile), read-only: a *TailError
 // when it was truncated, edited at its end or extended. witnessed is false when there is no
-// witness (a journal written by an older bootstrap). A witness one entry ahead is a crash
-// between writing the witness and the line, not an error.
+// witness and no entry; a journal with entries but no witness is a TailError (TailUnwitnessed).
+// A witness one entry ahead is a crash between writing the witness and the line, not an error.
 func VerifyTail(path string) (witnessed bool, err error) {
 	h, ok, err := readHead(path)
-	if err != nil || !ok {
+	if err != nil {
 		return false, err
 	}
 	p, err := readPass(path, false, h.Entries, h.Entries-1)
+	if err == nil && !ok {
+		if p.n > 0 {
+			return false, &TailError{Path: path, Kind: TailUnwitnessed, Entries: p.n}
+		}
+		return false, nil
+	}
 	if err != nil {
 		return true, fmt.Errorf("verify journal: %w", err)
 	}

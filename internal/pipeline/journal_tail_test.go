@@ -143,26 +143,61 @@ func TestJournalInterruptedAppend(t *testing.T) {
 	}
 }
 
-// TestJournalWithoutWitness: a journal written before the witness existed is accepted with a
-// warning and witnessed from then on.
+// TestJournalWithoutWitness: deleting the witness would launder a journal rolled back by hand, so
+// a journal with entries and no witness is refused (status, VerifyTail, OpenJournal) and the refused
+// open changes nothing on disk, its torn tail included; only AcceptTail continues, with a warning
+// to journal, and witnesses it from then on.
 func TestJournalWithoutWitness(t *testing.T) {
 	path, _ := writeJournal(t, 3)
 	if err := os.Remove(pipeline.HeadPath(path)); err != nil {
 		t.Fatal(err)
 	}
-	if w, err := pipeline.VerifyTail(path); w || err != nil {
-		t.Fatalf("unwitnessed: %v %v", w, err)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"seq":4,"kind":"step-d`) // a torn tail: dropped only once the end is accepted
+	f.Close()
+	var te *pipeline.TailError
+	if _, err := pipeline.VerifyTail(path); !errors.As(err, &te) || te.Kind != pipeline.TailUnwitnessed {
+		t.Fatalf("VerifyTail without a witness: %v", err)
 	}
 	st, _ := (&pipeline.Runner{WorkDir: filepath.Dir(path)}).Status()
-	if st.Chain != "" || len(st.Warnings) == 0 || !strings.Contains(strings.Join(st.Warnings, " "), "not witnessed") {
-		t.Errorf("status: chain %q warnings %v", st.Chain, st.Warnings)
+	if st.Tail != pipeline.TailUnwitnessed || !strings.Contains(st.Chain, pipeline.HeadFile) {
+		t.Errorf("status: tail %q chain %q", st.Tail, st.Chain)
 	}
-	j, warnings, err := pipeline.OpenJournal(path)
-	if err != nil || len(warnings) != 1 {
-		t.Fatalf("open: %v %v", warnings, err)
+	before, _ := os.ReadFile(path)
+	if _, _, err := pipeline.OpenJournal(path); !errors.As(err, &te) || te.Kind != pipeline.TailUnwitnessed {
+		t.Fatalf("open without a witness: %v", err)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+		t.Error("a refused open changed the journal (its torn tail was trimmed)")
+	}
+	if _, err := os.Lstat(pipeline.HeadPath(path)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused open wrote a witness: %v", err)
+	}
+	j, warnings, err := pipeline.OpenJournalWith(path, pipeline.JournalOptions{AcceptTail: true})
+	if err != nil || len(warnings) != 2 || !strings.Contains(strings.Join(warnings, " "), pipeline.TailUnwitnessed) {
+		t.Fatalf("accepted open: %v %v", warnings, err)
 	}
 	j.Close()
 	if w, err := pipeline.VerifyTail(path); !w || err != nil {
 		t.Fatalf("witnessed after open: %v %v", w, err)
+	}
+}
+
+// TestJournalRemovedUnderWitness: a journal deleted while its witness stays is a truncation; the
+// refused open does not leave an empty journal behind.
+func TestJournalRemovedUnderWitness(t *testing.T) {
+	path, _ := writeJournal(t, 3)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	var te *pipeline.TailError
+	if _, _, err := pipeline.OpenJournal(path); !errors.As(err, &te) || te.Kind != pipeline.TailTruncated {
+		t.Fatalf("open of a removed journal: %v", err)
+	}
+	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused open created the journal: %v", err)
 	}
 }

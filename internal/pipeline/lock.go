@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 )
 
 // LockInfo is what the lock file holds: who runs, since when, doing what.
@@ -154,7 +156,7 @@ func createLock(path string, info LockInfo) error {
 
 func readLock(path string) (LockInfo, error) {
 	var info LockInfo
-	data, err := os.ReadFile(path)
+	data, err := fsroot.ReadBeneath(path, fsroot.LockInfo)
 	if err != nil {
 		return info, err
 	}

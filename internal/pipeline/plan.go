@@ -123,8 +123,14 @@ func (r *Runner) StatusEntries() (Status, []Entry, error) {
 	}
 	st.Head = p.hashAt(p.n)
 	tail := func() (bool, error) { // the first tail check, from this pass
-		if herr != nil || !witnessed {
+		if herr != nil {
 			return false, herr
+		}
+		if !witnessed {
+			if p.n > 0 {
+				return false, &TailError{Path: path, Kind: TailUnwitnessed, Entries: p.n}
+			}
+			return false, nil
 		}
 		_, terr := checkTailHashes(path, p.n, p.hashAt, h)
 		return true, terr
@@ -162,15 +168,12 @@ func (r *Runner) StatusEntries() (Status, []Entry, error) {
 // a run holds the lock a lasting one is only a warning.
 // first is the check from the status's own read of the journal.
 func (r *Runner) statusTail(path string, st *Status, live bool, first func() (bool, error)) {
-	witnessed, err := first()
+	_, err := first()
 	for i := 1; i < 5 && err != nil && live; i++ {
-		witnessed, err = VerifyTail(path)
+		_, err = VerifyTail(path)
 	}
 	var te *TailError
 	switch {
-	case err == nil && !witnessed && st.Entries > 0:
-		st.Warnings = append(st.Warnings, fmt.Sprintf("the journal's end is not witnessed (no %s): a journal written by an "+
-			"older bootstrap, or the witness was deleted; the next run witnesses it", HeadFile))
 	case err == nil:
 	case live:
 		st.Warnings = append(st.Warnings, "journal end not checked while a run appends: "+err.Error())

@@ -9,10 +9,11 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 )
 
 // sshKeyTypes are the OpenSSH public key algorithms the installer accepts.
@@ -24,7 +25,7 @@ var sshKeyTypes = map[string]bool{
 // checkSSHPub parses an OpenSSH public key line ("type base64 [comment]"): the base64 blob must
 // decode and name the same key type.
 func checkSSHPub(r fileRef) Result {
-	b, err := os.ReadFile(r.path)
+	b, err := fsroot.ReadFile(r.path, fsroot.PEM)
 	if err != nil {
 		return Failf("Make the file readable by the user running bootstrap.", "%s: %v", r.field, err)
 	}
@@ -65,7 +66,7 @@ type authFile struct {
 // checkAuth parses a container auth file and looks for an entry for the registry host. It never
 // reports credential values.
 func checkAuth(r fileRef) Result {
-	b, err := os.ReadFile(r.path)
+	b, err := fsroot.ReadFile(r.path, fsroot.Secret)
 	if err != nil {
 		return Failf("Make the file readable by the user running bootstrap.", "%s: %v", r.field, err)
 	}
@@ -150,7 +151,7 @@ func certName(c *x509.Certificate) string {
 
 // checkCA parses every certificate in a PEM file and checks that each is valid now.
 func checkCA(r fileRef, now time.Time) Result {
-	b, err := os.ReadFile(r.path)
+	b, err := fsroot.ReadFile(r.path, fsroot.PEM)
 	if err != nil {
 		return Failf("Make the file readable by the user running bootstrap.", "%s: %v", r.field, err)
 	}

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 	"github.com/bootstrap-dev/bootstrap/internal/gitrepo"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
@@ -69,12 +69,12 @@ func (p *gitProbe) repo() (gitrepo.Repo, error) {
 		}
 	}
 	if f := g.Credentials.KnownHostsFile; f != "" {
-		if r.KnownHosts, err = os.ReadFile(resolvePath(s, f)); err != nil {
+		if r.KnownHosts, err = fsroot.ReadFile(resolvePath(s, f), fsroot.PEM); err != nil {
 			return r, fmt.Errorf("gitops.credentials.knownHostsFile: %w", err)
 		}
 	}
 	if f := g.CAFile; f != "" {
-		if r.CA, err = os.ReadFile(resolvePath(s, f)); err != nil {
+		if r.CA, err = fsroot.ReadFile(resolvePath(s, f), fsroot.PEM); err != nil {
 			return r, fmt.Errorf("gitops.caFile: %w", err)
 		}
 	}

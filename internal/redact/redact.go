@@ -26,6 +26,7 @@ type Scrubber struct {
 	mu      sync.RWMutex
 	needles [][]byte // longest first
 	seen    map[string]bool
+	inside  map[string]bool // forms found inside longer base64 text: replaced even glued to letters
 }
 
 // New returns a scrubber for values.
@@ -45,7 +46,18 @@ func (s *Scrubber) Add(value string) {
 	if len(value) < MinLen {
 		return
 	}
+	if s == nil {
+		return
+	}
 	s.add(Forms(value)...)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inside == nil {
+		s.inside = map[string]bool{}
+	}
+	for _, f := range base64Inside(value) {
+		s.inside[f] = true
+	}
 }
 
 // AddBasic adds the credentials of HTTP basic authentication: the password (Add) and the
@@ -114,6 +126,30 @@ func Forms(value string) []string {
 	b := base64.StdEncoding.EncodeToString([]byte(value))
 	addAll(b)
 	addAll(strings.TrimRight(b, "="))
+	for _, f := range base64Inside(value) {
+		if !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// base64Inside is what value becomes inside a longer base64 text (a Basic header, a pull
+// secret's auth, a BMC's base64 blob): for each of the three alignments, in the standard and the
+// URL alphabet, the characters that encode value's bits alone.
+func base64Inside(value string) []string {
+	var out []string
+	for k := 0; k < 3; k++ {
+		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+			e := enc.EncodeToString(append(make([]byte, k), value...))
+			first := (8*k + 5) / 6           // the first character whose bits are all value's
+			last := 8 * (k + len(value)) / 6 // characters before this one end within value
+			if last-first >= MinLen {
+				out = append(out, e[first:last])
+			}
+		}
+	}
 	return out
 }
 
@@ -148,11 +184,15 @@ func (s *Scrubber) Bytes(b []byte) []byte {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for _, n := range s.needles {
-		if bytes.Contains(b, n) {
+		switch {
+		case !bytes.Contains(b, n):
+		case s.inside[string(n)]:
+			b = bytes.ReplaceAll(b, n, []byte(Mark))
+		default:
 			b = replaceWhole(b, n)
 		}
 	}
-	return b
+	return replaceSpans(b, hiddenSpans(b, s.needles))
 }
 
 // String is Bytes for a string.

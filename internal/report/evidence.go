@@ -2,7 +2,6 @@ package report
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/bmc"
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/stages"
 )
@@ -291,6 +291,6 @@ func versions(h pipeline.History, nodes []NodeActions) []Version {
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func readJSON(path string, v any) bool {
-	b, err := os.ReadFile(path)
+	b, err := fsroot.ReadFile(path, fsroot.Content)
 	return err == nil && json.Unmarshal(b, v) == nil
 }

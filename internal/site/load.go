@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 )
 
 // Load reads a profile: strict decode (unknown fields are errors), defaults filled, local paths
@@ -14,7 +16,7 @@ import (
 // returned as *Errors (IsInvalid reports true) listing every problem with file:line:column.
 // Load does not validate semantics; call Validate, or use LoadValidated.
 func Load(path string) (*Site, error) {
-	data, err := os.ReadFile(path)
+	data, err := fsroot.ReadFile(path, fsroot.Profile)
 	if err != nil {
 		return nil, fmt.Errorf("read site profile: %w", err)
 	}

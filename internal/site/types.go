@@ -36,13 +36,13 @@ type Site struct {
 
 // Metadata names the site.
 type Metadata struct {
-	Name        string `yaml:"name" json:"name"`
+	Name        string `yaml:"name" json:"name" max:"253"`
 	Description string `yaml:"description,omitempty" json:"description,omitempty"`
 }
 
 // Cluster is the OpenShift cluster to install.
 type Cluster struct {
-	Name       string     `yaml:"name" json:"name"`
+	Name       string     `yaml:"name" json:"name" max:"253"`
 	BaseDomain string     `yaml:"baseDomain" json:"baseDomain"`
 	Release    Release    `yaml:"release" json:"release"`
 	Networking Networking `yaml:"networking" json:"networking"`
@@ -74,7 +74,7 @@ type Cluster struct {
 type Release struct {
 	Version string `yaml:"version" json:"version"`
 	// Image is the source release image (by tag or digest); the mirror stage resolves it.
-	Image        string `yaml:"image,omitempty" json:"image,omitempty"`
+	Image        string `yaml:"image,omitempty" json:"image,omitempty" max:"1024"`
 	Architecture string `yaml:"architecture,omitempty" json:"architecture,omitempty"` // amd64 (default) or arm64
 }
 
@@ -103,7 +103,7 @@ type Installer struct {
 
 // Registry is the local mirror registry (Quay on site).
 type Registry struct {
-	Host      string `yaml:"host" json:"host"` // host[:port]
+	Host      string `yaml:"host" json:"host" max:"260"` // host[:port]
 	Namespace string `yaml:"namespace,omitempty" json:"namespace,omitempty"`
 	CAFile    string `yaml:"caFile,omitempty" json:"caFile,omitempty" site:"file"`
 	// AuthFile is a container auth file (auths JSON); it is a secret and only its path is recorded.
@@ -129,7 +129,7 @@ type Mirror struct {
 	// Each transfer streams through a small buffer, so memory stays flat as this grows.
 	Parallel int `yaml:"parallel,omitempty" json:"parallel,omitempty"`
 	// SignatureStore is the URL the release signatures are fetched from, if any.
-	SignatureStore string `yaml:"signatureStore,omitempty" json:"signatureStore,omitempty"`
+	SignatureStore string `yaml:"signatureStore,omitempty" json:"signatureStore,omitempty" max:"2048"`
 }
 
 // MirrorSource is either a registry (connected or proxied) or an archive directory (sneakernet).
@@ -147,7 +147,7 @@ type ISO struct {
 	// ServeAddress is the listen address of the ISO server ("0.0.0.0:8080").
 	ServeAddress string `yaml:"serveAddress" json:"serveAddress"`
 	// BaseURL is the URL the BMCs fetch from; default http://<serveAddress>.
-	BaseURL string `yaml:"baseURL,omitempty" json:"baseURL,omitempty"`
+	BaseURL string `yaml:"baseURL,omitempty" json:"baseURL,omitempty" max:"2048"`
 	TLSCert string `yaml:"tlsCert,omitempty" json:"tlsCert,omitempty" site:"file"`
 	TLSKey  string `yaml:"tlsKey,omitempty" json:"tlsKey,omitempty" site:"secret"`
 	// PerNode builds a per-node ISO view for nodes whose iso section is set.
@@ -184,7 +184,7 @@ type Node struct {
 	// Name is the host's name: a short name (gpu-0) or a fully qualified one
 	// (gpu-0.gpu05.ai.example.com), lower case. The host's hostname and its Kubernetes Node name
 	// are exactly this name, the FQDN included.
-	Name       string      `yaml:"name" json:"name"`
+	Name       string      `yaml:"name" json:"name" max:"253"`
 	Role       string      `yaml:"role" json:"role"` // master or worker
 	BMC        BMC         `yaml:"bmc" json:"bmc"`
 	BootMAC    string      `yaml:"bootMAC" json:"bootMAC"`
@@ -202,7 +202,7 @@ type Node struct {
 
 // Interface is a NIC by name and MAC, as agent-config wants it.
 type Interface struct {
-	Name       string `yaml:"name" json:"name"`
+	Name       string `yaml:"name" json:"name" max:"15"`
 	MACAddress string `yaml:"macAddress" json:"macAddress"`
 }
 
@@ -210,7 +210,7 @@ type Interface struct {
 type BMC struct {
 	// Address is the Redfish endpoint ("https://10.0.0.11" or "https://host:port"); on a BMC
 	// that manages several systems, the node's own System: "https://host/redfish/v1/Systems/<id>".
-	Address string `yaml:"address" json:"address"`
+	Address string `yaml:"address" json:"address" max:"2048"`
 	// Vendor is an optional, checked hint: dell (iDRAC9) or generic. The BMC's implementation is
 	// chosen by discovery (its Manufacturer) whatever this says; preflight warns when they differ.
 	Vendor   string    `yaml:"vendor,omitempty" json:"vendor,omitempty"`
@@ -257,7 +257,7 @@ type GitOps struct {
 	// Channel of openshift-gitops-operator ("latest", "gitops-1.16").
 	Channel             string         `yaml:"channel,omitempty" json:"channel,omitempty"`
 	InstallPlanApproval string         `yaml:"installPlanApproval,omitempty" json:"installPlanApproval,omitempty"` // Automatic or Manual
-	RepoURL             string         `yaml:"repoURL" json:"repoURL"`
+	RepoURL             string         `yaml:"repoURL" json:"repoURL" max:"2048"`
 	Revision            string         `yaml:"revision,omitempty" json:"revision,omitempty"`
 	Path                string         `yaml:"path,omitempty" json:"path,omitempty"`
 	Credentials         GitCredentials `yaml:"credentials,omitempty" json:"credentials,omitempty"`
@@ -278,7 +278,7 @@ type GitCredentials struct {
 
 // RootApp is the app-of-apps Application.
 type RootApp struct {
-	Name      string `yaml:"name,omitempty" json:"name,omitempty"`
+	Name      string `yaml:"name,omitempty" json:"name,omitempty" max:"253"`
 	Namespace string `yaml:"namespace,omitempty" json:"namespace,omitempty"` // openshift-gitops
 	Project   string `yaml:"project,omitempty" json:"project,omitempty"`
 }

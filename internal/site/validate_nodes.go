@@ -68,11 +68,11 @@ func (c *checker) nodes() {
 var bmcPathRE = regexp.MustCompile(`^(|/redfish/v1|/redfish/v1/Systems/[^/]+)$`)
 
 func (c *checker) bmc(p string, b BMC, seen map[string]string) {
-	if b.Address != "" {
+	if b.Address != "" && !c.userinfo(p+".address", b.Address) {
 		u, err := url.Parse(b.Address)
 		switch {
 		case err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
-			c.err(p+".address", fmt.Sprintf("%q is not a Redfish URL", b.Address),
+			c.err(p+".address", fmt.Sprintf("%q is not a Redfish URL", shownURL(b.Address)),
 				"write the BMC endpoint as https://HOST or https://HOST:PORT (the iDRAC address)")
 		case !bmcPathRE.MatchString(strings.TrimRight(u.EscapedPath(), "/")):
 			c.err(p+".address", fmt.Sprintf("%q: the path %q names no Redfish System", b.Address, u.Path),

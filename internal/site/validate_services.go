@@ -134,9 +134,9 @@ func (c *checker) mirror() {
 	if m.Parallel < 1 || m.Parallel > 64 {
 		c.err("mirror.parallel", fmt.Sprintf("parallel %d is out of range", m.Parallel), "use 1 to 64 (the default 12 suits a jump host with a few cores)")
 	}
-	if m.SignatureStore != "" {
+	if m.SignatureStore != "" && !c.userinfo("mirror.signatureStore", m.SignatureStore) {
 		if u, err := url.Parse(m.SignatureStore); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			c.err("mirror.signatureStore", fmt.Sprintf("%q is not an http(s) URL", m.SignatureStore), "write the URL, e.g. https://mirror.openshift.com/pub/openshift-v4/signatures/openshift/release")
+			c.err("mirror.signatureStore", fmt.Sprintf("%q is not an http(s) URL", shownURL(m.SignatureStore)), "write the URL, e.g. https://mirror.openshift.com/pub/openshift-v4/signatures/openshift/release")
 		}
 	}
 }
@@ -155,9 +155,9 @@ func (c *checker) iso() {
 	}
 	if i.BaseURL == "" && i.ServeAddress != "" {
 		c.err("iso.baseURL", "the ISO URL cannot be derived from a wildcard listen address", "set iso.baseURL to the URL the BMCs reach this host at, e.g. http://10.0.0.5:8080")
-	} else if i.BaseURL != "" {
+	} else if i.BaseURL != "" && !c.userinfo("iso.baseURL", i.BaseURL) {
 		if u, err := url.Parse(i.BaseURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			c.err("iso.baseURL", fmt.Sprintf("%q is not an http(s) URL", i.BaseURL), "write it like http://10.0.0.5:8080")
+			c.err("iso.baseURL", fmt.Sprintf("%q is not an http(s) URL", shownURL(i.BaseURL)), "write it like http://10.0.0.5:8080")
 		} else if i.TLSCert != "" && u.Scheme != "https" {
 			c.warn("iso.baseURL", "the ISO server has a TLS certificate but the BMCs are sent to an http:// URL", "use https:// in iso.baseURL")
 		}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
 	"github.com/bootstrap-dev/bootstrap/internal/bmc"
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
@@ -94,7 +94,7 @@ func readBootInputs(env *pipeline.Env) (bootInputs, error) {
 		ni := bootNodeInput{Name: n.Name, Address: n.BMC.Address, Username: n.BMC.Username,
 			Password: n.BMC.Password.String(), Insecure: n.BMC.Insecure, ISOURL: urlFor(n.Name)}
 		if n.BMC.CAFile != "" {
-			b, err := os.ReadFile(n.BMC.CAFile)
+			b, err := fsroot.ReadFile(n.BMC.CAFile, fsroot.PEM)
 			if err != nil {
 				return in, fmt.Errorf("node %s: bmc.caFile: %w", n.Name, err)
 			}

@@ -3,11 +3,11 @@ package stages
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/cluster"
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 	"github.com/bootstrap-dev/bootstrap/internal/gitrepo"
 	"github.com/bootstrap-dev/bootstrap/internal/handoff"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
@@ -136,7 +136,7 @@ func handoffOptions(env *pipeline.Env) (handoff.Options, error) {
 		if f.path == "" {
 			continue
 		}
-		if *f.dst, err = os.ReadFile(f.path); err != nil {
+		if *f.dst, err = fsroot.ReadFile(f.path, fsroot.PEM); err != nil {
 			return o, fmt.Errorf("handoff: %w", err)
 		}
 	}

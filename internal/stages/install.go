@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -16,9 +15,11 @@ import (
 	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
 	"github.com/bootstrap-dev/bootstrap/internal/bmc"
 	"github.com/bootstrap-dev/bootstrap/internal/cluster"
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 	"github.com/bootstrap-dev/bootstrap/internal/gather"
 	"github.com/bootstrap-dev/bootstrap/internal/install"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/redirect"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -118,7 +119,7 @@ func (st Install) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	o := install.Options{
 		Installer: bin, AssetDir: assets, WorkDir: env.WorkDir, BootstrapTimeout: bt, InstallTimeout: it,
 		Follower: &install.Follower{BaseURL: "http://" + net.JoinHostPort(s.Cluster.RendezvousIP, fmt.Sprint(port)),
-			WatcherToken: token, Client: &http.Client{Timeout: 20 * time.Second}},
+			WatcherToken: token, Client: &http.Client{Timeout: 20 * time.Second, CheckRedirect: redirect.SameOrigin}},
 		ClusterTimeout: st.ClusterTimeout, ClientOptions: st.ClientOptions,
 	}
 	for _, n := range s.Nodes {
@@ -265,7 +266,7 @@ func bmcSEL(n site.Node) gather.Source {
 	}
 	tr := &tls.Config{MinVersion: tls.VersionTLS12}
 	if n.BMC.CAFile != "" {
-		pem, err := os.ReadFile(n.BMC.CAFile)
+		pem, err := fsroot.ReadFile(n.BMC.CAFile, fsroot.PEM)
 		if err != nil {
 			return failed{name: name, err: err.Error()}
 		}
@@ -274,7 +275,7 @@ func bmcSEL(n site.Node) gather.Source {
 		tr.RootCAs = pool
 	}
 	tr.InsecureSkipVerify = n.BMC.Insecure // bmc.insecure: reported loudly by preflight and boot
-	client := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{TLSClientConfig: tr}}
+	client := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{TLSClientConfig: tr}, CheckRedirect: redirect.SameOrigin}
 	return gather.RedfishSEL{Node: n.Name, Endpoint: n.BMC.Address, Username: n.BMC.Username, Password: string(pw), Client: client}
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
@@ -98,7 +99,7 @@ func (s *ISOServer) Close() {
 
 // loadReads reads the reads an earlier process logged (a torn last line is ignored).
 func (s *ISOServer) loadReads(path string) {
-	b, err := os.ReadFile(path)
+	b, err := fsroot.ReadBeneath(path, fsroot.Log)
 	if err != nil {
 		return
 	}

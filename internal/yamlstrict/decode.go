@@ -89,6 +89,11 @@ func Decode(n *yaml.Node, file string, out any, o Options) Result {
 // document is refused instead of eating the jump host's memory.
 const maxNodes = 100_000
 
+// MaxScalar bounds every scalar (keys included) of a document: no value of a profile or an
+// ImageSetConfiguration is near it, and a hostile one (a 100 MB image name) is refused as soon as
+// it is met. A field may set a lower bound with a `max:"N"` struct tag (names, references).
+const MaxScalar = 64 << 10
+
 // decoder walks a yaml.Node tree into the Go types strictly, recording the position of every
 // value it meets and collecting every problem instead of stopping at the first.
 type decoder struct {
@@ -99,6 +104,7 @@ type decoder struct {
 	visited int
 	aborted bool
 	hard    bool
+	limit   int // the `max` tag of the field being decoded (0: MaxScalar)
 }
 
 var lineRE = regexp.MustCompile(`line (\d+)`)
@@ -140,6 +146,12 @@ func (d *decoder) visit(n *yaml.Node) bool {
 		return false
 	}
 	d.visited++
+	if n.Kind == yaml.ScalarNode && len(n.Value) > MaxScalar {
+		d.hard = true
+		d.addAt(n, "", fmt.Sprintf("a value of %d bytes, more than the %d bytes any value may be", len(n.Value), MaxScalar),
+			"shorten it (no field of this file needs a value that long)")
+		n.Value = "" // not copied into the decoded values nor into messages
+	}
 	if d.visited > maxNodes {
 		d.aborted = true
 		d.addAt(n, "", fmt.Sprintf("the document expands to more than %d YAML nodes (aliases included)", maxNodes),
@@ -189,6 +201,12 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 			d.addAt(n, path, "expected a string, found "+kindName(n), "write a single value")
 			return
 		}
+		if d.limit > 0 && len(n.Value) > d.limit {
+			d.hard = true
+			d.addAt(n, path, fmt.Sprintf("%d characters, more than the %d allowed here", len(n.Value), d.limit),
+				fmt.Sprintf("shorten it to at most %d characters", d.limit))
+			return
+		}
 		v.SetString(n.Value)
 	case reflect.Bool:
 		b, err := strconv.ParseBool(n.Value)
@@ -234,7 +252,13 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 			d.addSoft(p.key.Line, p.key.Column, fpath, fmt.Sprintf("unknown field %q", name), unknownFieldRemedy(name, fields))
 			continue
 		}
+		limit := d.limit
+		d.limit = 0
+		if m, err := strconv.Atoi(v.Type().Field(idx).Tag.Get("max")); err == nil {
+			d.limit = m
+		}
 		d.decode(p.value, v.Field(idx), fpath)
+		d.limit = limit
 	}
 }
 
