@@ -142,14 +142,25 @@ func readCatalog(ctx context.Context, rc *regclient.RegClient, r ref.Ref, plat s
 			c.only[p] = true
 		}
 	}
-	err = scanImageFilesAt(ctx, rc, r, plat, c.isCatalogFile, func(name string, rd io.Reader) (bool, error) {
+	files, elsewhere := 0, map[string]bool{} // what a missing catalog's message names
+	want := func(name string) bool {
+		if c.isCatalogFile(name) {
+			return true
+		}
+		if root, ok := catalogRoot(name); ok && len(elsewhere) < 64 {
+			elsewhere[root] = true
+		}
+		return false
+	}
+	err = scanImageFilesAt(ctx, rc, r, plat, want, func(name string, rd io.Reader) (bool, error) {
+		files++
 		return true, parseFBC(c.dc, name, rd, c.only, light)
 	}, &c.layer)
 	if err != nil {
 		return nil, err
 	}
 	if len(c.dc.Packages) == 0 {
-		return nil, permanent(fmt.Errorf("no packages under %s", dir))
+		return nil, permanent(configsNotFound(dir, files, elsewhere))
 	}
 	return c, nil
 }

@@ -65,7 +65,7 @@ func BenchmarkCatalogMemory(b *testing.B) {
 		if err := cr.fullBundles(b.Context(), o, f.DC); err != nil {
 			b.Fatal(err)
 		}
-		if err := validateCatalog(image, f.DC); err != nil {
+		if err := validateCatalog(ISCOperator{Catalog: image}, nil, "mirror.operators[0]", f.DC); err != nil {
 			b.Fatal(err)
 		}
 		files, err := WriteFBC(f.DC)

@@ -164,7 +164,7 @@ func resolveCatalog(ctx context.Context, isc *ImageSetConfig, i int, plat string
 		if err := cr.fullBundles(ctx, o, f.DC); err != nil {
 			return nil, nil, &CatalogError{Catalog: op.Catalog, At: isc.At(at + ".catalog"), Err: err}
 		}
-		if err := validateCatalog(op.Catalog, f.DC); err != nil {
+		if err := validateCatalog(op, isc, at, f.DC); err != nil {
 			return nil, nil, err
 		}
 		if rcat.fbc, err = WriteFBC(f.DC); err != nil {
