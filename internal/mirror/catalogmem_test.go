@@ -28,8 +28,8 @@ import (
 )
 
 // BenchmarkCatalogMemory reads a catalog of CATALOG_BUNDLES bundles (default 50,000, in 500
-// packages, each bundle document about 2.6 KB as in redhat-operator-index: olm.package, three
-// olm.gvk, olm.csv.metadata with a description, three related images) with no package list and
+// packages of 100, each bundle document about 11 KB, real-shaped: see catalogshape_test.go for
+// the figures it copies from real catalogs) with no package list (CATALOG_PACKAGES=a,b: with one) and
 // filters it (the head of every channel) as the mirror does (light bundles, then the selected
 // bundles' full documents read again and the result written), then reports the peak RSS of that
 // (VmHWM, reset just before), the catalog's compressed and uncompressed size. The catalog layer is
@@ -45,6 +45,14 @@ func BenchmarkCatalogMemory(b *testing.B) {
 	e := newEnvB(b)
 	image, raw := pushBigCatalog(b, e.src.Host, n)
 	o := e.opts()
+	op := ISCOperator{Catalog: image}
+	var names []string
+	if v := os.Getenv("CATALOG_PACKAGES"); v != "" {
+		names = strings.Split(v, ",")
+		for _, n := range names {
+			op.Packages = append(op.Packages, ISCPackage{Name: n})
+		}
+	}
 	b.ResetTimer()
 	var peak, floor int64
 	for b.Loop() {
@@ -54,18 +62,18 @@ func BenchmarkCatalogMemory(b *testing.B) {
 			b.Skipf("cannot reset the peak RSS: %v", err)
 		}
 		floor = max(floor, vmHWM(b))
-		cr, err := readCatalogLight(b.Context(), image, "linux/amd64", o)
+		cr, err := readCatalogLight(b.Context(), image, "linux/amd64", o, true, names...)
 		if err != nil {
 			b.Fatal(err)
 		}
-		f, err := FilterCatalog(b.Context(), cr.dc, ISCOperator{Catalog: image}, nil, "mirror.operators[0]")
+		f, err := FilterCatalog(b.Context(), cr.dc, op, nil, "mirror.operators[0]")
 		if err != nil {
 			b.Fatal(err)
 		}
 		if err := cr.fullBundles(b.Context(), o, f.DC); err != nil {
 			b.Fatal(err)
 		}
-		if err := validateCatalog(ISCOperator{Catalog: image}, nil, "mirror.operators[0]", f.DC); err != nil {
+		if err := validateCatalog(op, nil, "mirror.operators[0]", f.DC); err != nil {
 			b.Fatal(err)
 		}
 		files, err := WriteFBC(f.DC)
@@ -79,6 +87,7 @@ func BenchmarkCatalogMemory(b *testing.B) {
 	b.ReportMetric(float64(floor)/(1<<20), "before-RSS-MB") // the test process and its in-process registries
 	b.ReportMetric(float64(raw)/(1<<20), "catalog-MB")
 	b.ReportMetric(float64(n), "bundles")
+	b.ReportMetric(float64(raw)/float64(n)/1000, "bundle-KB")
 }
 
 // vmHWM is the process's peak resident set size since the last reset, in bytes.
@@ -111,7 +120,6 @@ func pushBigCatalog(tb testing.TB, host string, n int) (string, int64) {
 	tw := tar.NewWriter(io.MultiWriter(gz, tarHash))
 	const perPkg = 100
 	var raw int64
-	desc := strings.Repeat("An operator that manages its operand on OpenShift. ", 30)
 	for p := 0; p*perPkg < n; p++ {
 		pkg := fmt.Sprintf("operator-%03d", p)
 		var buf bytes.Buffer
@@ -136,22 +144,7 @@ func pushBigCatalog(tb testing.TB, host string, n int) (string, int64) {
 		_ = enc.Encode(map[string]any{"schema": "olm.channel", "package": pkg, "name": "stable", "entries": stable})
 		_ = enc.Encode(map[string]any{"schema": "olm.channel", "package": pkg, "name": "fast", "entries": fast})
 		for i := 0; i < count; i++ {
-			v := fmt.Sprintf("1.%d.0", i)
-			img := fmt.Sprintf("registry.example.com/ops/%s-bundle@sha256:%064x", pkg, p*perPkg+i)
-			_ = enc.Encode(map[string]any{"schema": "olm.bundle", "package": pkg, "name": pkg + ".v" + v, "image": img,
-				"properties": []any{
-					map[string]any{"type": "olm.package", "value": map[string]any{"packageName": pkg, "version": v}},
-					map[string]any{"type": "olm.gvk", "value": map[string]any{"group": "example.com", "kind": "Alpha", "version": "v1"}},
-					map[string]any{"type": "olm.gvk", "value": map[string]any{"group": "example.com", "kind": "Beta", "version": "v1"}},
-					map[string]any{"type": "olm.gvk", "value": map[string]any{"group": "example.com", "kind": "Gamma", "version": "v1beta1"}},
-					map[string]any{"type": "olm.csv.metadata", "value": map[string]any{"description": desc, "displayName": pkg,
-						"keywords": []string{"example", "operator"}, "provider": map[string]any{"name": "Example"}, "maturity": "stable"}},
-				},
-				"relatedImages": []any{
-					map[string]any{"name": "operator", "image": fmt.Sprintf("registry.example.com/ops/%s@sha256:%064x", pkg, p*perPkg+i+1)},
-					map[string]any{"name": "operand", "image": fmt.Sprintf("registry.example.com/ops/%s-operand@sha256:%064x", pkg, p*perPkg+i+2)},
-					map[string]any{"name": "", "image": img},
-				}})
+			_ = enc.Encode(shapedBundle(pkg, fmt.Sprintf("1.%d.0", i), i, p*perPkg+i))
 		}
 		raw += int64(buf.Len())
 		if err := tw.WriteHeader(&tar.Header{Name: "configs/" + pkg + "/catalog.json", Mode: 0o644, Size: int64(buf.Len()), Typeflag: tar.TypeReg}); err != nil {

@@ -148,7 +148,7 @@ func resolveCatalog(ctx context.Context, isc *ImageSetConfig, i int, plat string
 	for _, p := range op.Packages {
 		names = append(names, p.Name)
 	}
-	cr, err := readCatalogLight(ctx, op.Catalog, plat, o, names...)
+	cr, err := readCatalogLight(ctx, op.Catalog, plat, o, !op.Full || len(op.Packages) > 0, names...)
 	if err != nil {
 		return nil, nil, &CatalogError{Catalog: op.Catalog, At: isc.At(at + ".catalog"), Err: err}
 	}
