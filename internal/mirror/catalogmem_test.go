@@ -43,7 +43,7 @@ func BenchmarkCatalogMemory(b *testing.B) {
 		n = v
 	}
 	e := newEnvB(b)
-	image, raw := pushBigCatalog(b, e.src.Host, n)
+	image, raw := pushBigCatalog(b, e.src.Host, n, nil)
 	o := e.opts()
 	op := ISCOperator{Catalog: image}
 	var names []string
@@ -107,8 +107,9 @@ func vmHWM(tb testing.TB) int64 {
 }
 
 // pushBigCatalog writes a catalog image of n bundles (its configs layer streamed through a file)
-// to host and returns its reference and the uncompressed FBC size.
-func pushBigCatalog(tb testing.TB, host string, n int) (string, int64) {
+// to host and returns its reference and the uncompressed FBC size. refs, when set, gives each
+// package's bundle and related images (see shapedBundle).
+func pushBigCatalog(tb testing.TB, host string, n int, refs func(pkg int) []string) (string, int64) {
 	dir := tb.TempDir()
 	layerPath := filepath.Join(dir, "layer.tgz")
 	lf, err := os.Create(layerPath)
@@ -118,42 +119,14 @@ func pushBigCatalog(tb testing.TB, host string, n int) (string, int64) {
 	gzHash, tarHash := sha256.New(), sha256.New()
 	gz := gzip.NewWriter(io.MultiWriter(lf, gzHash))
 	tw := tar.NewWriter(io.MultiWriter(gz, tarHash))
-	const perPkg = 100
-	var raw int64
-	for p := 0; p*perPkg < n; p++ {
-		pkg := fmt.Sprintf("operator-%03d", p)
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		count := min(perPkg, n-p*perPkg)
-		_ = enc.Encode(map[string]any{"schema": "olm.package", "name": pkg, "defaultChannel": "stable"})
-		var stable, fast []map[string]any
-		for i := 0; i < count; i++ {
-			e := map[string]any{"name": fmt.Sprintf("%s.v1.%d.0", pkg, i)}
-			if i > 0 {
-				e["replaces"] = fmt.Sprintf("%s.v1.%d.0", pkg, i-1)
-			}
-			stable = append(stable, e)
-			if i >= count-10 {
-				f := map[string]any{"name": e["name"]}
-				if len(fast) > 0 {
-					f["replaces"] = fast[len(fast)-1]["name"]
-				}
-				fast = append(fast, f)
-			}
-		}
-		_ = enc.Encode(map[string]any{"schema": "olm.channel", "package": pkg, "name": "stable", "entries": stable})
-		_ = enc.Encode(map[string]any{"schema": "olm.channel", "package": pkg, "name": "fast", "entries": fast})
-		for i := 0; i < count; i++ {
-			_ = enc.Encode(shapedBundle(pkg, fmt.Sprintf("1.%d.0", i), i, p*perPkg+i))
-		}
-		raw += int64(buf.Len())
-		if err := tw.WriteHeader(&tar.Header{Name: "configs/" + pkg + "/catalog.json", Mode: 0o644, Size: int64(buf.Len()), Typeflag: tar.TypeReg}); err != nil {
+	raw := writeBigFBC(n, refs, func(name string, data []byte) {
+		if err := tw.WriteHeader(&tar.Header{Name: "configs/" + name, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
 			tb.Fatal(err)
 		}
-		if _, err := tw.Write(buf.Bytes()); err != nil {
+		if _, err := tw.Write(data); err != nil {
 			tb.Fatal(err)
 		}
-	}
+	})
 	if err := tw.Close(); err != nil {
 		tb.Fatal(err)
 	}
@@ -194,4 +167,45 @@ func pushBigCatalog(tb testing.TB, host string, n int) (string, int64) {
 		tb.Fatal(err)
 	}
 	return r.CommonName(), raw
+}
+
+// writeBigFBC generates the real-shaped catalog of n bundles, 100 a package, one
+// PACKAGE/catalog.json a package handed to emit, and returns its size.
+func writeBigFBC(n int, refs func(pkg int) []string, emit func(name string, data []byte)) int64 {
+	const perPkg = 100
+	var raw int64
+	for p := 0; p*perPkg < n; p++ {
+		pkg := fmt.Sprintf("operator-%03d", p)
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		count := min(perPkg, n-p*perPkg)
+		_ = enc.Encode(map[string]any{"schema": "olm.package", "name": pkg, "defaultChannel": "stable"})
+		var stable, fast []map[string]any
+		for i := 0; i < count; i++ {
+			e := map[string]any{"name": fmt.Sprintf("%s.v1.%d.0", pkg, i)}
+			if i > 0 {
+				e["replaces"] = fmt.Sprintf("%s.v1.%d.0", pkg, i-1)
+			}
+			stable = append(stable, e)
+			if i >= count-10 {
+				f := map[string]any{"name": e["name"]}
+				if len(fast) > 0 {
+					f["replaces"] = fast[len(fast)-1]["name"]
+				}
+				fast = append(fast, f)
+			}
+		}
+		_ = enc.Encode(map[string]any{"schema": "olm.channel", "package": pkg, "name": "stable", "entries": stable})
+		_ = enc.Encode(map[string]any{"schema": "olm.channel", "package": pkg, "name": "fast", "entries": fast})
+		for i := 0; i < count; i++ {
+			var r []string
+			if refs != nil {
+				r = refs(p)
+			}
+			_ = enc.Encode(shapedBundle(pkg, fmt.Sprintf("1.%d.0", i), i, p*perPkg+i, r))
+		}
+		raw += int64(buf.Len())
+		emit(pkg+"/catalog.json", buf.Bytes())
+	}
+	return raw
 }

@@ -24,9 +24,13 @@ import (
 // the real catalogs is copied: text and names are generated.
 
 // shapedBundle returns one real-shaped olm.bundle document for bundle i of package pkg (version
-// v, global index g, used to make digests unique).
-func shapedBundle(pkg, v string, i, g int) map[string]any {
+// v, global index g, used to make digests unique). refs, when set, are the bundle image and its
+// four related images (images that exist, for a run that copies them); otherwise they are made up.
+func shapedBundle(pkg, v string, i, g int, refs []string) map[string]any {
 	img := fmt.Sprintf("registry.example.com/ops/%s-bundle@sha256:%064x", pkg, g)
+	if refs != nil {
+		img = refs[0]
+	}
 	props := []any{map[string]any{"type": "olm.package", "value": map[string]any{"packageName": pkg, "version": v}}}
 	for k := 0; k < 8; k++ {
 		props = append(props, map[string]any{"type": "olm.gvk", "value": map[string]any{
@@ -66,8 +70,11 @@ func shapedBundle(pkg, v string, i, g int) map[string]any {
 				pkg + `.example.com"},"spec":{"description":"` + shapedText(pkg, v, 800) + `"}}`))}})
 	rel := []any{map[string]any{"name": "", "image": img}}
 	for k := 1; k < 5; k++ {
-		rel = append(rel, map[string]any{"name": fmt.Sprintf("component-%d", k),
-			"image": fmt.Sprintf("registry.example.com/ops/%s-component-%d@sha256:%064x", pkg, k, g*8+k)})
+		ri := fmt.Sprintf("registry.example.com/ops/%s-component-%d@sha256:%064x", pkg, k, g*8+k)
+		if refs != nil {
+			ri = refs[k]
+		}
+		rel = append(rel, map[string]any{"name": fmt.Sprintf("component-%d", k), "image": ri})
 	}
 	return map[string]any{"schema": "olm.bundle", "package": pkg, "name": pkg + ".v" + v, "image": img,
 		"properties": props, "relatedImages": rel}
