@@ -353,7 +353,7 @@ func checkReportInChromium(t *testing.T, l *testLab) {
 	for _, r := range rows(section(doc, "files")) {
 		files[r[0]] = r[2]
 	}
-	for _, f := range []string{"install-config.yaml", "agent-config.yaml", "content.json", "idms.yaml", "preflight.json"} {
+	for _, f := range []string{"install-config.yaml", "agent-config.yaml", "content.json", "idms-oc-mirror.yaml", "preflight.json"} {
 		b, err := os.ReadFile(filepath.Join(l.workDir(), f))
 		if err != nil {
 			t.Fatal(err)

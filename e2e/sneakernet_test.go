@@ -83,13 +83,13 @@ func TestSneakernetFilteredCatalogs(t *testing.T) {
 	dest := "docker://" + s.Registry.Host + "/" + s.Registry.Namespace
 	out = mirrorCmd(0, "-c", s.Mirror.ImageSetConfig, "--from", "file://"+far, "--ca-file", s.Registry.CAFile, "--authfile", s.Registry.AuthFile,
 		"--workspace", "file://"+ws, dest)
-	if !strings.Contains(out, "0 failed") || strings.Count(out, "catalogsource-") < 1 {
+	if !strings.Contains(out, "0 failed") || strings.Count(out, " cs-") < 1 {
 		t.Fatalf("from disk:\n%s", out)
 	}
 	mirrorCmd(0, "-c", s.Mirror.ImageSetConfig, "--verify", "--ca-file", s.Registry.CAFile, "--authfile", s.Registry.AuthFile, "--workspace", "file://"+ws, dest)
 
 	// every CatalogSource names a filtered catalog the real opm serves
-	css, _ := filepath.Glob(filepath.Join(ws, "working-dir", "cluster-resources", "catalogsource-*.yaml"))
+	css, _ := filepath.Glob(filepath.Join(ws, "working-dir", "cluster-resources", "cs-*.yaml"))
 	if len(css) != 2 {
 		t.Fatalf("%d CatalogSources, want the lab's 2 catalogs", len(css))
 	}
@@ -123,7 +123,7 @@ func TestSneakernetFilteredCatalogs(t *testing.T) {
 	if !strings.Contains(r.out, "mirror") {
 		t.Fatalf("run --until mirror:\n%s", tail(r.out, 30))
 	}
-	staged, _ := filepath.Glob(filepath.Join(l.workDir(), "catalogsource-*.yaml"))
+	staged, _ := filepath.Glob(filepath.Join(l.workDir(), "cs-*.yaml"))
 	if len(staged) != 2 {
 		t.Fatalf("the mirror stage wrote %d CatalogSources from the disk mirror, want 2", len(staged))
 	}

@@ -45,8 +45,10 @@ func newMirrorCmd() *cobra.Command {
 already at the destination are skipped, so an interrupted run continues where it stopped. Images that
 still fail after retries are listed at the end and the command exits 1; the rest is mirrored.
 
-Outputs (idms.yaml, itms.yaml, catalogsource-*.yaml, content.json, mapping.txt) are written to
-WORKSPACE/working-dir/cluster-resources.
+Outputs are written to WORKSPACE/working-dir/cluster-resources under oc-mirror v2's names:
+idms-oc-mirror.yaml and itms-oc-mirror.yaml (only when some image needs them), cs-*.yaml, and
+with --signature-store signature-configmap.yaml/.json; bootstrap's content.json and mapping.txt
+beside them.
 
 Disk mirror: "file://DIR" on the connected side writes an OCI layout (one content-addressed blob
 store; a later run into the same DIR writes only new blobs) and DIR/content.json; carry DIR across,

@@ -62,10 +62,14 @@ func TestMirrorCommand(t *testing.T) {
 		t.Fatalf("output shows the password:\n%s", out)
 	}
 	res := filepath.Join(dir, "working-dir", "cluster-resources")
-	for _, f := range []string{"idms.yaml", "itms.yaml", "content.json", "mapping.txt"} {
+	for _, f := range []string{"itms-oc-mirror.yaml", "content.json", "mapping.txt"} {
 		if _, err := os.Stat(filepath.Join(res, f)); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+	// every image is by tag: like oc-mirror, no empty ImageDigestMirrorSet is written
+	if _, err := os.Stat(filepath.Join(res, "idms-oc-mirror.yaml")); !os.IsNotExist(err) {
+		t.Errorf("idms-oc-mirror.yaml written with no image by digest (%v)", err)
 	}
 	out, err = runMirrorCmd(t, common...)
 	if err != nil || !strings.Contains(out, "5 already present") || !strings.Contains(out, "0 B pulled") {
@@ -406,16 +410,16 @@ mirror:
 	ws := filepath.Join(dir, "ws")
 	fromDir := []string{"-c", isc, "--from", "file://" + far, "--ca-file", dst.CAFile, "--authfile", dst.AuthFile, "--workspace", "file://" + ws, "docker://" + dst.Host + "/mirror"}
 	if out, err := runMirrorCmd(t, fromDir...); err != nil || !strings.Contains(out, "mirrored 9 images (0 already present, 0 failed)") ||
-		!strings.Contains(out, "catalogsource-cs-operator-index-v4-16-filter.yaml") {
+		!strings.Contains(out, "cs-operator-index-v4-16-filter.yaml") {
 		t.Fatalf("from the parts: %v\n%s", err, out)
 	}
 	res := filepath.Join(ws, "working-dir", "cluster-resources")
 	loaded := dst.Host + "/mirror/site/operator-index@" + catImage.Digest
-	if cs := readFile(t, filepath.Join(res, "catalogsource-cs-operator-index-v4-16-filter.yaml")); !strings.Contains(cs, "image: "+loaded) {
+	if cs := readFile(t, filepath.Join(res, "cs-operator-index-v4-16-filter.yaml")); !strings.Contains(cs, "image: "+loaded) {
 		t.Errorf("CatalogSource does not name the loaded filtered catalog %s:\n%s", loaded, cs)
 	}
-	if idms := readFile(t, filepath.Join(res, "idms.yaml")); !strings.Contains(idms, src.Host+"/operators/alpha-op-bundle") || !strings.Contains(idms, dst.Host+"/mirror/operators/alpha-op-bundle") {
-		t.Errorf("idms.yaml lacks the bundle mirror:\n%s", idms)
+	if idms := readFile(t, filepath.Join(res, "idms-oc-mirror.yaml")); !strings.Contains(idms, src.Host+"/operators/alpha-op-bundle") || !strings.Contains(idms, dst.Host+"/mirror/operators/alpha-op-bundle") {
+		t.Errorf("idms-oc-mirror.yaml lacks the bundle mirror:\n%s", idms)
 	}
 	if out, err := runMirrorCmd(t, "-c", isc, "--verify", "--ca-file", dst.CAFile, "--authfile", dst.AuthFile, "--workspace", "file://"+ws, "docker://"+dst.Host+"/mirror"); err != nil {
 		t.Fatalf("verify: %v\n%s", err, out)

@@ -125,7 +125,7 @@ func ExtractInstaller(ctx context.Context, o ExtractOptions) (*InstallerInfo, er
 	}
 	info.Image = MirrorImage(src, o.Sources)
 	if info.Image == "" {
-		return nil, fmt.Errorf("extract openshift-install: the %s component %s has no mirror in the mirror stage's idms.yaml: "+
+		return nil, fmt.Errorf("extract openshift-install: the %s component %s has no mirror in the mirror stage's "+mirror.IDMSFile+": "+
 			"run the mirror stage, or set cluster.installer.path", info.Component, src)
 	}
 	_, imgDigest, _ := strings.Cut(info.Image, "@")

@@ -177,7 +177,7 @@ func TestExtractInstallerErrors(t *testing.T) {
 	}{
 		"release by tag": {ExtractOptions{ReleaseImage: q.reg.Host + "/ocp/openshift-release-dev/ocp-release:4.18.0-x86_64"}, "is not by digest"},
 		"no installer":   {ExtractOptions{ReleaseImage: noInstaller, Sources: q.sources}, "lists no installer or baremetal-installer component"},
-		"no idms for it": {ExtractOptions{ReleaseImage: q.release(t, "4.18.0", []byte("bin")), Sources: q.sources[:1]}, "has no mirror in the mirror stage's idms.yaml"},
+		"no idms for it": {ExtractOptions{ReleaseImage: q.release(t, "4.18.0", []byte("bin")), Sources: q.sources[:1]}, "has no mirror in the mirror stage's idms-oc-mirror.yaml"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
+	mirrorpkg "github.com/bootstrap-dev/bootstrap/internal/mirror"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -73,7 +74,7 @@ func day1Manifests(s *site.Site, mirror *MirrorOutputs) ([]File, error) {
 	if len(mirror.TagMirrors) > 0 {
 		hdr := "# ImageTagMirrorSet written by the mirror stage: install-config has no field for tag\n" +
 			"# mirrors, so it is applied as a day-1 manifest.\n"
-		if err := add("itms.yaml", append([]byte(hdr), mirror.TagMirrors...)); err != nil {
+		if err := add(mirrorpkg.ITMSFile, append([]byte(hdr), mirror.TagMirrors...)); err != nil {
 			return nil, err
 		}
 	}

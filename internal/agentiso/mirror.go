@@ -13,16 +13,17 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
+	"github.com/bootstrap-dev/bootstrap/internal/mirror"
 )
 
 // MirrorOutputs are the files the mirror stage leaves in the work dir, as the iso stage uses them.
 type MirrorOutputs struct {
-	// DigestSources come from idms.yaml (ImageDigestMirrorSet) and go into install-config.
+	// DigestSources come from idms-oc-mirror.yaml (ImageDigestMirrorSets) and go into install-config.
 	DigestSources []ImageDigestSource
-	// TagMirrors is itms.yaml verbatim (ImageTagMirrorSet); install-config has no field for tag
+	// TagMirrors is itms-oc-mirror.yaml verbatim (ImageTagMirrorSet); install-config has no field for tag
 	// mirrors, so it goes into openshift/ as a day-1 manifest. Empty when absent.
 	TagMirrors []byte
-	// CatalogSources are catalogsource-*.yaml verbatim, by file name, sorted.
+	// CatalogSources are cs-*.yaml verbatim, by file name, sorted.
 	CatalogSources []NamedFile
 }
 
@@ -32,12 +33,13 @@ type NamedFile struct {
 	Data []byte
 }
 
-// LoadMirrorOutputs reads idms.yaml, itms.yaml and catalogsource-*.yaml from dir. Missing files
+// LoadMirrorOutputs reads the mirror stage's files from dir, under oc-mirror v2's names
+// (mirror.IDMSFile, mirror.ITMSFile, mirror.CatalogSourcePattern). Missing files
 // are not an error (the mirror stage may not have run, or the site needs no operators); a file that
 // is present but malformed is, naming the file and what is wrong.
 func LoadMirrorOutputs(dir string) (*MirrorOutputs, error) {
 	out := &MirrorOutputs{}
-	idms := filepath.Join(dir, "idms.yaml")
+	idms := filepath.Join(dir, mirror.IDMSFile)
 	data, err := fsroot.ReadFile(idms, fsroot.Manifest)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -49,7 +51,7 @@ func LoadMirrorOutputs(dir string) (*MirrorOutputs, error) {
 			return nil, fmt.Errorf("%s: %w", idms, err)
 		}
 	}
-	itms := filepath.Join(dir, "itms.yaml")
+	itms := filepath.Join(dir, mirror.ITMSFile)
 	data, err = fsroot.ReadFile(itms, fsroot.Manifest)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -61,7 +63,7 @@ func LoadMirrorOutputs(dir string) (*MirrorOutputs, error) {
 		}
 		out.TagMirrors = data
 	}
-	names, err := filepath.Glob(filepath.Join(dir, "catalogsource-*.yaml"))
+	names, err := filepath.Glob(filepath.Join(dir, mirror.CatalogSourcePattern))
 	if err != nil {
 		return nil, fmt.Errorf("list catalog sources: %w", err)
 	}

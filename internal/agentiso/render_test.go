@@ -146,7 +146,7 @@ func TestRenderContent(t *testing.T) {
 	if !strings.Contains(files["openshift/99-operatorhub-disable-default-sources.yaml"], "disableAllDefaultSources: true") {
 		t.Error("OperatorHub manifest missing")
 	}
-	if !strings.Contains(files["openshift/catalogsource-cs-redhat-operator-index-v4-16.yaml"], "kind: CatalogSource") {
+	if !strings.Contains(files["openshift/cs-redhat-operator-index-v4-16.yaml"], "kind: CatalogSource") {
 		t.Error("CatalogSource not copied")
 	}
 	for _, f := range r.Files {
@@ -180,7 +180,7 @@ func TestRenderErrors(t *testing.T) {
 		"missing CA":               {func(s *site.Site) { s.Registry.CAFile = "files/nope.pem" }, "registry.caFile"},
 		"CA not PEM":               {func(s *site.Site) { s.Day1.TrustBundles = []string{"files/auth.json"} }, "day1.trustBundles[0]: files/auth.json holds no PEM certificate"},
 		"bad extra manifest":       {func(s *site.Site) { s.Day1.ExtraManifestsDir = "files" }, "day1.extraManifestsDir"},
-		"extra manifest collision": {func(s *site.Site) { s.Day1.ExtraManifestsDir = "../mirror" }, "two manifests named catalogsource"},
+		"extra manifest collision": {func(s *site.Site) { s.Day1.ExtraManifestsDir = "../mirror" }, "two manifests named cs-"},
 	}
 	mirror, err := LoadMirrorOutputs(filepath.Join("testdata", "mirror"))
 	if err != nil {
@@ -249,9 +249,9 @@ func TestLoadMirrorOutputsErrors(t *testing.T) {
 	if out, err := LoadMirrorOutputs(dir); err != nil || len(out.DigestSources) != 0 {
 		t.Fatalf("empty dir: %v %v", out, err)
 	}
-	os.WriteFile(filepath.Join(dir, "idms.yaml"), []byte("kind: ImageTagMirrorSet\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "idms-oc-mirror.yaml"), []byte("kind: ImageTagMirrorSet\n"), 0o644)
 	_, err := LoadMirrorOutputs(dir)
-	if err == nil || !strings.Contains(err.Error(), "idms.yaml: document 1: kind \"ImageTagMirrorSet\"") {
+	if err == nil || !strings.Contains(err.Error(), "idms-oc-mirror.yaml: document 1: kind \"ImageTagMirrorSet\"") {
 		t.Fatalf("err = %v", err)
 	}
 }

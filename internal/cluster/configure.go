@@ -16,8 +16,9 @@ import (
 
 // ConfigureOptions is what the configure stage applies and waits for.
 type ConfigureOptions struct {
-	// WorkDir holds the files the mirror and iso stages wrote: idms.yaml, itms.yaml,
-	// catalogsource-*.yaml and openshift/*.yaml. Missing files are skipped.
+	// WorkDir holds the files the mirror and iso stages wrote: idms-oc-mirror.yaml,
+	// itms-oc-mirror.yaml, cs-*.yaml (oc-mirror v2's names, mirror.IDMSFile and its neighbours)
+	// and openshift/*.yaml. Missing files are skipped.
 	WorkDir string
 	// RegistryHost ("host:port") keys the CA in the image config's trusted-CA ConfigMap.
 	RegistryHost string
@@ -60,7 +61,7 @@ const (
 // ManifestFiles lists, in apply order, the files configure applies from the work dir.
 func ManifestFiles(workDir string) ([]string, error) {
 	var files []string
-	for _, p := range []string{"idms.yaml", "itms.yaml", "catalogsource-*.yaml", "openshift/*.yaml", "openshift/*.yml"} {
+	for _, p := range []string{"idms-oc-mirror.yaml", "itms-oc-mirror.yaml", "cs-*.yaml", "openshift/*.yaml", "openshift/*.yml"} {
 		m, err := Glob(filepath.Join(workDir, p))
 		if err != nil {
 			return nil, err

@@ -27,7 +27,7 @@ MIIBszCCAVmgAwIBAgIUQ2VydGlmaWNhdGUgZm9yIHRlc3RzMAoGCCqGSM49BAMC
 // workDir lays out what the mirror and iso stages write.
 func workDir(t *testing.T) string {
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "idms.yaml"), `apiVersion: config.openshift.io/v1
+	write(t, filepath.Join(dir, "idms-oc-mirror.yaml"), `apiVersion: config.openshift.io/v1
 kind: ImageDigestMirrorSet
 metadata:
   name: bootstrap-release
@@ -36,7 +36,7 @@ spec:
   - source: quay.io/openshift-release-dev/ocp-release
     mirrors: [registry.site.example:8443/ocp/release]
 `)
-	write(t, filepath.Join(dir, "itms.yaml"), `apiVersion: config.openshift.io/v1
+	write(t, filepath.Join(dir, "itms-oc-mirror.yaml"), `apiVersion: config.openshift.io/v1
 kind: ImageTagMirrorSet
 metadata:
   name: bootstrap-tags
@@ -45,7 +45,7 @@ spec:
   - source: registry.redhat.io/rhel9
     mirrors: [registry.site.example:8443/rhel9]
 `)
-	write(t, filepath.Join(dir, "catalogsource-redhat-operators.yaml"), `apiVersion: operators.coreos.com/v1alpha1
+	write(t, filepath.Join(dir, "cs-redhat-operators.yaml"), `apiVersion: operators.coreos.com/v1alpha1
 kind: CatalogSource
 metadata:
   name: cs-redhat-operators
@@ -284,7 +284,7 @@ func TestBlacklistsReadsKernelArgsAndFiles(t *testing.T) {
 
 func TestObjectsDeduplicatesInstallTimeCopies(t *testing.T) {
 	dir := workDir(t)
-	cs, err := os.ReadFile(filepath.Join(dir, "catalogsource-redhat-operators.yaml"))
+	cs, err := os.ReadFile(filepath.Join(dir, "cs-redhat-operators.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +298,7 @@ func TestObjectsDeduplicatesInstallTimeCopies(t *testing.T) {
 	for i, u := range objs {
 		if u.GetKind() == "CatalogSource" {
 			n++
-			if srcs[i] != "catalogsource-redhat-operators.yaml" {
+			if srcs[i] != "cs-redhat-operators.yaml" {
 				t.Errorf("kept the copy from %s", srcs[i])
 			}
 		}

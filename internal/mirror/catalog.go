@@ -25,7 +25,7 @@ const ConfigsLabel = "operators.operatorframework.io.index.configs.v1"
 // opm base layers below are never downloaded. When packages are named, the documents of every
 // other package are dropped while parsing, so memory follows the selection, not the catalog.
 func ReadCatalog(ctx context.Context, image, plat string, o Options, packages ...string) (*declcfg.DeclarativeConfig, error) {
-	c, err := readCatalogAs(ctx, image, plat, o, false, packages)
+	c, err := readCatalogAs(ctx, image, plat, o, readFull, packages)
 	if err != nil {
 		return nil, err
 	}
@@ -43,16 +43,30 @@ type catalogRead struct {
 	layer  descriptor.Descriptor // the layer holding the catalog
 	prefix string                // the configs directory, "configs/"
 	only   map[string]bool
-	light  bool
+	mode   readMode
 }
 
-// readCatalogLight reads a catalog for selection: light bundles, see catalogRead.
-func readCatalogLight(ctx context.Context, image, plat string, o Options, packages ...string) (*catalogRead, error) {
-	return readCatalogAs(ctx, image, plat, o, true, packages)
+// readMode says how much of each bundle a catalog read keeps.
+type readMode int
+
+const (
+	readFull   readMode = iota // every document whole
+	readLight                  // bundles: name, package, image, olm.package, related images
+	readSelect                 // readLight without the related images: for a selection whose full documents are read again
+)
+
+// readCatalogLight reads a catalog for selection: light bundles, see catalogRead; with forSelection
+// also without their related images (about half of a light bundle), for a selection whose full
+// documents fullBundles reads again.
+func readCatalogLight(ctx context.Context, image, plat string, o Options, forSelection bool, packages ...string) (*catalogRead, error) {
+	if forSelection {
+		return readCatalogAs(ctx, image, plat, o, readSelect, packages)
+	}
+	return readCatalogAs(ctx, image, plat, o, readLight, packages)
 }
 
 // readCatalogAs reads a catalog, retrying temporary failures.
-func readCatalogAs(ctx context.Context, image, plat string, o Options, light bool, packages []string) (*catalogRead, error) {
+func readCatalogAs(ctx context.Context, image, plat string, o Options, mode readMode, packages []string) (*catalogRead, error) {
 	rc, err := newClient(o, hostsOf([]Image{{Source: image}})...)
 	if err != nil {
 		return nil, err
@@ -65,7 +79,7 @@ func readCatalogAs(ctx context.Context, image, plat string, o Options, light boo
 	o = o.withRun()
 	err = o.retry(ctx, []string{r.Registry}, func(ctx context.Context) error {
 		var err error
-		c, err = readCatalog(ctx, rc, r, plat, packages, light)
+		c, err = readCatalog(ctx, rc, r, plat, packages, mode)
 		return err
 	})
 	return c, err
@@ -74,7 +88,7 @@ func readCatalogAs(ctx context.Context, image, plat string, o Options, light boo
 // fullBundles replaces the light bundles of dc (a selection from c) with their full documents,
 // read again from the catalog's layer, one document at a time.
 func (c *catalogRead) fullBundles(ctx context.Context, o Options, dc *declcfg.DeclarativeConfig) error {
-	if !c.light {
+	if c.mode == readFull {
 		return nil
 	}
 	want := make(map[string]int, len(dc.Bundles))
@@ -118,7 +132,7 @@ func (c *catalogRead) isCatalogFile(name string) bool {
 }
 
 // readCatalog is one attempt of ReadCatalog or readCatalogLight.
-func readCatalog(ctx context.Context, rc *regclient.RegClient, r ref.Ref, plat string, packages []string, light bool) (*catalogRead, error) {
+func readCatalog(ctx context.Context, rc *regclient.RegClient, r ref.Ref, plat string, packages []string, mode readMode) (*catalogRead, error) {
 	m, err := platformImage(ctx, rc, r, plat)
 	if err != nil {
 		return nil, err
@@ -135,21 +149,32 @@ func readCatalog(ctx context.Context, rc *regclient.RegClient, r ref.Ref, plat s
 	if dir == "" {
 		return nil, permanent(fmt.Errorf("no %s label; is it a file-based catalog?", ConfigsLabel))
 	}
-	c := &catalogRead{dc: &declcfg.DeclarativeConfig{}, r: r, prefix: strings.Trim(dir, "/") + "/", light: light}
+	c := &catalogRead{dc: &declcfg.DeclarativeConfig{}, r: r, prefix: strings.Trim(dir, "/") + "/", mode: mode}
 	if len(packages) > 0 {
 		c.only = map[string]bool{}
 		for _, p := range packages {
 			c.only[p] = true
 		}
 	}
-	err = scanImageFilesAt(ctx, rc, r, plat, c.isCatalogFile, func(name string, rd io.Reader) (bool, error) {
-		return true, parseFBC(c.dc, name, rd, c.only, light)
+	files, elsewhere := 0, map[string]bool{} // what a missing catalog's message names
+	want := func(name string) bool {
+		if c.isCatalogFile(name) {
+			return true
+		}
+		if root, ok := catalogRoot(name); ok && len(elsewhere) < 64 {
+			elsewhere[root] = true
+		}
+		return false
+	}
+	err = scanImageFilesAt(ctx, rc, r, plat, want, func(name string, rd io.Reader) (bool, error) {
+		files++
+		return true, parseFBC(c.dc, name, rd, c.only, mode)
 	}, &c.layer)
 	if err != nil {
 		return nil, err
 	}
 	if len(c.dc.Packages) == 0 {
-		return nil, permanent(fmt.Errorf("no packages under %s", dir))
+		return nil, permanent(configsNotFound(dir, files, elsewhere))
 	}
 	return c, nil
 }
@@ -158,7 +183,7 @@ func readCatalog(ctx context.Context, rc *regclient.RegClient, r ref.Ref, plat s
 // opm loads them, one document at a time from the stream: no document is kept raw beside its
 // parsed form, and when only is set, documents of other packages are dropped as they are read, so
 // memory follows the selection, not the catalog.
-func parseFBC(c *declcfg.DeclarativeConfig, name string, r io.Reader, only map[string]bool, light bool) error {
+func parseFBC(c *declcfg.DeclarativeConfig, name string, r io.Reader, only map[string]bool, mode readMode) error {
 	err := declcfg.WalkMetasReader(r, func(m *declcfg.Meta, err error) error {
 		if err != nil {
 			return err
@@ -170,7 +195,7 @@ func parseFBC(c *declcfg.DeclarativeConfig, name string, r io.Reader, only map[s
 		if only != nil && pkg != "" && !only[pkg] {
 			return nil
 		}
-		if light && m.Schema == declcfg.SchemaBundle {
+		if mode != readFull && m.Schema == declcfg.SchemaBundle {
 			var b declcfg.Bundle
 			if err := json.Unmarshal(m.Blob, &b); err != nil {
 				return fmt.Errorf("parse bundle: %w", err)
@@ -183,6 +208,9 @@ func parseFBC(c *declcfg.DeclarativeConfig, name string, r io.Reader, only map[s
 			}
 			if len(b.Properties) > 1 {
 				b.Properties = nil
+			}
+			if mode == readSelect {
+				b.RelatedImages = nil
 			}
 			c.Bundles = append(c.Bundles, b)
 			return nil

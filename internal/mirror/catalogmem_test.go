@@ -28,8 +28,8 @@ import (
 )
 
 // BenchmarkCatalogMemory reads a catalog of CATALOG_BUNDLES bundles (default 50,000, in 500
-// packages, each bundle document about 2.6 KB as in redhat-operator-index: olm.package, three
-// olm.gvk, olm.csv.metadata with a description, three related images) with no package list and
+// packages of 100, each bundle document about 11 KB, real-shaped: see catalogshape_test.go for
+// the figures it copies from real catalogs) with no package list (CATALOG_PACKAGES=a,b: with one) and
 // filters it (the head of every channel) as the mirror does (light bundles, then the selected
 // bundles' full documents read again and the result written), then reports the peak RSS of that
 // (VmHWM, reset just before), the catalog's compressed and uncompressed size. The catalog layer is
@@ -43,8 +43,16 @@ func BenchmarkCatalogMemory(b *testing.B) {
 		n = v
 	}
 	e := newEnvB(b)
-	image, raw := pushBigCatalog(b, e.src.Host, n)
+	image, raw := pushBigCatalog(b, e.src.Host, n, nil)
 	o := e.opts()
+	op := ISCOperator{Catalog: image}
+	var names []string
+	if v := os.Getenv("CATALOG_PACKAGES"); v != "" {
+		names = strings.Split(v, ",")
+		for _, n := range names {
+			op.Packages = append(op.Packages, ISCPackage{Name: n})
+		}
+	}
 	b.ResetTimer()
 	var peak, floor int64
 	for b.Loop() {
@@ -54,18 +62,18 @@ func BenchmarkCatalogMemory(b *testing.B) {
 			b.Skipf("cannot reset the peak RSS: %v", err)
 		}
 		floor = max(floor, vmHWM(b))
-		cr, err := readCatalogLight(b.Context(), image, "linux/amd64", o)
+		cr, err := readCatalogLight(b.Context(), image, "linux/amd64", o, true, names...)
 		if err != nil {
 			b.Fatal(err)
 		}
-		f, err := FilterCatalog(b.Context(), cr.dc, ISCOperator{Catalog: image}, nil, "mirror.operators[0]")
+		f, err := FilterCatalog(b.Context(), cr.dc, op, nil, "mirror.operators[0]")
 		if err != nil {
 			b.Fatal(err)
 		}
 		if err := cr.fullBundles(b.Context(), o, f.DC); err != nil {
 			b.Fatal(err)
 		}
-		if err := validateCatalog(image, f.DC); err != nil {
+		if err := validateCatalog(op, nil, "mirror.operators[0]", f.DC); err != nil {
 			b.Fatal(err)
 		}
 		files, err := WriteFBC(f.DC)
@@ -79,6 +87,7 @@ func BenchmarkCatalogMemory(b *testing.B) {
 	b.ReportMetric(float64(floor)/(1<<20), "before-RSS-MB") // the test process and its in-process registries
 	b.ReportMetric(float64(raw)/(1<<20), "catalog-MB")
 	b.ReportMetric(float64(n), "bundles")
+	b.ReportMetric(float64(raw)/float64(n)/1000, "bundle-KB")
 }
 
 // vmHWM is the process's peak resident set size since the last reset, in bytes.
@@ -98,8 +107,9 @@ func vmHWM(tb testing.TB) int64 {
 }
 
 // pushBigCatalog writes a catalog image of n bundles (its configs layer streamed through a file)
-// to host and returns its reference and the uncompressed FBC size.
-func pushBigCatalog(tb testing.TB, host string, n int) (string, int64) {
+// to host and returns its reference and the uncompressed FBC size. refs, when set, gives each
+// package's bundle and related images (see shapedBundle).
+func pushBigCatalog(tb testing.TB, host string, n int, refs func(pkg int) []string) (string, int64) {
 	dir := tb.TempDir()
 	layerPath := filepath.Join(dir, "layer.tgz")
 	lf, err := os.Create(layerPath)
@@ -109,58 +119,14 @@ func pushBigCatalog(tb testing.TB, host string, n int) (string, int64) {
 	gzHash, tarHash := sha256.New(), sha256.New()
 	gz := gzip.NewWriter(io.MultiWriter(lf, gzHash))
 	tw := tar.NewWriter(io.MultiWriter(gz, tarHash))
-	const perPkg = 100
-	var raw int64
-	desc := strings.Repeat("An operator that manages its operand on OpenShift. ", 30)
-	for p := 0; p*perPkg < n; p++ {
-		pkg := fmt.Sprintf("operator-%03d", p)
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		count := min(perPkg, n-p*perPkg)
-		_ = enc.Encode(map[string]any{"schema": "olm.package", "name": pkg, "defaultChannel": "stable"})
-		var stable, fast []map[string]any
-		for i := 0; i < count; i++ {
-			e := map[string]any{"name": fmt.Sprintf("%s.v1.%d.0", pkg, i)}
-			if i > 0 {
-				e["replaces"] = fmt.Sprintf("%s.v1.%d.0", pkg, i-1)
-			}
-			stable = append(stable, e)
-			if i >= count-10 {
-				f := map[string]any{"name": e["name"]}
-				if len(fast) > 0 {
-					f["replaces"] = fast[len(fast)-1]["name"]
-				}
-				fast = append(fast, f)
-			}
-		}
-		_ = enc.Encode(map[string]any{"schema": "olm.channel", "package": pkg, "name": "stable", "entries": stable})
-		_ = enc.Encode(map[string]any{"schema": "olm.channel", "package": pkg, "name": "fast", "entries": fast})
-		for i := 0; i < count; i++ {
-			v := fmt.Sprintf("1.%d.0", i)
-			img := fmt.Sprintf("registry.example.com/ops/%s-bundle@sha256:%064x", pkg, p*perPkg+i)
-			_ = enc.Encode(map[string]any{"schema": "olm.bundle", "package": pkg, "name": pkg + ".v" + v, "image": img,
-				"properties": []any{
-					map[string]any{"type": "olm.package", "value": map[string]any{"packageName": pkg, "version": v}},
-					map[string]any{"type": "olm.gvk", "value": map[string]any{"group": "example.com", "kind": "Alpha", "version": "v1"}},
-					map[string]any{"type": "olm.gvk", "value": map[string]any{"group": "example.com", "kind": "Beta", "version": "v1"}},
-					map[string]any{"type": "olm.gvk", "value": map[string]any{"group": "example.com", "kind": "Gamma", "version": "v1beta1"}},
-					map[string]any{"type": "olm.csv.metadata", "value": map[string]any{"description": desc, "displayName": pkg,
-						"keywords": []string{"example", "operator"}, "provider": map[string]any{"name": "Example"}, "maturity": "stable"}},
-				},
-				"relatedImages": []any{
-					map[string]any{"name": "operator", "image": fmt.Sprintf("registry.example.com/ops/%s@sha256:%064x", pkg, p*perPkg+i+1)},
-					map[string]any{"name": "operand", "image": fmt.Sprintf("registry.example.com/ops/%s-operand@sha256:%064x", pkg, p*perPkg+i+2)},
-					map[string]any{"name": "", "image": img},
-				}})
-		}
-		raw += int64(buf.Len())
-		if err := tw.WriteHeader(&tar.Header{Name: "configs/" + pkg + "/catalog.json", Mode: 0o644, Size: int64(buf.Len()), Typeflag: tar.TypeReg}); err != nil {
+	raw := writeBigFBC(n, refs, func(name string, data []byte) {
+		if err := tw.WriteHeader(&tar.Header{Name: "configs/" + name, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
 			tb.Fatal(err)
 		}
-		if _, err := tw.Write(buf.Bytes()); err != nil {
+		if _, err := tw.Write(data); err != nil {
 			tb.Fatal(err)
 		}
-	}
+	})
 	if err := tw.Close(); err != nil {
 		tb.Fatal(err)
 	}
@@ -201,4 +167,45 @@ func pushBigCatalog(tb testing.TB, host string, n int) (string, int64) {
 		tb.Fatal(err)
 	}
 	return r.CommonName(), raw
+}
+
+// writeBigFBC generates the real-shaped catalog of n bundles, 100 a package, one
+// PACKAGE/catalog.json a package handed to emit, and returns its size.
+func writeBigFBC(n int, refs func(pkg int) []string, emit func(name string, data []byte)) int64 {
+	const perPkg = 100
+	var raw int64
+	for p := 0; p*perPkg < n; p++ {
+		pkg := fmt.Sprintf("operator-%03d", p)
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		count := min(perPkg, n-p*perPkg)
+		_ = enc.Encode(map[string]any{"schema": "olm.package", "name": pkg, "defaultChannel": "stable"})
+		var stable, fast []map[string]any
+		for i := 0; i < count; i++ {
+			e := map[string]any{"name": fmt.Sprintf("%s.v1.%d.0", pkg, i)}
+			if i > 0 {
+				e["replaces"] = fmt.Sprintf("%s.v1.%d.0", pkg, i-1)
+			}
+			stable = append(stable, e)
+			if i >= count-10 {
+				f := map[string]any{"name": e["name"]}
+				if len(fast) > 0 {
+					f["replaces"] = fast[len(fast)-1]["name"]
+				}
+				fast = append(fast, f)
+			}
+		}
+		_ = enc.Encode(map[string]any{"schema": "olm.channel", "package": pkg, "name": "stable", "entries": stable})
+		_ = enc.Encode(map[string]any{"schema": "olm.channel", "package": pkg, "name": "fast", "entries": fast})
+		for i := 0; i < count; i++ {
+			var r []string
+			if refs != nil {
+				r = refs(p)
+			}
+			_ = enc.Encode(shapedBundle(pkg, fmt.Sprintf("1.%d.0", i), i, p*perPkg+i, r))
+		}
+		raw += int64(buf.Len())
+		emit(pkg+"/catalog.json", buf.Bytes())
+	}
+	return raw
 }

@@ -22,8 +22,11 @@ func TestCatalogSourceNameAsOCMirror(t *testing.T) {
 		// a tag is cut to 12 characters, lower-cased, anything else than a-z 0-9 - made "-"
 		{ISCOperator{Catalog: "quay.io/acme/index:v4.18-20241201abcdef"}, "cs-index-v4-18-202412"},
 		{ISCOperator{Catalog: "quay.io/acme/index:V4.18_Beta"}, "cs-index-v4-18-beta"},
-		// by digest only: the digest's first 12 hex characters
-		{ISCOperator{Catalog: "registry.redhat.io/redhat/redhat-operator-index@" + digest}, "cs-redhat-operator-index-0123456789ab"},
+		// by digest only: pushed under sha256-<hex>, whose first 12 characters name it
+		{ISCOperator{Catalog: "registry.redhat.io/redhat/redhat-operator-index@" + digest}, "cs-redhat-operator-index-sha256-01234"},
+		{ISCOperator{Catalog: "registry.redhat.io/redhat/redhat-operator-index@" + digest, TargetTag: "pinned"}, "cs-redhat-operator-index-pinned"},
+		// by tag and digest: the tag
+		{ISCOperator{Catalog: "registry.redhat.io/redhat/redhat-operator-index:v4.18@" + digest}, "cs-redhat-operator-index-v4-18"},
 		// a repository with dots: dashes
 		{ISCOperator{Catalog: "quay.io/acme/ops.index:v1"}, "cs-ops-index-v1"},
 	} {

@@ -132,6 +132,7 @@ func (l *Loaded) Run(ctx context.Context, o Options) (*Report, error) {
 		return rep, copyErr
 	}
 	if l.Job.SignatureStore != "" {
+		var rels []ReleaseSignatures
 		for _, im := range cr.Images {
 			if im.Kind != KindRelease || im.Digest == "" {
 				continue
@@ -140,11 +141,12 @@ func (l *Loaded) Run(ctx context.Context, o Options) (*Report, error) {
 			if err != nil {
 				return rep, fmt.Errorf("signature store: release %s: %w", im.Source, err)
 			}
-			f, err := WriteSignatureConfigMap(l.Job.OutDir, im.Digest, sigs)
-			if err != nil {
+			rels = append(rels, ReleaseSignatures{Digest: im.Digest, Signatures: sigs})
+		}
+		if len(rels) > 0 {
+			if rep.SignatureConfigMaps, err = WriteSignatureConfigMap(l.Job.OutDir, rels); err != nil {
 				return rep, err
 			}
-			rep.SignatureConfigMaps = append(rep.SignatureConfigMaps, f)
 		}
 	}
 	return rep, nil

@@ -121,7 +121,7 @@ func FilterCatalog(ctx context.Context, dc *declcfg.DeclarativeConfig, op ISCOpe
 		return nil, err
 	}
 	if len(op.Packages) == 0 && op.Full {
-		return &Filtered{DC: dc}, validateCatalog(op.Catalog, dc)
+		return &Filtered{DC: dc}, validateCatalog(op, isc, at, dc)
 	}
 	out, warns, err := runFilter(ctx, dc, op)
 	if err != nil {
@@ -136,7 +136,7 @@ func FilterCatalog(ctx context.Context, dc *declcfg.DeclarativeConfig, op ISCOpe
 		return nil, &CatalogError{Catalog: op.Catalog, At: where(at), Err: err}
 	}
 	pruneDeprecations(out)
-	if err := validateCatalog(op.Catalog, out); err != nil {
+	if err := validateCatalog(op, isc, at, out); err != nil {
 		return nil, err
 	}
 	return &Filtered{DC: out, Warnings: warns}, nil
@@ -330,16 +330,6 @@ func versionSpan(dc *declcfg.DeclarativeConfig, pkg string) string {
 	}
 	sort.Slice(vs, func(i, j int) bool { return compareVersions(vs[i], vs[j]) < 0 })
 	return vs[0] + " .. " + vs[len(vs)-1]
-}
-
-// validateCatalog is operator-registry's own model validation, what `opm validate` and
-// `opm serve` run: a catalog it refuses is never pushed.
-func validateCatalog(catalog string, dc *declcfg.DeclarativeConfig) error {
-	if _, err := declcfg.ConvertToModel(*dc); err != nil {
-		return &CatalogError{Catalog: catalog, Err: fmt.Errorf("the filtered catalog would not serve: %w", err),
-			remedy: "opm would refuse it (a CatalogSource pod would crash-loop); nothing was pushed for it"}
-	}
-	return nil
 }
 
 // WriteFBC renders a declarative config as oc-mirror writes a filtered catalog: one JSON stream

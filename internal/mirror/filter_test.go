@@ -327,20 +327,55 @@ mirror:
 }
 
 // TestValidateRefusesUnservable proves the in-process validation is operator-registry's: a
-// catalog whose channel has two heads, or whose default channel is missing, is refused.
+// catalog whose channel has two heads, or whose default channel is missing, is refused, and the
+// refusal names the ISC line of the entry that selected it, the package and channel, and the fix.
 func TestValidateRefusesUnservable(t *testing.T) {
-	two := testFBC(tPkg{name: "x-op", def: "stable", channels: map[string][]tEntry{"stable": {{v: "1.0.0"}, {v: "1.1.0"}}}})
-	if err := validateCatalog("c", two); err == nil || !strings.Contains(err.Error(), "multiple channel heads") {
-		t.Errorf("two heads: %v", err)
+	isc := writeISC(t, `apiVersion: mirror.openshift.io/v2alpha1
+kind: ImageSetConfiguration
+mirror:
+  operators:
+  - catalog: registry.example.com/idx:v1
+    packages:
+    - name: ok-op
+    - name: x-op
+      channels:
+      - name: fast
+      - name: stable
+`)
+	op := isc.Mirror.Operators[0]
+	two := testFBC(gitopsNamed("ok-op"), tPkg{name: "x-op", def: "stable", channels: map[string][]tEntry{
+		"stable": {{v: "1.0.0"}, {v: "1.1.0"}}, "fast": chain("1.1.0")}})
+	err := validateCatalog(op, isc, "mirror.operators[0]", two)
+	for _, want := range []string{"isc.yaml:11: mirror.operators[0].packages[1].channels[1]", "package x-op, channel stable",
+		"multiple channel heads", "minVersion/maxVersion", "full: true", "nothing was pushed"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("two heads: %v\nwant it to say %q", err, want)
+		}
+	}
+	// a package selected without channels: its line, and how to list the channel
+	err = validateCatalog(ISCOperator{Catalog: op.Catalog, Packages: []ISCPackage{{Name: "x-op"}}}, isc, "mirror.operators[0]", two)
+	if err == nil || !strings.Contains(err.Error(), "isc.yaml:7: mirror.operators[0].packages[0]: ") ||
+		!strings.Contains(err.Error(), "list package x-op with its channels") {
+		t.Errorf("two heads, package listed without channels: %v", err)
 	}
 	nodef := testFBC(tPkg{name: "x-op", def: "gone", channels: map[string][]tEntry{"stable": chain("1.0.0")}})
-	if err := validateCatalog("c", nodef); err == nil || !strings.Contains(err.Error(), `invalid channel "gone"`) {
-		t.Errorf("missing default channel: %v", err)
+	err = validateCatalog(op, isc, "mirror.operators[0]", nodef)
+	for _, want := range []string{"isc.yaml:8: mirror.operators[0].packages[1]: ", "package x-op:", `invalid channel "gone"`, "defaultChannel among the channels kept (stable)"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("missing default channel: %v\nwant it to say %q", err, want)
+		}
 	}
 	ok := testFBC(gitops())
-	if err := validateCatalog("c", ok); err != nil {
+	if err := validateCatalog(op, isc, "mirror.operators[0]", ok); err != nil {
 		t.Errorf("a valid catalog refused: %v", err)
 	}
+}
+
+// gitopsNamed is gitops() under another package name.
+func gitopsNamed(name string) tPkg {
+	p := gitops()
+	p.name = name
+	return p
 }
 
 func writeISC(t *testing.T, doc string) *ImageSetConfig {

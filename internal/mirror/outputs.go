@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,7 +10,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/regclient/regclient/types/ref"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
@@ -36,18 +36,21 @@ type CatalogOut struct {
 	Advertised []string `json:"advertised,omitempty"`
 }
 
-// Outputs are the files WriteOutputs wrote, by purpose, as paths relative to the work dir.
+// Outputs are the files WriteOutputs wrote, by purpose, as paths relative to the work dir. The
+// mirror sets and CatalogSources carry oc-mirror v2's file and object names (clusterresources.go);
+// content.json and mapping.txt are bootstrap's own.
 type Outputs struct {
-	IDMS           string   `json:"idms"`
+	IDMS           string   `json:"idms,omitempty"`
 	ITMS           string   `json:"itms,omitempty"`
 	CatalogSources []string `json:"catalogSources,omitempty"`
 	Content        string   `json:"content"`
 	Mapping        string   `json:"mapping"`
 }
 
-// WriteOutputs writes idms.yaml, itms.yaml (when some image is mirrored by tag only),
-// catalogsource-<name>.yaml per catalog, content.json and mapping.txt into dir. Output is
-// deterministic: the same content gives byte-identical files.
+// WriteOutputs writes IDMSFile and ITMSFile (each only when some image needs it),
+// cs-<name>.yaml per catalog, content.json and mapping.txt into dir, and removes what an earlier
+// run wrote that this one did not (older file names, CatalogSources of catalogs no longer
+// mirrored). Output is deterministic: the same content gives byte-identical files.
 func WriteOutputs(dir string, c Content) (Outputs, error) {
 	c.APIVersion = ContentAPIVersion
 	c.Images = append([]ImageResult(nil), c.Images...)
@@ -68,41 +71,37 @@ func WriteOutputs(dir string, c Content) (Outputs, error) {
 		im.Skipped = false // a property of one run, not of the content
 	}
 	sort.Slice(c.Images, func(i, j int) bool { return c.Images[i].Source < c.Images[j].Source })
-	idms, itms := map[string]string{}, map[string]string{}
 	var mapping strings.Builder
 	for _, im := range c.Images {
-		if im.Error != "" {
-			continue
-		}
-		fmt.Fprintf(&mapping, "%s=%s\n", im.Source, im.Dest)
-		sr, err1 := ref.New(im.Source)
-		dr, err2 := ref.New(im.Dest)
-		if err1 != nil || err2 != nil || im.Kind == KindCatalog {
-			continue
-		}
-		src, dst := sr.Registry+"/"+sr.Repository, dr.Registry+"/"+dr.Repository
-		if sr.Digest != "" || im.Kind == KindRelease || im.Kind == KindReleaseComponent || im.Kind == KindSignature {
-			idms[src] = dst
-		} else {
-			itms[src] = dst
+		if im.Error == "" {
+			fmt.Fprintf(&mapping, "%s=%s\n", im.Source, im.Dest)
 		}
 	}
-	out := Outputs{IDMS: "idms.yaml", Content: "content.json", Mapping: "mapping.txt"}
-	if err := writeYAML(filepath.Join(dir, out.IDMS), mirrorSet("ImageDigestMirrorSet", "imageDigestMirrors", idms)); err != nil {
+	idms, itms := mirrorSets(c.Images)
+	out := Outputs{Content: "content.json", Mapping: "mapping.txt"}
+	keep := map[string]bool{}
+	for _, cat := range c.Catalogs {
+		keep[CatalogSourceFile(cat.Name)] = true
+	}
+	if err := removeStale(dir, keep); err != nil {
 		return out, err
 	}
-	itmsPath := filepath.Join(dir, "itms.yaml")
-	if len(itms) > 0 {
-		out.ITMS = "itms.yaml"
-		if err := writeYAML(itmsPath, mirrorSet("ImageTagMirrorSet", "imageTagMirrors", itms)); err != nil {
-			return out, err
-		}
-	} else if err := os.Remove(itmsPath); err != nil && !os.IsNotExist(err) {
+	wrote, err := writeDocsOrRemove(filepath.Join(dir, IDMSFile), mirrorSetDocs("ImageDigestMirrorSet", "imageDigestMirrors", "idms", idms))
+	if err != nil {
 		return out, err
+	}
+	if wrote {
+		out.IDMS = IDMSFile
+	}
+	if wrote, err = writeDocsOrRemove(filepath.Join(dir, ITMSFile), mirrorSetDocs("ImageTagMirrorSet", "imageTagMirrors", "itms", itms)); err != nil {
+		return out, err
+	}
+	if wrote {
+		out.ITMS = ITMSFile
 	}
 	for _, cat := range c.Catalogs {
-		name := "catalogsource-" + cat.Name + ".yaml"
-		if err := writeYAML(filepath.Join(dir, name), catalogSource(cat)); err != nil {
+		name := CatalogSourceFile(cat.Name)
+		if err := writeYAMLDocs(filepath.Join(dir, name), catalogSource(cat)); err != nil {
 			return out, err
 		}
 		out.CatalogSources = append(out.CatalogSources, name)
@@ -168,20 +167,6 @@ func CarriedCatalogs(c Content, copied []ImageResult) []CatalogOut {
 	return out
 }
 
-func mirrorSet(kind, field string, m map[string]string) map[string]any {
-	entries := []map[string]any{}
-	for _, src := range sortedKeys(m) {
-		entries = append(entries, map[string]any{"source": src, "mirrors": []string{m[src]}})
-	}
-	name := "bootstrap-mirror"
-	return map[string]any{
-		"apiVersion": "config.openshift.io/v1",
-		"kind":       kind,
-		"metadata":   map[string]any{"name": name},
-		"spec":       map[string]any{field: entries},
-	}
-}
-
 func catalogSource(c CatalogOut) map[string]any {
 	return map[string]any{
 		"apiVersion": "operators.coreos.com/v1alpha1",
@@ -196,18 +181,24 @@ func catalogSource(c CatalogOut) map[string]any {
 	}
 }
 
-func writeYAML(path string, v any) error {
+// writeYAMLDocs writes one YAML document per value, each after "---" when there are several
+// (oc-mirror's multi-document mirror set files).
+func writeYAMLDocs(path string, docs ...any) error {
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
-	if err := enc.Encode(v); err != nil {
-		return err
+	for _, v := range docs {
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
 	}
 	if err := enc.Close(); err != nil {
 		return err
 	}
 	return writeFile(path, buf.Bytes())
 }
+
+func encodeBase64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
 // writeFile replaces path atomically (temp file + rename) so a crash never leaves half a file.
 func writeFile(path string, data []byte) error {

@@ -2,12 +2,10 @@ package mirror
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 )
 
@@ -57,26 +55,4 @@ func FetchReleaseSignatures(ctx context.Context, hc *http.Client, store, dig str
 		return nil, errors.New("signature store has no signature for " + dig)
 	}
 	return sigs, nil
-}
-
-// WriteSignatureConfigMap writes the signatures as the ConfigMap the cluster version operator
-// reads (binaryData sha256-<hex>-N) to dir/signature-configmap-<hex>.yaml and returns the file name.
-func WriteSignatureConfigMap(dir, dig string, sigs [][]byte) (string, error) {
-	name := strings.Replace(dig, ":", "-", 1)
-	data := map[string]string{}
-	for i, s := range sigs {
-		data[fmt.Sprintf("%s-%d", name, i+1)] = base64.StdEncoding.EncodeToString(s)
-	}
-	cm := map[string]any{
-		"apiVersion": "v1",
-		"kind":       "ConfigMap",
-		"metadata": map[string]any{
-			"name":      name,
-			"namespace": "openshift-config-managed",
-			"labels":    map[string]string{SignatureLabel: ""},
-		},
-		"binaryData": data,
-	}
-	file := "signature-configmap-" + strings.TrimPrefix(name, "sha256-") + ".yaml"
-	return file, writeYAML(filepath.Join(dir, file), cm)
 }

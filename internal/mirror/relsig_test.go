@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -30,13 +31,24 @@ func TestReleaseSignatureConfigMap(t *testing.T) {
 		t.Fatalf("fetch: %v, %d signatures (want 2)", err, len(sigs))
 	}
 	dir := t.TempDir()
-	file, err := WriteSignatureConfigMap(dir, dig, sigs)
+	files, err := WriteSignatureConfigMap(dir, []ReleaseSignatures{{Digest: dig, Signatures: sigs}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := os.ReadFile(filepath.Join(dir, file))
+	// oc-mirror v2's names: signature-configmap.yaml and .json, ConfigMap mirrored-release-signatures
+	if len(files) != 2 || files[0] != "signature-configmap.yaml" || files[1] != "signature-configmap.json" {
+		t.Fatalf("files %v, want oc-mirror's signature-configmap.yaml and .json", files)
+	}
+	var fromJSON struct {
+		BinaryData map[string]string `json:"binaryData"`
+	}
+	if j, err := os.ReadFile(filepath.Join(dir, files[1])); err != nil || json.Unmarshal(j, &fromJSON) != nil || len(fromJSON.BinaryData) != 2 {
+		t.Fatalf("signature-configmap.json: %v %+v", err, fromJSON)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, files[0]))
 	var cm struct {
 		Metadata struct {
+			Name      string            `yaml:"name"`
 			Namespace string            `yaml:"namespace"`
 			Labels    map[string]string `yaml:"labels"`
 		} `yaml:"metadata"`
@@ -46,7 +58,7 @@ func TestReleaseSignatureConfigMap(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := base64.StdEncoding.DecodeString(cm.BinaryData["sha256-"+strings.Repeat("ab", 32)+"-1"])
-	if cm.Metadata.Namespace != "openshift-config-managed" || len(got) != 3 || got[0] != 0x89 {
+	if cm.Metadata.Name != "mirrored-release-signatures" || cm.Metadata.Namespace != "openshift-config-managed" || len(got) != 3 || got[0] != 0x89 {
 		t.Fatalf("configmap:\n%s", b)
 	}
 	if _, ok := cm.Metadata.Labels[SignatureLabel]; !ok {

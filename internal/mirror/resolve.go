@@ -148,7 +148,7 @@ func resolveCatalog(ctx context.Context, isc *ImageSetConfig, i int, plat string
 	for _, p := range op.Packages {
 		names = append(names, p.Name)
 	}
-	cr, err := readCatalogLight(ctx, op.Catalog, plat, o, names...)
+	cr, err := readCatalogLight(ctx, op.Catalog, plat, o, !op.Full || len(op.Packages) > 0, names...)
 	if err != nil {
 		return nil, nil, &CatalogError{Catalog: op.Catalog, At: isc.At(at + ".catalog"), Err: err}
 	}
@@ -164,7 +164,7 @@ func resolveCatalog(ctx context.Context, isc *ImageSetConfig, i int, plat string
 		if err := cr.fullBundles(ctx, o, f.DC); err != nil {
 			return nil, nil, &CatalogError{Catalog: op.Catalog, At: isc.At(at + ".catalog"), Err: err}
 		}
-		if err := validateCatalog(op.Catalog, f.DC); err != nil {
+		if err := validateCatalog(op, isc, at, f.DC); err != nil {
 			return nil, nil, err
 		}
 		if rcat.fbc, err = WriteFBC(f.DC); err != nil {
@@ -206,36 +206,52 @@ func blocked(src string, list []ISCImage) bool {
 	return false
 }
 
-// catalogName is the CatalogSource name oc-mirror v2 (4.18 and later) gives a catalog, so that a
-// site's Subscriptions written for oc-mirror's resources name the same source: "cs-", the last
-// element of the destination repository (targetCatalog's, else the source's), "-", then the
-// destination tag (targetTag, else the source's) cut to 12 characters, lower-cased, with anything
-// but a-z, 0-9 and "-" turned into "-"; for a catalog by digest only, the digest's first 12 hex
-// characters; "0" when there is neither. Dots become dashes: redhat-operator-index:v4.18 is
-// cs-redhat-operator-index-v4-18.
+// catalogName is the CatalogSource name oc-mirror v2 gives a catalog, so that a site's
+// Subscriptions written for oc-mirror's resources name the same source: "cs-", the last element of
+// the destination repository (targetCatalog's, else the source's), "-", then the destination tag
+// (catalogTag) cut to 12 characters, lower-cased, with anything but a-z, 0-9 and "-" turned into
+// "-"; "0" when there is none. Dots become dashes: redhat-operator-index:v4.18 is
+// cs-redhat-operator-index-v4-18, and a catalog pinned by digest only, pushed under
+// sha256-<hex>, is cs-redhat-operator-index-sha256-<5 hex>. oc-mirror derives it from the
+// destination reference (openshift/oc-mirror internal/pkg/clusterresources/clusterresources.go,
+// generateCatalogSource), and that reference always has a tag (internal/pkg/operator/common.go,
+// destCtlgRef), so its by-digest branch is never taken for a mirrored catalog.
 func catalogName(op ISCOperator) string {
-	r, repo, err := catalogRepo(op)
+	_, repo, err := catalogRepo(op)
 	if err != nil {
 		return ""
 	}
 	if i := strings.LastIndex(repo, "/"); i >= 0 {
 		repo = repo[i+1:]
 	}
-	suffix := ""
-	switch tag := op.TargetTag; {
-	case tag == "" && r.Tag != "" && !(r.Digest != "" && r.Tag == "latest"):
-		tag = r.Tag
-		fallthrough
-	case tag != "":
-		suffix = strings.Map(rfc1035Rune, tag[:min(len(tag), catalogSuffixLen)])
-	case r.Digest != "":
-		_, hex, _ := strings.Cut(r.Digest, ":")
-		suffix = hex[:min(len(hex), catalogSuffixLen)]
-	}
+	tag := catalogTag(op)
+	suffix := strings.Map(rfc1035Rune, tag[:min(len(tag), catalogSuffixLen)])
 	if suffix == "" {
 		suffix = "0"
 	}
 	return strings.ReplaceAll("cs-"+repo+"-"+suffix, ".", "-")
+}
+
+// catalogTag is the tag a catalog is pushed under, oc-mirror v2's rule (openshift/oc-mirror
+// internal/pkg/operator/common.go, destCtlgRef): targetTag; else the source's tag (also when it is
+// pinned by tag and digest); else, pinned by digest only, "sha256-<hex>" of that digest. So a
+// catalog pinned by digest gets a tag of its own, and a later run pinned to another digest adds a
+// tag beside it instead of moving one a cluster's CatalogSource may use. (For a filtered catalog
+// pinned by digest oc-mirror's mirror-to-mirror run puts a hash of its filter after "sha256-"
+// instead; the source digest is what it uses everywhere else, and what bootstrap uses.)
+func catalogTag(op ISCOperator) string {
+	r, err := ref.New(op.Catalog)
+	switch {
+	case err != nil:
+		return ""
+	case op.TargetTag != "":
+		return op.TargetTag
+	case r.Tag != "":
+		return r.Tag
+	case r.Digest != "":
+		return strings.Replace(r.Digest, ":", "-", 1)
+	}
+	return ""
 }
 
 // catalogSuffixLen is how much of the tag or digest a CatalogSource name keeps (oc-mirror's).
@@ -272,10 +288,10 @@ func catalogRepo(op ISCOperator) (ref.Ref, string, error) {
 }
 
 // CatalogDest is where a catalog entry's image goes under host/namespace, as oc-mirror v2 names
-// it: targetCatalog replaces the repository path, targetTag the tag; otherwise the source's path
-// and tag (or digest) are kept.
+// it: targetCatalog replaces the repository path; the tag is catalogTag's (a catalog is always
+// pushed under a tag, never only by digest).
 func CatalogDest(op ISCOperator, host, namespace string) string {
-	r, repo, err := catalogRepo(op)
+	_, repo, err := catalogRepo(op)
 	if err != nil {
 		return ""
 	}
@@ -283,13 +299,8 @@ func CatalogDest(op ISCOperator, host, namespace string) string {
 		repo = ns + "/" + repo
 	}
 	out := host + "/" + repo
-	switch {
-	case op.TargetTag != "":
-		out += ":" + op.TargetTag
-	case r.Digest != "":
-		out += "@" + r.Digest
-	case r.Tag != "":
-		out += ":" + r.Tag
+	if tag := catalogTag(op); tag != "" {
+		out += ":" + tag
 	}
 	return out
 }

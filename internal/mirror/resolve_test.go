@@ -164,7 +164,7 @@ mirror:
 	for _, s := range []string{"kind: ImageDigestMirrorSet", e.src.Host + "/openshift-release-dev/ocp-v4.0-art-dev",
 		e.dst.Host + "/mirror/openshift-release-dev/ocp-v4.0-art-dev", e.src.Host + "/operators/alpha-op-bundle"} {
 		if !strings.Contains(string(idms), s) {
-			t.Errorf("idms.yaml lacks %q:\n%s", s, idms)
+			t.Errorf("%s lacks %q:\n%s", outs.IDMS, s, idms)
 		}
 	}
 	if outs.ITMS == "" || len(outs.CatalogSources) != 1 {

@@ -138,7 +138,7 @@ func TestHandoffOptionsReadSecretsOnlyAtUse(t *testing.T) {
 	work := t.TempDir()
 	for _, cs := range []string{"cs-certified-operators", "cs-redhat-operators"} {
 		data := "apiVersion: operators.coreos.com/v1alpha1\nkind: CatalogSource\nmetadata: {name: " + cs + ", namespace: openshift-marketplace}\nspec: {sourceType: grpc, image: r/x:v1}\n"
-		if err := os.WriteFile(filepath.Join(work, "catalogsource-"+cs+".yaml"), []byte(data), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(work, cs+".yaml"), []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -190,7 +190,7 @@ func TestConfigureOptionsDefaults(t *testing.T) {
 
 func TestPlansSayWhatWouldHappen(t *testing.T) {
 	work := t.TempDir()
-	if err := os.WriteFile(filepath.Join(work, "idms.yaml"), []byte("apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata: {name: r}\nspec: {}\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(work, "idms-oc-mirror.yaml"), []byte("apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata: {name: r}\nspec: {}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s := &site.Site{Nodes: []site.Node{{Name: "gpu-0", Role: site.RoleWorker, GPU: true}}}
@@ -200,7 +200,7 @@ func TestPlansSayWhatWouldHappen(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := strings.Join(lines, "\n")
-	for _, want := range []string{"server-side apply ImageDigestMirrorSet/r (idms.yaml)", "OperatorHub/cluster (generated)", "irdma blacklisted on the nodes of pools worker"} {
+	for _, want := range []string{"server-side apply ImageDigestMirrorSet/r (idms-oc-mirror.yaml)", "OperatorHub/cluster (generated)", "irdma blacklisted on the nodes of pools worker"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("configure plan misses %q:\n%s", want, got)
 		}

@@ -35,7 +35,7 @@ func TestConfigureStageSecondRunSaysNothingChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	idms := "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata: {name: stage-release}\nspec:\n  imageDigestMirrors:\n  - source: quay.io/openshift-release-dev/ocp-release\n    mirrors: [registry.site.example:8443/ocp/release]\n"
-	if err := os.WriteFile(filepath.Join(work, "idms.yaml"), []byte(idms), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(work, "idms-oc-mirror.yaml"), []byte(idms), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s := &site.Site{Registry: site.Registry{Host: "registry.site.example:8443"}, Day1: site.Day1{ModuleBlacklist: []site.ModuleBlacklist{}}}

@@ -3,6 +3,7 @@ package stages
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 	"github.com/bootstrap-dev/bootstrap/internal/gitrepo"
 	"github.com/bootstrap-dev/bootstrap/internal/handoff"
+	"github.com/bootstrap-dev/bootstrap/internal/mirror"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/preflight"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
@@ -69,7 +71,7 @@ func (Handoff) Inputs(env *pipeline.Env) (any, error) {
 // Hat's operator index when there are several (openshift-gitops-operator ships in it), else the
 // only one.
 func gitopsSource(workDir string) (string, error) {
-	files, err := cluster.Glob(workDir + "/catalogsource-*.yaml")
+	files, err := cluster.Glob(filepath.Join(workDir, mirror.CatalogSourcePattern))
 	if err != nil {
 		return "", err
 	}
@@ -88,7 +90,7 @@ func gitopsSource(workDir string) (string, error) {
 		names = append(names, u.GetName())
 	}
 	if len(names) == 0 {
-		return "", fmt.Errorf("handoff: no catalogsource-*.yaml in %s: mirror the redhat-operator-index with openshift-gitops-operator", workDir)
+		return "", fmt.Errorf("handoff: no CatalogSource ("+mirror.CatalogSourcePattern+") in %s: mirror the redhat-operator-index with openshift-gitops-operator", workDir)
 	}
 	return names[0], nil
 }

@@ -63,7 +63,7 @@ func newHandoffLab(t *testing.T) *handoffLab {
 	}
 	files := map[string]string{
 		Kubeconfig(l.work): string(apiServer.Kubeconfig(t)),
-		filepath.Join(l.work, "catalogsource-cs-redhat-operator-index.yaml"): "apiVersion: operators.coreos.com/v1alpha1\nkind: CatalogSource\n" +
+		filepath.Join(l.work, "cs-redhat-operator-index.yaml"): "apiVersion: operators.coreos.com/v1alpha1\nkind: CatalogSource\n" +
 			"metadata: {name: cs-redhat-operator-index, namespace: openshift-marketplace}\n" +
 			"spec: {sourceType: grpc, image: registry.site.example:8443/redhat/redhat-operator-index:v4.20}\n",
 		filepath.Join(l.work, "..", "git-ca.pem"): string(l.git.CA),

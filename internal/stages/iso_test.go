@@ -198,7 +198,7 @@ func TestISOStageExtractsInstaller(t *testing.T) {
 	idms := "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata:\n  name: idms-release-0\nspec:\n  imageDigestMirrors:\n" +
 		"  - mirrors: [" + reg.Host + "/ocp/openshift-release-dev/ocp-v4.0-art-dev]\n    source: quay.io/openshift-release-dev/ocp-v4.0-art-dev\n" +
 		"  - mirrors: [" + reg.Host + "/ocp/openshift-release-dev/ocp-release]\n    source: quay.io/openshift-release-dev/ocp-release\n"
-	if err := os.WriteFile(filepath.Join(env.WorkDir, "idms.yaml"), []byte(idms), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(env.WorkDir, "idms-oc-mirror.yaml"), []byte(idms), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	env.Outputs["mirror"], _ = json.Marshal(map[string]string{"releaseImage": relImage})

@@ -14,8 +14,8 @@ import (
 )
 
 // Mirror is the mirror stage: resolve the site's ImageSetConfiguration, copy it into the site
-// registry, write idms.yaml, itms.yaml, catalogsource-*.yaml, content.json and mapping.txt into the
-// work dir, and prove completeness.
+// registry, write oc-mirror v2's idms-oc-mirror.yaml, itms-oc-mirror.yaml and cs-*.yaml, and
+// bootstrap's content.json and mapping.txt, into the work dir, and prove completeness.
 type Mirror struct{}
 
 // MirrorOutput is the journaled output of the mirror stage, read by later stages (iso needs the

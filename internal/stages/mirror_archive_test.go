@@ -167,7 +167,7 @@ func TestMirrorStageLoadsFilteredCatalogFromArchive(t *testing.T) {
 	}
 	cs, _ := os.ReadFile(filepath.Join(env.WorkDir, mo.Outputs.CatalogSources[0]))
 	want := "image: " + dst.Host + "/ocp/disconnected/operators@" + rep.Content.Images[len(rep.Content.Images)-1].Digest
-	if mo.Outputs.CatalogSources[0] != "catalogsource-cs-operators-v4-18.yaml" || !strings.Contains(string(cs), want) {
+	if mo.Outputs.CatalogSources[0] != "cs-operators-v4-18.yaml" || !strings.Contains(string(cs), want) {
 		t.Fatalf("%s does not name the loaded filtered catalog (%s):\n%s", mo.Outputs.CatalogSources[0], want, cs)
 	}
 	if opm := mirrortest.OPM(); opm != "" {

@@ -64,15 +64,16 @@ func TestMirrorStageRunVerifyAndRerun(t *testing.T) {
 	if mo.Images != 6 || mo.ReleaseImage != dst.Host+"/ocp/openshift-release-dev/ocp-release@"+rel.Digest {
 		t.Errorf("output %+v; want 6 images and the release by digest %s", mo, rel.Digest)
 	}
-	if len(mo.SignatureConfigMaps) != 1 {
-		t.Errorf("signature configmaps %v, want one for the release", mo.SignatureConfigMaps)
-	} else if b, err := os.ReadFile(filepath.Join(env.WorkDir, mo.SignatureConfigMaps[0])); err != nil || !strings.Contains(string(b), "openshift-config-managed") {
+	if len(mo.SignatureConfigMaps) != 2 || mo.SignatureConfigMaps[0] != "signature-configmap.yaml" {
+		t.Errorf("signature configmaps %v, want oc-mirror's signature-configmap.yaml and .json", mo.SignatureConfigMaps)
+	} else if b, err := os.ReadFile(filepath.Join(env.WorkDir, mo.SignatureConfigMaps[0])); err != nil || !strings.Contains(string(b), "openshift-config-managed") ||
+		!strings.Contains(string(b), "name: mirrored-release-signatures") {
 		t.Errorf("signature configmap: %v\n%s", err, b)
 	}
 	if steps.records != 6 {
 		t.Errorf("%d steps journaled, want one per image (6)", steps.records)
 	}
-	for _, f := range []string{"idms.yaml", "content.json", "mapping.txt"} {
+	for _, f := range []string{"idms-oc-mirror.yaml", "content.json", "mapping.txt"} {
 		if _, err := os.Stat(filepath.Join(env.WorkDir, f)); err != nil {
 			t.Errorf("output %s: %v", f, err)
 		}
