@@ -130,7 +130,7 @@ func (s *Sim) node(ctx context.Context, n *unstructured.Unstructured, rendered s
 		a[upgrade.AnnDesiredConfig], a[upgrade.AnnState], a[upgrade.AnnReason] = rendered, "Working", ""
 		*working++
 	case cur != des && a[upgrade.AnnState] == "Working":
-		if n.GetName() == s.Faults.DegradedNode {
+		if n.GetName() == s.Faults.DegradedNode && versionOf(des) != versionOf(cur) { // on the update, not on joining the canary pool
 			a[upgrade.AnnState] = "Degraded"
 			a[upgrade.AnnReason] = fmt.Sprintf("unexpected on-disk state validating against %s: content mismatch for file \"/etc/modprobe.d/irdma-blacklist.conf\"", des)
 			break
@@ -206,3 +206,6 @@ func (s *Sim) poolStatus(ctx context.Context, p *unstructured.Unstructured, rend
 	_, err := s.D.Resource(clustertest.MachineConfigPools).UpdateStatus(ctx, p, metav1.UpdateOptions{})
 	return err
 }
+
+// versionOf is the version a simulated rendered config name ends with.
+func versionOf(rendered string) string { return rendered[strings.LastIndex(rendered, "-")+1:] }

@@ -19,9 +19,11 @@ import (
 
 // Faults the simulators can play.
 type Faults struct {
-	// DegradedOperator never reaches the new version and reports Degraded=True from the moment
-	// the update reaches it.
+	// DegradedOperator never reaches the new version and reports Degraded=True (and
+	// Progressing=False: it has given up) from the moment the update reaches it.
 	DegradedOperator string
+	// StuckOperator never reaches the new version and stays Progressing=True.
+	StuckOperator string
 	// DegradedNode's machine-config daemon reports Degraded when asked to update.
 	DegradedNode string
 }
@@ -213,7 +215,9 @@ func (s *Sim) operators(ctx context.Context, want string) (bool, error) {
 		switch {
 		case o.GetName() == s.Faults.DegradedOperator:
 			conds = setCond(conds, condition("Degraded", "True", "SyncFailed", "the operand's deployment cannot roll out", now))
-			conds = setCond(conds, condition("Progressing", "True", "Updating", "Working towards "+want, now))
+			conds = setCond(conds, condition("Progressing", "False", "", "", now))
+		case o.GetName() == s.Faults.StuckOperator:
+			conds = setCond(conds, condition("Progressing", "True", "Updating", "Working towards "+want+": 1 of 2 replicas updated", now))
 		case o.GetName() == "machine-config":
 			if err := s.render(ctx, want); err != nil {
 				return false, err
