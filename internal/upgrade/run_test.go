@@ -176,3 +176,7 @@ func TestRunKillBetweenDesiredUpdateAndJournal(t *testing.T) {
 		t.Errorf("the resumed record should say it found the write: %+v", rec)
 	}
 }
+
+func poolRef(name string) cluster.Ref {
+	return cluster.Ref{APIVersion: "machineconfiguration.openshift.io/v1", Kind: "MachineConfigPool", Name: name}
+}
