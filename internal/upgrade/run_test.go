@@ -3,6 +3,7 @@ package upgrade_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/bootstrap-dev/bootstrap/internal/cluster"
 	"github.com/bootstrap-dev/bootstrap/internal/cluster/clustertest"
+	"github.com/bootstrap-dev/bootstrap/internal/mirror"
 	"github.com/bootstrap-dev/bootstrap/internal/upgrade"
 	"github.com/bootstrap-dev/bootstrap/internal/upgrade/upgradetest"
 )
@@ -31,6 +33,11 @@ type lab struct {
 
 func newLab(t *testing.T, lo upgradetest.LabOptions, f upgradetest.Faults) *lab {
 	t.Helper()
+	return newLabSigned(t, lo, f, false)
+}
+
+func newLabSigned(t *testing.T, lo upgradetest.LabOptions, f upgradetest.Faults, signed bool) *lab {
+	t.Helper()
 	cfg := server.Config(t)
 	l := &lab{d: clustertest.Dynamic(t, cfg), clock: &upgradetest.Clock{Factor: factor}, cvPatch: &atomic.Int32{}}
 	upgradetest.Lab(t, l.d, lo, l.clock)
@@ -43,7 +50,7 @@ func newLab(t *testing.T, lo upgradetest.LabOptions, f upgradetest.Faults) *lab 
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim := &upgradetest.Sim{D: l.d, Clock: l.clock, Faults: f}
+	sim := &upgradetest.Sim{D: l.d, Clock: l.clock, Faults: f, RequireSignatures: signed}
 	sim.Start(t)
 	sim.Settle(t)
 	return l
@@ -145,9 +152,10 @@ var errKilled = errors.New("killed")
 // A kill after desiredUpdate is written and before it is journaled: the resumed run reads the
 // ClusterVersion, finds the release asked for, journals it without writing it again.
 func TestRunKillBetweenDesiredUpdateAndJournal(t *testing.T) {
-	l := newLab(t, upgradetest.LabOptions{Version: "4.17.10", Workers: []string{"w0", "w1"}}, upgradetest.Faults{})
+	l := newLabSigned(t, upgradetest.LabOptions{Version: "4.17.10", Workers: []string{"w0", "w1"}}, upgradetest.Faults{}, true)
 	j := &upgradetest.Journal{}
 	o := l.opts(t)
+	o.Signatures = signatures(t, "4.18.5")
 	o.Crash = func(step string) error {
 		if step == upgrade.StepDesired {
 			return errKilled
@@ -160,7 +168,9 @@ func TestRunKillBetweenDesiredUpdateAndJournal(t *testing.T) {
 	if !j.Done("4.18.5/"+upgrade.StepIntent, nil) || j.Done("4.18.5/"+upgrade.StepDesired, nil) {
 		t.Fatalf("after the kill the journal should hold the intent only: %v", j.Keys)
 	}
-	res, err := upgrade.Run(context.Background(), l.c, j, l.opts(t))
+	o = l.opts(t)
+	o.Signatures = signatures(t, "4.18.5")
+	res, err := upgrade.Run(context.Background(), l.c, j, o)
 	if err != nil || !res.Done {
 		t.Fatalf("resume: %v", err)
 	}
@@ -179,4 +189,20 @@ func TestRunKillBetweenDesiredUpdateAndJournal(t *testing.T) {
 
 func poolRef(name string) cluster.Ref {
 	return cluster.Ref{APIVersion: "machineconfiguration.openshift.io/v1", Kind: "MachineConfigPool", Name: name}
+}
+
+// signatures are the release's signature ConfigMap as the mirror writes it.
+func signatures(t *testing.T, version string) []*unstructured.Unstructured {
+	t.Helper()
+	dir := t.TempDir()
+	p := upgradetest.Payload(version)
+	f, err := mirror.WriteSignatureConfigMap(dir, p[strings.LastIndex(p, "@")+1:], [][]byte{[]byte("throwaway signature")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := cluster.ReadFiles(filepath.Join(dir, f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
 }

@@ -18,6 +18,7 @@ import (
 func TestRunStopsAndExplains(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
+		signed  bool // the simulated CVO requires the release's signature ConfigMap
 		lab     upgradetest.LabOptions
 		faults  upgradetest.Faults
 		pdbOn   string
@@ -28,6 +29,9 @@ func TestRunStopsAndExplains(t *testing.T) {
 	}{
 		{name: "degraded operator", faults: upgradetest.Faults{DegradedOperator: "ingress"},
 			kind: upgrade.TripDegraded, object: "ClusterOperator/ingress", say: []string{"degraded for", "over the 40m0s threshold", "SyncFailed"},
+			lastRec: upgrade.StepDesired},
+		{name: "missing signature", signed: true,
+			kind: upgrade.TripReleaseRejected, object: "ClusterVersion/version", say: []string{"ReleaseAccepted=False (RetrievePayload", "cannot be verified"},
 			lastRec: upgrade.StepDesired},
 		{name: "operator progressing too long", faults: upgradetest.Faults{StuckOperator: "ingress"},
 			kind: upgrade.TripProgressing, object: "ClusterOperator/ingress", say: []string{"longer than expected (30m0s)", "1 of 2 replicas"},
@@ -41,7 +45,7 @@ func TestRunStopsAndExplains(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.lab.Version = "4.17.10"
-			l := newLab(t, tc.lab, tc.faults)
+			l := newLabSigned(t, tc.lab, tc.faults, tc.signed)
 			if tc.pdbOn != "" {
 				upgradetest.BlockingPDB(t, l.d, "db", tc.pdbOn)
 			}

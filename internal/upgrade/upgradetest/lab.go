@@ -143,7 +143,8 @@ func clean(t testing.TB, d dynamic.Interface) {
 		gvr schema.GroupVersionResource
 		ns  string
 	}{{clustertest.ClusterVersions, ""}, {clustertest.ClusterOperators, ""}, {clustertest.MachineConfigPools, ""},
-		{clustertest.Nodes, ""}, {PDBs, WorkloadNamespace}, {Pods, WorkloadNamespace}} {
+		{clustertest.Nodes, ""}, {PDBs, WorkloadNamespace}, {Pods, WorkloadNamespace},
+		{clustertest.GVR("", "v1", "configmaps"), "openshift-config-managed"}, {clustertest.GVR("", "v1", "configmaps"), "openshift-config"}} {
 		l, err := d.Resource(r.gvr).Namespace(r.ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			continue

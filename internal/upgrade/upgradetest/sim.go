@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/bootstrap-dev/bootstrap/internal/cluster/clustertest"
+	"github.com/bootstrap-dev/bootstrap/internal/mirror"
 )
 
 // Faults the simulators can play.
@@ -41,6 +42,11 @@ type Sim struct {
 	D      dynamic.Interface
 	Clock  *Clock
 	Faults Faults
+	// RequireSignatures has the CVO look the release's signature up as it does in the cluster
+	// (ConfigMaps in openshift-config-managed labelled release.openshift.io/verification-signatures,
+	// a binaryData key sha256-<hex>-N) and refuse the release without one (ReleaseAccepted=False,
+	// RetrievePayload). The signature's content is not verified here.
+	RequireSignatures bool
 	// Tick is the real time between reconciles (default 20 ms).
 	Tick time.Duration
 
@@ -157,6 +163,17 @@ func (s *Sim) cvo(ctx context.Context) error {
 			conds = setCond(conds, condition("ReleaseAccepted", "False", "PreconditionChecks",
 				fmt.Sprintf("Preconditions failed for payload loaded version=%q image=%q: Precondition \"ClusterVersionUpgradeable\" failed because of %q: %v", want, image, u["reason"], u["message"]), now))
 			return s.writeCV(ctx, cv, conds, hist, nil)
+		}
+		if s.RequireSignatures {
+			ok, err := s.signed(ctx, image)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				conds = setCond(conds, condition("ReleaseAccepted", "False", "RetrievePayload",
+					fmt.Sprintf("Retrieving payload failed version=%q image=%q failure=The update cannot be verified: unable to verify %s against keyrings: verifier-public-key-redhat", want, image, digest(image)), now))
+				return s.writeCV(ctx, cv, conds, hist, nil)
+			}
 		}
 		hist = append([]any{map[string]any{"state": "Partial", "version": want, "image": image, "startedTime": now,
 			"completionTime": nil, "verified": true}}, hist...)
@@ -333,4 +350,25 @@ func (s *Sim) Settle(t testing.TB) {
 		time.Sleep(s.Tick)
 	}
 	t.Fatal("the simulated MCO did not settle the pools in 10 s")
+}
+
+func digest(image string) string { return image[strings.LastIndex(image, "@")+1:] }
+
+// signed looks the release's signature up as the CVO's ConfigMap store does.
+func (s *Sim) signed(ctx context.Context, image string) (bool, error) {
+	l, err := s.D.Resource(clustertest.GVR("", "v1", "configmaps")).Namespace("openshift-config-managed").List(ctx,
+		metav1.ListOptions{LabelSelector: mirror.SignatureLabel})
+	if err != nil {
+		return false, err
+	}
+	prefix := strings.Replace(digest(image), ":", "-", 1) + "-"
+	for _, cm := range l.Items {
+		bd, _, _ := unstructured.NestedMap(cm.Object, "binaryData")
+		for k := range bd {
+			if strings.HasPrefix(k, prefix) {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
 }
