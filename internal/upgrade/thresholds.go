@@ -9,10 +9,12 @@ import (
 // explains. The defaults are the product's own, as `oc adm upgrade status` judges an update
 // (openshift/oc pkg/cli/admin/upgrade/status): a ClusterOperator unavailable for 20 minutes or
 // degraded for 40 is an error (controlplane.go: unavailableErrorThreshold,
-// degradedErrorThreshold; both warn after 5); an operator still progressing after 30 minutes is
-// "longer than expected", machine-config after 90 (it rolls every node); a node whose drain has
-// failed for an hour is an error (the MCO's drain timeout alert). ReleaseAccepted=False and
-// Failing=True on the ClusterVersion stop at once. Tests compress them with Scale.
+// degradedErrorThreshold; both only warn after 5 — read in the stored copy of that file); an
+// operator still progressing after 30 minutes is "longer than expected", machine-config after 90
+// (it rolls every node), and a node whose drain has failed for an hour is an error — these three
+// as the issue states oc's later status insights, not found in the stored copy, to be checked
+// against the oc release the site runs. ReleaseAccepted=False and Failing=True on the
+// ClusterVersion stop at once. A lab compresses them with Scale or a compressed clock.
 type Thresholds struct {
 	Unavailable    time.Duration `json:"unavailable"`
 	Degraded       time.Duration `json:"degraded"`
