@@ -102,7 +102,7 @@ func judgeCV(conds []Cond) *Trip {
 	if c := cond(conds, "ReleaseAccepted"); c.Status == "False" {
 		return &Trip{Kind: TripReleaseRejected, Object: obj, Since: c.Since,
 			Cause: fmt.Sprintf("ReleaseAccepted=False (%s: %s)", c.Reason, c.Message),
-			Fix:   "the CVO refused the release (signature, image or precondition): fix what the message names, or restore spec.desiredUpdate to the current release; nothing else was changed"}
+			Fix:   "the CVO refused the release (signature, image or precondition): fix what the message names (a missing signature ConfigMap: apply the mirror's), then resume; the update has not started, the paused pools stay paused"}
 	}
 	if c := cond(conds, "Failing"); c.Status == "True" {
 		return &Trip{Kind: TripFailing, Object: obj, Since: c.Since,
