@@ -21,6 +21,7 @@ func newUpgradeCmd(g *globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 	}
 	up.AddCommand(newUpgradePlanCmd(g))
+	addUpgradeRunCmds(up, g)
 	return up
 }
 

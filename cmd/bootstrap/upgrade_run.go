@@ -1,0 +1,240 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/bootstrap-dev/bootstrap/internal/cluster"
+	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/progress"
+	"github.com/bootstrap-dev/bootstrap/internal/stages"
+	"github.com/bootstrap-dev/bootstrap/internal/upgrade"
+)
+
+// addUpgradeRunCmds adds `upgrade preflight` and `upgrade run` (day-2, part 2).
+func addUpgradeRunCmds(up *cobra.Command, g *globals) {
+	up.AddCommand(newUpgradePreflightCmd(g), newUpgradeRunCmd(g))
+}
+
+// upgradeFlags are what preflight and run share.
+type upgradeFlags struct {
+	plan, kubeconfig string
+}
+
+func (f *upgradeFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.plan, "plan", "", "the plan `bootstrap upgrade plan -o json` wrote")
+	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "the cluster (default: the work dir's kubeconfig)")
+}
+
+func (f *upgradeFlags) load(g *globals) (*upgrade.Plan, *cluster.Client, error) {
+	if f.plan == "" {
+		return nil, nil, usageError{errors.New("--plan FILE is required: write it with bootstrap upgrade plan --to VERSION -o json > plan.json")}
+	}
+	b, err := os.ReadFile(f.plan)
+	if err != nil {
+		return nil, nil, err
+	}
+	var p upgrade.Plan
+	if err := json.Unmarshal(b, &p); err != nil || len(p.Hops) == 0 {
+		return nil, nil, usageError{fmt.Errorf("%s is not a plan with hops (%v): write it with bootstrap upgrade plan -o json", f.plan, err)}
+	}
+	kc := f.kubeconfig
+	if kc == "" {
+		dir, err := g.workDir()
+		if err != nil {
+			return nil, nil, err
+		}
+		kc = filepath.Join(dir, "kubeconfig")
+	}
+	c, err := cluster.NewFromKubeconfig(kc)
+	return &p, c, err
+}
+
+func newUpgradePreflightCmd(g *globals) *cobra.Command {
+	var f upgradeFlags
+	cmd := &cobra.Command{
+		Use:   "preflight --plan FILE [--kubeconfig FILE]",
+		Short: "Read-only checks before a hop: versions, operators, Upgradeable, admin-acks, pools, nodes, PDBs, MachineHealthChecks",
+		Long: `preflight reads the cluster and changes nothing: ClusterVersion Available, not Failing, not
+Progressing, not Upgradeable=False; every ClusterOperator available, not degraded, its Upgradeable
+condition; the admin-acks the plan's first hop needs; every MachineConfigPool updated, not degraded,
+not paused; every node Ready; PodDisruptionBudgets allowing 0 disruptions (they block a drain) and
+MachineHealthChecks (pause them) named as warnings. Each result names its object.
+Exit codes: 0 pass (warnings allowed), 2 a check failed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, c, err := f.load(g)
+			if err != nil {
+				return err
+			}
+			v, err := upgrade.ReadView(cmd.Context(), c, time.Now())
+			if err != nil {
+				return err
+			}
+			var acks []string
+			for _, a := range p.Hops[0].Acks {
+				acks = append(acks, a.Key)
+			}
+			fs, err := upgrade.Preflight(cmd.Context(), c, v, upgrade.PreflightOptions{CanaryPool: "worker-canary", Acks: acks})
+			if err != nil {
+				return err
+			}
+			if g.json() {
+				setResult(cmd, map[string]any{"findings": fs})
+			} else {
+				for _, x := range fs {
+					fmt.Fprintf(g.stdout, "%-4s  %-20s  %-45s  %s\n", strings.ToUpper(x.Result), x.Check, x.Object, x.Message)
+				}
+			}
+			if upgrade.Failed(fs) {
+				return silentError{code: exitPreflight}
+			}
+			return nil
+		},
+	}
+	f.add(cmd)
+	return cmd
+}
+
+func newUpgradeRunCmd(g *globals) *cobra.Command {
+	var f upgradeFlags
+	var o upgrade.RunOptions
+	var from, until, sigDir, accepted string
+	cmd := &cobra.Command{
+		Use:   "run --plan FILE [--kubeconfig FILE] [--from hop-V] [--until hop-V] [--canary NODE] [--soak D] [--signatures DIR] [--accept-rollback-contract NAME]",
+		Short: "Run the plan's hops, canary first, journaled and resumable; stop and explain on the product's thresholds",
+		Long: `run takes each hop of the plan in turn (a stage hop-<version> of the upgrade journal,
+upgrade/journal.jsonl in the work dir; --from/--until select hops): preflight, the hop's signature
+ConfigMaps (--signatures DIR, *.yaml), a canary pool holding one worker (--canary, default the
+first worker), the other pools paused, spec.desiredUpdate set to the version and the image by
+digest (never force; journaled before and after, and on resume read back from the cluster so it
+is never set twice), then it watches the ClusterVersion history to Completed, the operators at
+the version, the master pool, the canary node to Done; soaks (--soak); unpauses the rest; closes
+(canary pool removed).
+
+It stops on the thresholds oc adm upgrade status uses — an operator unavailable 20 minutes,
+degraded 40, progressing over 30 (machine-config 90), a drain failing for an hour,
+ReleaseAccepted=False, Failing=True — with one sentence (cause, object, remedy); no step is taken
+after a trip and the paused pools stay paused. Run again to resume.
+
+The rollback contract of each hop is printed first; it must be accepted (by name) with
+--accept-rollback-contract NAME or by typing the name when asked, and is journaled.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, c, err := f.load(g)
+			if err != nil {
+				return err
+			}
+			if sigDir != "" {
+				files, err := filepath.Glob(filepath.Join(sigDir, "*.yaml"))
+				if err != nil {
+					return err
+				}
+				objs, err := cluster.ReadFiles(files...)
+				if err != nil {
+					return err
+				}
+				o.Signatures = append([]*unstructured.Unstructured(nil), objs...)
+			}
+			for _, h := range p.Hops {
+				fmt.Fprintln(g.stderr, upgrade.Contract(h, ""))
+			}
+			if accepted == "" {
+				accepted = confirmContract(cmd.InOrStdin(), g.stderr)
+			}
+			if strings.TrimSpace(accepted) == "" {
+				fmt.Fprintf(g.stderr, "error: %v\n", upgrade.ErrContract)
+				return silentError{code: exitInvalid}
+			}
+			o.AcceptedBy = accepted
+			return runHops(cmd, g, c, p, o, pipeline.RunOptions{From: from, Until: until})
+		},
+	}
+	f.add(cmd)
+	cmd.Flags().StringVar(&from, "from", "", "first hop to run (hop-<version>)")
+	cmd.Flags().StringVar(&until, "until", "", "last hop to run (hop-<version>)")
+	cmd.Flags().StringVar(&o.Canary, "canary", "", "the worker node to update first (default: the first worker by name)")
+	cmd.Flags().DurationVar(&o.Soak, "soak", 30*time.Minute, "how long the updated canary runs before the other pools are unpaused")
+	cmd.Flags().DurationVar(&o.Poll, "poll", 10*time.Second, "how often the cluster is read while watching")
+	cmd.Flags().StringVar(&sigDir, "signatures", "", "directory of the hops' signature ConfigMaps (*.yaml), as the mirror wrote them")
+	cmd.Flags().StringVar(&accepted, "accept-rollback-contract", "", "NAME: the person accepting the rollback contract printed before the run")
+	return cmd
+}
+
+// confirmContract asks for the accepting person's name; an empty answer refuses.
+func confirmContract(in io.Reader, w io.Writer) string {
+	fmt.Fprint(w, "Type the name of the person accepting this rollback contract (empty refuses): ")
+	line, _ := bufio.NewReader(in).ReadString('\n')
+	return strings.TrimSpace(line)
+}
+
+// runHops runs the hops as stages of the upgrade runner, with its own journal and lock in
+// <work dir>/upgrade.
+func runHops(cmd *cobra.Command, g *globals, c *cluster.Client, p *upgrade.Plan, o upgrade.RunOptions, ro pipeline.RunOptions) error {
+	dir, err := g.workDir()
+	if err != nil {
+		return err
+	}
+	dir = filepath.Join(dir, "upgrade")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	var st []pipeline.Stage
+	for _, h := range p.Hops {
+		ho := o
+		ho.Hop = h
+		for _, a := range h.Acks {
+			ho.Acks = append(ho.Acks, a.Key)
+		}
+		st = append(st, &stages.UpgradeHop{Client: c, Options: ho})
+	}
+	w, format := g.stderr, progress.Auto
+	if g.json() {
+		w, format = g.stdout, progress.JSON
+	}
+	rend, err := progress.New(w, format)
+	if err != nil {
+		return err
+	}
+	defer rend.Close()
+	r := &pipeline.Runner{Stages: st, WorkDir: dir, Sink: rend.Handle, Log: slog.New(slog.DiscardHandler),
+		Command: "upgrade run", Version: buildInfo().Version}
+	if err := r.CheckRun(ro); err != nil {
+		return usageError{err}
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	err = r.Run(ctx, ro)
+	var trip *upgrade.Trip
+	switch {
+	case err == nil:
+		fmt.Fprintln(g.stdout, "done: every hop of the plan completed")
+		return nil
+	case errors.As(err, &trip):
+		fmt.Fprintf(g.stderr, "stopped: %s\n", trip.Sentence())
+		return silentError{code: exitFailure}
+	}
+	var pe *upgrade.PreflightError
+	if errors.As(err, &pe) {
+		for _, x := range pe.Findings {
+			if x.Result == upgrade.Fail {
+				fmt.Fprintf(g.stderr, "FAIL  %s: %s\n", x.Object, x.Message)
+			}
+		}
+		return silentError{code: exitPreflight}
+	}
+	return err
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/bootstrap-dev/bootstrap/internal/cluster/clustertest"
+	"github.com/bootstrap-dev/bootstrap/internal/upgrade"
+	"github.com/bootstrap-dev/bootstrap/internal/upgrade/upgradetest"
+)
+
+// The commands against the simulated cluster on a real kube-apiserver: preflight passes with
+// the PDB named as a warning; run refuses without the rollback contract, changing nothing; with
+// it, the hop completes and is journaled in upgrade/journal.jsonl; a second run skips it.
+func TestUpgradePreflightAndRunCommands(t *testing.T) {
+	var srv clustertest.Server
+	t.Cleanup(srv.Stop)
+	d := clustertest.Dynamic(t, srv.Config(t))
+	clock := &upgradetest.Clock{Factor: 1}
+	upgradetest.Lab(t, d, upgradetest.LabOptions{Version: "4.17.10", Workers: []string{"w0", "w1"}}, clock)
+	upgradetest.BlockingPDB(t, d, "db", "edge-0") // a node outside the pools: named, never drained here
+	sim := &upgradetest.Sim{D: d, Clock: clock}
+	sim.Start(t)
+	sim.Settle(t)
+
+	dir := t.TempDir()
+	kc := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kc, srv.Kubeconfig(t), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	plan, _ := json.Marshal(upgrade.Plan{From: "4.17.10", To: "4.18.5", Hops: []upgrade.Hop{{From: "4.17.10", To: "4.18.5", Payload: upgradetest.Payload("4.18.5")}}})
+	pf := filepath.Join(dir, "plan.json")
+	if err := os.WriteFile(pf, plan, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exec := func(stdin string, args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := Execute(append([]string{"--dir", filepath.Join(dir, ".bootstrap")}, args...), strings.NewReader(stdin), &out, &errb)
+		return code, out.String(), errb.String()
+	}
+
+	code, out, errs := exec("", "upgrade", "preflight", "--plan", pf, "--kubeconfig", kc)
+	if code != 0 || !strings.Contains(out, "WARN  pdb") || !strings.Contains(out, "PodDisruptionBudget workload/db") {
+		t.Fatalf("preflight: exit %d\n%s\n%s", code, out, errs)
+	}
+
+	code, _, errs = exec("\n", "upgrade", "run", "--plan", pf, "--kubeconfig", kc, "--soak", "0s", "--poll", "50ms")
+	if code != exitInvalid || !strings.Contains(errs, "Rollback contract for the hop 4.17.10 -> 4.18.5") || !strings.Contains(errs, "no rollback") {
+		t.Fatalf("run without the contract: exit %d\n%s", code, errs)
+	}
+	cv, err := d.Resource(clustertest.ClusterVersions).Get(context.Background(), "version", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if du, _, _ := unstructured.NestedMap(cv.Object, "spec", "desiredUpdate"); du != nil {
+		t.Fatalf("desiredUpdate set without the contract: %v", du)
+	}
+
+	code, out, errs = exec("", "upgrade", "run", "--plan", pf, "--kubeconfig", kc, "--soak", "0s", "--poll", "50ms", "--accept-rollback-contract", "Jane Doe")
+	if code != 0 || !strings.Contains(out, "every hop of the plan completed") {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, errs)
+	}
+	j, err := os.ReadFile(filepath.Join(dir, ".bootstrap", "upgrade", "journal.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []string{`"4.18.5/contract"`, `"4.18.5/desired-update-intent"`, `"4.18.5/desired-update"`, `"4.18.5/canary-done"`, `"4.18.5/close"`, `"Jane Doe"`} {
+		if !bytes.Contains(j, []byte(step)) {
+			t.Errorf("journal lacks %s", step)
+		}
+	}
+	code, out, errs = exec("", "upgrade", "run", "--plan", pf, "--kubeconfig", kc, "--soak", "0s", "--accept-rollback-contract", "Jane Doe")
+	if code != 0 {
+		t.Fatalf("second run: exit %d\n%s\n%s", code, out, errs)
+	}
+	if j2, _ := os.ReadFile(filepath.Join(dir, ".bootstrap", "upgrade", "journal.jsonl")); bytes.Count(j2, []byte(`"4.18.5/desired-update"`)) != 1 {
+		t.Error("the second run journaled desired-update again")
+	}
+}
