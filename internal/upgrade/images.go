@@ -11,7 +11,8 @@ import (
 
 // SignatureNamespace is where the CVO looks for release signatures in the cluster (library-go
 // pkg/verify/store/configmap): ConfigMaps labelled mirror.SignatureLabel, each signature under a
-// binaryData key starting with the digest, sha256-<hex>-N, as the mirror writes them.
+// binaryData key starting with the digest, sha256-<hex>-N, as the mirror writes them (all releases
+// in one ConfigMap, mirror.SignatureConfigMapName, as oc-mirror v2 does).
 const SignatureNamespace = "openshift-config-managed"
 
 // cosignFrom is the first minor whose CRI-O verifies the release's cosign signature on pull:
@@ -36,7 +37,7 @@ func images(p *Plan) []Image {
 		add(Image{Ref: h.Payload, Kind: "release", For: hop})
 		d := digestOf(h.Payload)
 		hex := strings.TrimPrefix(d, "sha256:")
-		add(Image{Ref: "ConfigMap " + SignatureNamespace + "/sha256-" + hex + " (binaryData sha256-" + hex + "-N, label " + mirror.SignatureLabel + ")", Kind: "signature", For: hop})
+		add(Image{Ref: "ConfigMap " + SignatureNamespace + "/" + mirror.SignatureConfigMapName + " (binaryData sha256-" + hex + "-N, label " + mirror.SignatureLabel + ")", Kind: "signature", For: hop})
 		if v, err := semver.Parse(h.To); err == nil && v.GTE(cosignFrom) {
 			repo, _, _ := strings.Cut(h.Payload, "@")
 			add(Image{Ref: repo + ":sha256-" + hex + ".sig", Kind: "cosign-signature", For: hop})

@@ -196,11 +196,11 @@ func signatures(t *testing.T, version string) []*unstructured.Unstructured {
 	t.Helper()
 	dir := t.TempDir()
 	p := upgradetest.Payload(version)
-	f, err := mirror.WriteSignatureConfigMap(dir, p[strings.LastIndex(p, "@")+1:], [][]byte{[]byte("throwaway signature")})
+	fs, err := mirror.WriteSignatureConfigMap(dir, []mirror.ReleaseSignatures{{Digest: p[strings.LastIndex(p, "@")+1:], Signatures: [][]byte{[]byte("throwaway signature")}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := cluster.ReadFiles(filepath.Join(dir, f))
+	objs, err := cluster.ReadFiles(filepath.Join(dir, fs[0]))
 	if err != nil {
 		t.Fatal(err)
 	}
