@@ -270,6 +270,11 @@ func isoURLs(env *pipeline.Env) (func(string) string, error) {
 	if env.WorkDir == "" || !agentiso.ServedHere(env.Site.ISO.ServeAddress, env.Site.ISO.BaseURL) {
 		return urlFor, nil // served elsewhere, or no work dir to keep the token key in
 	}
+	// A work dir whose boot succeeded before tokens existed keeps its URLs: a new URL would make
+	// boot power-cycle nodes that may be installing.
+	if _, booted := env.Outputs[NameBoot]; booted && !hasISOTokenKey(env.WorkDir) {
+		return urlFor, nil
+	}
 	key, err := isoTokenKey(env.WorkDir)
 	if err != nil {
 		return nil, err

@@ -63,6 +63,12 @@ func isoTokenKey(workDir string) ([]byte, error) {
 	return nil, fmt.Errorf("ISO URL token key: %s is not 64 hex characters: remove it (a new key changes every node's ISO URL, so boot runs again)", path)
 }
 
+// hasISOTokenKey reports whether the work dir holds a token key.
+func hasISOTokenKey(workDir string) bool {
+	_, err := os.Stat(filepath.Join(workDir, ISOTokenKeyFile))
+	return err == nil
+}
+
 // nodeToken is node's token under key.
 func nodeToken(key []byte, node string) string {
 	m := hmac.New(sha256.New, key)

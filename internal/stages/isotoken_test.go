@@ -42,6 +42,11 @@ func TestISOReadsAttributedByToken(t *testing.T) {
 	if again, _ := isoURLs(env); again("m0") != u0 {
 		t.Fatal("the token changed between calls: the key must persist in the work dir")
 	}
+	// A work dir that booted before tokens existed (boot output, no key) keeps its plain URLs.
+	old := &pipeline.Env{Site: s, WorkDir: t.TempDir(), Outputs: map[string]json.RawMessage{NameISO: out, NameBoot: json.RawMessage(`{"nodes":[]}`)}}
+	if plain, err := isoURLs(old); err != nil || plain("m0") != "http://"+addr+"/iso/agent.x86_64.iso" || hasISOTokenKey(old.WorkDir) {
+		t.Errorf("a work dir booted without tokens: %v, m0's URL changed", err)
+	}
 	other, _ := isoTokenKey(t.TempDir())
 	foreign := tokenURL("http://"+addr+"/iso/agent.x86_64.iso", other, "m0")
 	if foreign == u0 {
