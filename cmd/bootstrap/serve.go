@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
+	"github.com/bootstrap-dev/bootstrap/internal/stages"
 )
 
 // newServeCmd is `bootstrap serve`: the ISO HTTP server alone (the boot stage starts it itself).
@@ -53,8 +54,13 @@ HEAD, byte ranges, ETags, and one log line per fetch. HTTPS when iso.tlsCert and
 				return err
 			}
 			defer p.Close()
+			// Each node's URL of the shared ISO carries its token (boot gives them): serve those too.
+			route, err := stages.ISOTokenRoute(work, s)
+			if err != nil {
+				return err
+			}
 			j := jsonOut(cmd)
-			h, err := agentiso.NewHandler(agentiso.HandlerOptions{Images: p.Images(), OnFetch: func(f agentiso.Fetch) {
+			h, err := agentiso.NewHandler(agentiso.HandlerOptions{Images: p.Images(), Route: route, OnFetch: func(f agentiso.Fetch) {
 				if j != nil {
 					j.line("fetch", f)
 					return

@@ -12,6 +12,7 @@ import (
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/progress"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
+	"github.com/bootstrap-dev/bootstrap/internal/stages"
 )
 
 func newStatusCmd(g *globals) *cobra.Command {
@@ -34,18 +35,22 @@ func newStatusCmd(g *globals) *cobra.Command {
 				return err
 			}
 			r := &pipeline.Runner{Stages: g.stageList(nil), WorkDir: dir}
-			st, err := r.Status()
+			st, entries, err := r.StatusEntries()
 			if err != nil {
 				return err
 			}
 			access := accessOf(dir, s, st)
+			boots := stages.NodeBoots(pipeline.BuildHistory(entries))
 			if g.json() {
 				setResult(cmd, struct {
 					pipeline.Status
-					Access *Access `json:"access,omitempty"`
-				}{st, access})
+					// Boot is each node's boot verdict: its evidence, or why it is unverified.
+					Boot   []stages.NodeBoot `json:"boot,omitempty"`
+					Access *Access           `json:"access,omitempty"`
+				}{st, boots, access})
 			} else {
 				printStatus(g.stdout, dir, st)
+				printBoots(g.stdout, boots)
 				printAccess(g.stdout, access)
 			}
 			if st.Chain != "" { // shown above; the exit code tells scripts
@@ -92,6 +97,24 @@ func printStatus(w io.Writer, dir string, st pipeline.Status) {
 	}
 	for _, warn := range st.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+}
+
+// printBoots lists each node's boot verdict; an unverified boot is said in words, with why and
+// what to do, since exit 0 alone would hide it.
+func printBoots(w io.Writer, boots []stages.NodeBoot) {
+	if len(boots) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nboot, per node:")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, b := range boots {
+		fmt.Fprintf(tw, "  %s\t%s\n", b.Node, b.Caveat())
+	}
+	_ = tw.Flush()
+	if u := stages.Unverified(boots); len(u) > 0 {
+		fmt.Fprintf(w, "warning: %d node(s) booted without evidence (%s): check their BMC consoles show the agent ISO booting; install names any node that has not appeared\n",
+			len(u), strings.Join(u, ", "))
 	}
 }
 

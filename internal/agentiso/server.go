@@ -36,6 +36,9 @@ type HandlerOptions struct {
 	Images []Image
 	// OnFetch is called once per request after it is served; it must be safe for concurrent use.
 	OnFetch func(Fetch)
+	// Route, when set, maps a request path that is not an image's own (a node's tokenized URL)
+	// to the image path it serves and the node it names; the fetch then names that node.
+	Route func(path string) (image, node string, ok bool)
 }
 
 // NewHandler serves the images with HEAD and GET, single and multiple byte ranges (206), strong
@@ -53,6 +56,13 @@ func NewHandler(opts HandlerOptions) (http.Handler, error) {
 		start := time.Now()
 		cw := &countingWriter{ResponseWriter: w, status: http.StatusOK}
 		img, ok := byPath[r.URL.Path]
+		node := img.Node
+		if !ok && opts.Route != nil {
+			if p, n, routed := opts.Route(r.URL.Path); routed {
+				img, ok = byPath[p]
+				node = n
+			}
+		}
 		switch {
 		case r.Method != http.MethodGet && r.Method != http.MethodHead:
 			w.Header().Set("Allow", "GET, HEAD")
@@ -67,7 +77,7 @@ func NewHandler(opts HandlerOptions) (http.Handler, error) {
 			http.ServeContent(cw, r, "", img.ModTime, io.NewSectionReader(img.Content, 0, img.Size))
 		}
 		if opts.OnFetch != nil {
-			opts.OnFetch(Fetch{Time: start, Remote: r.RemoteAddr, Method: r.Method, Path: r.URL.Path, Node: img.Node,
+			opts.OnFetch(Fetch{Time: start, Remote: r.RemoteAddr, Method: r.Method, Path: r.URL.Path, Node: node,
 				Range: r.Header.Get("Range"), Status: cw.status, Bytes: cw.n, Duration: time.Since(start)})
 		}
 	}), nil

@@ -26,6 +26,9 @@ type Evidence struct {
 	// Persistent lists the nodes whose BMC did not honour a one-time boot: they were booted with
 	// a persistent Cd override, which the install stage must take off.
 	Persistent []PersistentNode `json:"persistentOverride,omitempty"`
+	// Boot is each node's boot verdict: the evidence of its reboot into the ISO, or why it is
+	// "booted, unverified" (stages.NodeBoots).
+	Boot []stages.NodeBoot `json:"boot,omitempty"`
 }
 
 // PersistentNode is a node booted with a persistent override, and whether it was handed over.
@@ -165,6 +168,7 @@ func readEvidence(dir string, h pipeline.History) Evidence {
 	sort.SliceStable(ev.Applied, func(i, j int) bool { return ev.Applied[i].Time.Before(ev.Applied[j].Time) })
 	ev.Versions = versions(h, ev.BMC)
 	ev.Persistent = persistentNodes(ev.BMC)
+	ev.Boot = stages.NodeBoots(h)
 	return ev
 }
 

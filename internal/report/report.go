@@ -217,6 +217,12 @@ func (r *Report) Markdown(w io.Writer) error {
 			}
 		}
 	}
+	if len(ev.Boot) > 0 {
+		b.WriteString("\n## Boot evidence per node\n\nA node is booted with evidence of a reboot into the ISO; where none could be seen it is \"booted, unverified\" and says why.\n\n| node | boot | evidence | unverified: why | attempt |\n|---|---|---|---|---|\n")
+		for _, n := range ev.Boot {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d |\n", n.Node, n.State, pipes(or(strings.Join(n.Evidence, "; "), "none")), pipes(or(n.Unverified, "-")), n.Attempt)
+		}
+	}
 	if len(ev.Persistent) > 0 {
 		b.WriteString("\n## Nodes booted with a persistent boot override\n\nTheir BMC did not honour a one-time boot; the install stage takes the override off once the node has written its disk.\n\n| node | why | handed over to its disk |\n|---|---|---|\n")
 		for _, p := range ev.Persistent {
@@ -312,6 +318,9 @@ func cell(raw json.RawMessage) string {
 	}
 	return s
 }
+
+// pipes escapes a Markdown table cell without shortening it (a caveat's reason is read whole).
+func pipes(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 
 func or(a, b string) string {
 	if a != "" {

@@ -259,13 +259,33 @@ func checkISOReachable(ctx context.Context, env *pipeline.Env, targets []bmc.Tar
 }
 
 // isoURLs returns each node's ISO URL: the iso stage's per-node or shared URL when it published
-// one, else iso.baseURL (default http://<serveAddress>) + "/agent.x86_64.iso".
+// one, else iso.baseURL (default http://<serveAddress>) + "/agent.x86_64.iso". A shared ISO
+// served here carries the node's token in its path, so each read names its node.
 func isoURLs(env *pipeline.Env) (func(string) string, error) {
 	iso, err := readISOOutput(env)
 	if err != nil {
 		return nil, err
 	}
-	return iso.urlFor(env.Site), nil
+	urlFor := iso.urlFor(env.Site)
+	if env.WorkDir == "" || !agentiso.ServedHere(env.Site.ISO.ServeAddress, env.Site.ISO.BaseURL) {
+		return urlFor, nil // served elsewhere, or no work dir to keep the token key in
+	}
+	// A work dir whose boot succeeded before tokens existed keeps its URLs: a new URL would make
+	// boot power-cycle nodes that may be installing.
+	if _, booted := env.Outputs[NameBoot]; booted && !hasISOTokenKey(env.WorkDir) {
+		return urlFor, nil
+	}
+	key, err := isoTokenKey(env.WorkDir)
+	if err != nil {
+		return nil, err
+	}
+	return func(node string) string {
+		u := urlFor(node)
+		if n, ok := iso.Nodes[node]; ok && n.URL != "" {
+			return u // the node's own view names it already
+		}
+		return tokenURL(u, key, node) // the shared ISO: the token names the node (isotoken.go)
+	}, nil
 }
 
 // urlFor returns the URL each node's BMC is given: the node's own view, else the shared ISO,

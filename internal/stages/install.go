@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -42,6 +43,24 @@ type Install struct {
 	// written their disks): a run resumed in install serves it as the boot stage did. Not called
 	// when the ISO is served elsewhere (iso.baseURL).
 	Serve func(ctx context.Context, env *pipeline.Env) error
+	// HostsGrace bounds the wait for every node to appear on the rendezvous host's API
+	// (DefaultHostsGrace when zero); past it the stage stops and names the missing nodes.
+	HostsGrace time.Duration
+	// FollowInterval is the rendezvous API's poll interval (install.Follower's default when zero).
+	FollowInterval time.Duration
+}
+
+// unverifiedNodes reads the boot stage's output: the nodes booted without evidence, and why.
+func unverifiedNodes(env *pipeline.Env) map[string]string {
+	out := map[string]string{}
+	if b, ok, _ := BootOutputKey.Read(env); ok {
+		for _, n := range b.Nodes {
+			if n.Unverified != "" {
+				out[n.Node] = n.Unverified
+			}
+		}
+	}
+	return out
 }
 
 // Name implements pipeline.Stage.
@@ -119,7 +138,7 @@ func (st Install) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	o := install.Options{
 		Installer: bin, AssetDir: assets, WorkDir: env.WorkDir, BootstrapTimeout: bt, InstallTimeout: it,
 		Follower: &install.Follower{BaseURL: "http://" + net.JoinHostPort(s.Cluster.RendezvousIP, fmt.Sprint(port)),
-			WatcherToken: token, Client: &http.Client{Timeout: 20 * time.Second, CheckRedirect: redirect.SameOrigin}},
+			WatcherToken: token, Client: &http.Client{Timeout: 20 * time.Second, CheckRedirect: redirect.SameOrigin}, Interval: st.FollowInterval},
 		ClusterTimeout: st.ClusterTimeout, ClientOptions: st.ClientOptions,
 	}
 	for _, n := range s.Nodes {
@@ -147,13 +166,25 @@ func (st Install) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 			Done: int64(s.NodesDone), DoneTotal: int64(s.Nodes), Message: s.States})
 	}
 	showPhase()
-	res, err := install.Run(ctx, o, install.Callbacks{
+	// Nodes the rendezvous host has not seen within the grace stop the install early, named.
+	grace := st.HostsGrace
+	if grace <= 0 {
+		grace = DefaultHostsGrace
+	}
+	watch := newHostsWatch(o.Nodes)
+	ictx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go watch.run(ictx, grace, unverifiedNodes(env), cancel)
+	res, err := install.Run(ictx, o, install.Callbacks{
 		Line: func(target, l string) {
 			if env.Events != nil {
 				env.Events(pipeline.Event{Time: time.Now(), Kind: pipeline.Info, Stage: NameInstall, Step: target, Message: l})
 			}
 		},
 		Finding: func(f install.Finding) {
+			if f.Host != "" {
+				watch.saw(f.Host)
+			}
 			if f.Kind == install.HostStage {
 				ho.onStage(ctx, f.Host, f.Status)
 			}
@@ -168,6 +199,7 @@ func (st Install) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 		},
 		Progress: func(m string) { ev(pipeline.Info, "", m) },
 		Reached: func(target string) {
+			watch.stop()
 			if tr.Reached(target) {
 				showPhase()
 			}
@@ -178,6 +210,12 @@ func (st Install) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 			return nil, fmt.Errorf("install: the cluster is installed, but a node booted with a persistent override still has it (it would boot the ISO again on its next reboot); fix the BMC and run again: %w", herr)
 		}
 		return res, nil
+	}
+	var missing *HostsMissingError
+	if errors.As(context.Cause(ictx), &missing) && ctx.Err() == nil {
+		// No gather: the missing nodes are not up to be read, and their BMCs' logs are the
+		// remedy's first step.
+		return nil, fmt.Errorf("install: %w", missing)
 	}
 	msg := err.Error()
 	if len(res.Failing) > 0 {

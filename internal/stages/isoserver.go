@@ -156,6 +156,13 @@ func (s *ISOServer) Ensure(ctx context.Context, env *pipeline.Env) error {
 	if err != nil {
 		return err
 	}
+	var route func(string) (string, string, bool)
+	if env.WorkDir != "" {
+		if route, err = ISOTokenRoute(env.WorkDir, env.Site); err != nil {
+			p.Close()
+			return err
+		}
+	}
 	s.bmcs = bmcAddresses(env.Site.Nodes)
 	logPath := filepath.Join(env.WorkDir, ReadLog)
 	s.loadReads(logPath)
@@ -164,7 +171,7 @@ func (s *ISOServer) Ensure(ctx context.Context, env *pipeline.Env) error {
 		return fmt.Errorf("ISO read log: %w", err)
 	}
 	s.logged = map[string]time.Time{}
-	h, err := agentiso.NewHandler(agentiso.HandlerOptions{Images: p.Images(), OnFetch: func(f agentiso.Fetch) {
+	h, err := agentiso.NewHandler(agentiso.HandlerOptions{Images: p.Images(), Route: route, OnFetch: func(f agentiso.Fetch) {
 		s.mu.Lock()
 		s.record(f)
 		s.mu.Unlock()
