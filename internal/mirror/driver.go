@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 )
@@ -32,6 +33,11 @@ type Job struct {
 	OutDir string
 	// SignatureStore, when set, fetches each mirrored release's signatures into OutDir.
 	SignatureStore string
+	// UpdateURL, when set, is the update service the channel graphs are fetched from (graph.go);
+	// the ISC's graph: true fetches them from DefaultUpdateURL when it is not set.
+	UpdateURL string
+	// HTTP, when set, is the client the update graph is fetched with.
+	HTTP *http.Client
 }
 
 // Loaded is a job turned into images, ready for Plan or Run.
@@ -119,6 +125,9 @@ func (l *Loaded) Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	rep.Content = Content{Images: append(append([]ImageResult(nil), cr.Images...), catImages...),
 		Catalogs: append(cats, CarriedCatalogs(l.Archive, cr.Images)...)}
+	if rep.Content.Graph, err = l.graph(ctx, o); err != nil {
+		return rep, err
+	}
 	if l.Job.ToDir != "" {
 		return rep, firstErr(l.finishDisk(rep), copyErr)
 	}
