@@ -27,6 +27,7 @@ type mirrorFlags struct {
 	srcTLSVerify, destTLSVerify               bool
 	caFile, srcCAFile, sourceRegistry         string
 	signatureStore                            string
+	updateURL                                 string
 	dryRun, verify                            bool
 	parallel, retries                         int
 	archiveSize                               int   // GiB
@@ -75,6 +76,7 @@ Before a file:// run copies anything, the disk it needs is compared with the fre
 	fl.StringVar(&f.caFile, "ca-file", "", "PEM CA bundle trusted for the destination")
 	fl.StringVar(&f.srcCAFile, "src-ca-file", "", "PEM CA bundle trusted for the sources")
 	fl.StringVar(&f.sourceRegistry, "source-registry", "", "read every source image from this host:port instead (a proxy or lab registry)")
+	fl.StringVar(&f.updateURL, "update-url", "", "update service graph URL (an OSUS route's /api/upgrades_info/v1/graph, or "+mirror.DefaultUpdateURL+"); fetches the graph of every ISC channel into cincinnati/ for bootstrap upgrade plan")
 	fl.StringVar(&f.signatureStore, "signature-store", "", "URL of a release signature store; writes the signature ConfigMap the cluster version operator reads")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan (images, unique bytes, dedup savings, bytes present) and copy nothing")
 	fl.BoolVar(&f.verify, "verify", false, "only prove that everything in content.json is at the destination")
@@ -177,7 +179,7 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 		return verifyMirror(ctx, cmd, out, f.output, outDir, o)
 	}
 	job := mirror.Job{ISC: isc, Target: mirror.Target{Host: host, Namespace: ns}, ToDir: toDir, ArchiveBytes: archiveBytes,
-		FromDir: fromDir, OutDir: outDir, SignatureStore: f.signatureStore}
+		FromDir: fromDir, OutDir: outDir, SignatureStore: f.signatureStore, UpdateURL: f.updateURL}
 	loaded, err := mirror.Load(ctx, job, &o)
 	if err != nil {
 		if fromDir != "" {
