@@ -38,6 +38,9 @@ type Job struct {
 	UpdateURL string
 	// HTTP, when set, is the client the update graph is fetched with.
 	HTTP *http.Client
+	// GraphDataURL and GraphBaseImage override where an ISC with graph: true gets the graph-data
+	// tarball and the image the graph-data image is built on (graphimage.go).
+	GraphDataURL, GraphBaseImage string
 }
 
 // Loaded is a job turned into images, ready for Plan or Run.
@@ -60,6 +63,8 @@ type Report struct {
 	SignatureConfigMaps []string
 	// Parts are the archive parts this run wrote (disk runs with an archive size).
 	Parts []ArchivePart
+	// UpdateService is the UpdateService manifest written into OutDir (a graph-data image mirrored).
+	UpdateService string
 }
 
 // Load resolves a job into images. For a disk mirror it sets o.SourceDir (FromDir) or o.DestDir
@@ -125,9 +130,11 @@ func (l *Loaded) Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	rep.Content = Content{Images: append(append([]ImageResult(nil), cr.Images...), catImages...),
 		Catalogs: append(cats, CarriedCatalogs(l.Archive, cr.Images)...)}
-	if rep.Content.Graph, err = l.graph(ctx, o); err != nil {
+	graphImages, err := l.graph(ctx, o, rep)
+	if err != nil {
 		return rep, err
 	}
+	rep.Content.Images = append(rep.Content.Images, graphImages...)
 	if l.Job.ToDir != "" {
 		return rep, firstErr(l.finishDisk(rep), copyErr)
 	}
@@ -135,6 +142,9 @@ func (l *Loaded) Run(ctx context.Context, o Options) (*Report, error) {
 		return rep, err
 	}
 	if rep.Outputs, err = WriteOutputs(l.Job.OutDir, rep.Content); err != nil {
+		return rep, err
+	}
+	if rep.UpdateService, err = WriteUpdateService(l.Job.OutDir, rep.Content.Images, l.Job.Target.Host, l.Job.Target.Namespace); err != nil {
 		return rep, err
 	}
 	if copyErr != nil {

@@ -83,7 +83,7 @@ func GraphRequests(isc *ImageSetConfig) [][2]string {
 // it is written, and returns their content.json entries. hc nil is http.DefaultClient.
 func FetchGraphs(ctx context.Context, hc *http.Client, updateURL string, isc *ImageSetConfig, dir string) ([]GraphEntry, error) {
 	if hc == nil {
-		hc = http.DefaultClient
+		hc = defaultHTTP
 	}
 	base, err := url.Parse(updateURL)
 	if err != nil || base.Scheme != "http" && base.Scheme != "https" || base.Host == "" {
@@ -283,25 +283,48 @@ func cutLast(s, sep string) (string, string, bool) {
 	return s[:i], s[i+len(sep):], true
 }
 
-// graph fetches (connected side) or carries on (FromDir) the update graph of a run, returning
-// the entries content.json records; none when the job asks for no graph.
-func (l *Loaded) graph(ctx context.Context, o Options) ([]GraphEntry, error) {
+// defaultHTTP fetches the graph when the job names no client.
+var defaultHTTP = http.DefaultClient
+
+// graph fetches (connected side) or carries on (FromDir) the update graph of a run into
+// rep.Content.Graph; with graph: true it also builds the graph-data image, returned to be
+// recorded with the images. Nothing when the job asks for no graph.
+func (l *Loaded) graph(ctx context.Context, o Options, rep *Report) ([]ImageResult, error) {
+	var err error
 	if l.Job.FromDir != "" {
-		return CarryGraph(o.SourceDir, l.Job.OutDir, l.Archive.Graph)
+		rep.Content.Graph, err = CarryGraph(o.SourceDir, l.Job.OutDir, l.Archive.Graph)
+		return nil, err
 	}
+	if l.Job.ISC == nil {
+		return nil, nil
+	}
+	withData := l.Job.ISC.Mirror.Platform.Graph
 	u := l.Job.UpdateURL
-	if u == "" && l.Job.ISC != nil && l.Job.ISC.Mirror.Platform.Graph {
+	if u == "" && withData && len(l.Job.ISC.Mirror.Platform.Channels) > 0 {
 		u = DefaultUpdateURL
 	}
-	if u == "" || l.Job.ISC == nil {
+	if u == "" && !withData {
 		return nil, nil
 	}
 	dir := l.Job.OutDir
 	if l.Job.ToDir != "" {
 		if l.Job.ArchiveBytes > 0 {
-			return nil, errors.New("the update graph does not travel in archive parts yet: mirror to file://DIR without archiveSize (--archive-size) to carry it, or without the update service")
+			return nil, errors.New("the update graph does not travel in archive parts yet: mirror to file://DIR without archiveSize (--archive-size) to carry it, or without graph: true and --update-url")
 		}
 		dir = l.Job.ToDir
 	}
-	return FetchGraphs(ctx, l.Job.HTTP, u, l.Job.ISC, dir)
+	if u != "" {
+		if rep.Content.Graph, err = FetchGraphs(ctx, l.Job.HTTP, u, l.Job.ISC, dir); err != nil {
+			return nil, err
+		}
+	}
+	if !withData {
+		return nil, nil
+	}
+	es, im, err := l.graphData(ctx, o, dir)
+	if err != nil {
+		return nil, err
+	}
+	rep.Content.Graph = append(rep.Content.Graph, es...)
+	return []ImageResult{im}, nil
 }

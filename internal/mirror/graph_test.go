@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bootstrap-dev/bootstrap/internal/mirror/mirrortest"
 )
 
 const oneGraph = `{"nodes":[{"version":"4.18.1","payload":"quay.io/openshift-release-dev/ocp-release@sha256:aa","metadata":{}},` +
@@ -79,5 +81,72 @@ func TestCarryGraphRefusesHostileEntries(t *testing.T) {
 	}
 	if es, _ := os.ReadDir(to); len(es) != 0 {
 		t.Fatalf("wrote %v", es)
+	}
+}
+
+// The disk workflow carries the graph like any content: the connected run (file://DIR) fetches
+// it beside the releases and lists it in content.json; the disconnected run (--from) hashes it
+// again and writes it with the registry outputs; a graph file altered on the way stops that run.
+func TestDiskWorkflowCarriesGraph(t *testing.T) {
+	e := newEnv(t, nil)
+	if _, err := e.b.Release(ctx(t), mirrortest.ReleaseSpec{PushHost: e.src.Host, NameHost: "quay.io", Version: "4.18.2", Components: 2, LayerKiB: 1}); err != nil {
+		t.Fatal(err)
+	}
+	var asked []string
+	us := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked = append(asked, r.URL.Query().Get("channel")+" "+r.URL.Query().Get("arch"))
+		_, _ = w.Write([]byte(oneGraph))
+	}))
+	defer us.Close()
+	isc := &ImageSetConfig{APIVersion: ISCAPIVersion, Kind: ISCKind, Mirror: ISCMirror{Platform: ISCPlatform{Channels: []ISCChannel{{Name: "stable-4.18"}}}}}
+
+	disk := t.TempDir()
+	o := DefaultOptions(Endpoint{})
+	o.Source = Endpoint{Insecure: true}
+	o.SourceRegistry = e.src.Host
+	l, err := Load(ctx(t), Job{ISC: isc, ToDir: disk, UpdateURL: us.URL + "/api/upgrades_info/v1/graph", HTTP: us.Client()}, &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := l.Run(ctx(t), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) != 1 || asked[0] != "stable-4.18 amd64" || len(rep.Content.Graph) != 1 {
+		t.Fatalf("asked %v, graph %+v", asked, rep.Content.Graph)
+	}
+	c, err := ReadContent(filepath.Join(disk, "content.json"))
+	if err != nil || len(c.Graph) != 1 || c.Graph[0] != rep.Content.Graph[0] || len(c.Images) != 3 {
+		t.Fatalf("content.json %+v, %v", c, err)
+	}
+
+	from := func(t *testing.T) (string, error) {
+		out := t.TempDir()
+		o := e.opts()
+		l, err := Load(ctx(t), Job{FromDir: disk, Target: Target{Host: e.dst.Host, Namespace: "ocp"}, OutDir: out}, &o)
+		if err != nil {
+			return out, err
+		}
+		_, err = l.Run(ctx(t), o)
+		return out, err
+	}
+	out, err := from(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(out, "cincinnati", "stable-4.18-amd64.json"))
+	if err != nil || string(got) != oneGraph {
+		t.Fatalf("carried graph %q, %v", got, err)
+	}
+	if oc, err := ReadContent(filepath.Join(out, "content.json")); err != nil || len(oc.Graph) != 1 || oc.Graph[0] != c.Graph[0] {
+		t.Fatalf("outputs content.json graph %+v, %v", oc.Graph, err)
+	}
+
+	f := filepath.Join(disk, "cincinnati", "stable-4.18-amd64.json")
+	if err := os.WriteFile(f, []byte(strings.Replace(oneGraph, "4.18.2", "4.18.3", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := from(t); err == nil || !strings.Contains(err.Error(), "truncated or changed on the way") {
+		t.Fatalf("altered graph carried: %v", err)
 	}
 }

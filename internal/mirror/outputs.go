@@ -77,7 +77,7 @@ func WriteOutputs(dir string, c Content) (Outputs, error) {
 		fmt.Fprintf(&mapping, "%s=%s\n", im.Source, im.Dest)
 		sr, err1 := ref.New(im.Source)
 		dr, err2 := ref.New(im.Dest)
-		if err1 != nil || err2 != nil || im.Kind == KindCatalog {
+		if err1 != nil || err2 != nil || im.Kind == KindCatalog || im.Kind == KindGraph {
 			continue
 		}
 		src, dst := sr.Registry+"/"+sr.Repository, dr.Registry+"/"+dr.Repository
