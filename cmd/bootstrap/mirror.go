@@ -246,7 +246,11 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 		outDir = toDir
 	}
 	if f.output == "json" {
-		setResult(cmd, map[string]any{"mirror": cr, "outputs": outs, "outputDir": outDir, "archiveParts": parts})
+		res := map[string]any{"mirror": cr, "outputs": outs, "outputDir": outDir, "archiveParts": parts}
+		if len(rep.Content.Graph) > 0 {
+			res["graph"], res["updateService"] = rep.Content.Graph, rep.UpdateService
+		}
+		setResult(cmd, res)
 		return cerr
 	}
 	skipped := 0
@@ -258,8 +262,11 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 	fmt.Fprintf(out, "mirrored %d images (%d already present, %d failed) in %s: %s pulled, %d blobs copied, %d mounted, %d present\n",
 		len(cr.Images)-len(cr.Failed), skipped, len(cr.Failed), cr.Duration.Round(time.Millisecond), units.Bytes(cr.BytesPulled),
 		cr.BlobsCopied, cr.BlobsMounted, cr.BlobsPresent)
-	files := append([]string{outs.IDMS, outs.ITMS, outs.Content, outs.Mapping}, sigFiles...)
+	files := append([]string{outs.IDMS, outs.ITMS, outs.Content, outs.Mapping, rep.UpdateService}, sigFiles...)
 	fmt.Fprintf(out, "outputs in %s: %s\n", outDir, strings.Join(strings.Fields(strings.Join(append(files, outs.CatalogSources...), " ")), " "))
+	if g := rep.Content.Graph; len(g) > 0 {
+		fmt.Fprintf(out, "update graph: %d files in %s (cincinnati/, graph-data/), listed in content.json: bootstrap upgrade plan --graph %s\n", len(g), outDir, outDir)
+	}
 	if archiveBytes > 0 {
 		var names []string
 		var size int64
