@@ -306,6 +306,9 @@ func verifyMirror(ctx context.Context, cmd *cobra.Command, out io.Writer, format
 	if err != nil {
 		return fmt.Errorf("--verify needs the content.json of an earlier run: %w", err)
 	}
+	if err := mirror.VerifyGraph(outDir, c.Graph); err != nil {
+		return fmt.Errorf("--verify: update graph: %w", err)
+	}
 	vr, err := mirror.Verify(ctx, c, o)
 	if err != nil {
 		return err
@@ -314,6 +317,9 @@ func verifyMirror(ctx context.Context, cmd *cobra.Command, out io.Writer, format
 		setResult(cmd, vr)
 	} else {
 		fmt.Fprintf(out, "verified %d images, %d manifests, %d blobs; %d missing\n", vr.Images, vr.Manifests, vr.Blobs, len(vr.Missing))
+		if len(c.Graph) > 0 {
+			fmt.Fprintf(out, "verified %d update graph files against content.json\n", len(c.Graph))
+		}
 		for _, m := range vr.Missing {
 			fmt.Fprintf(out, "MISSING %s (%s) %s %s\n", m.Source, m.Dest, m.What, m.Error)
 		}

@@ -197,10 +197,14 @@ func (l *Loaded) finishDisk(rep *Report) error {
 		return err
 	}
 	layout := ArchiveLayout(dir)
-	parts, err := WriteArchive(dir, layout, l.Job.ArchiveBytes, map[string]string{
+	meta := map[string]string{
 		"content.json": ArchiveContent(dir),
 		"index.json":   filepath.Join(layout, "index.json"),
-		"oci-layout":   filepath.Join(layout, "oci-layout")})
+		"oci-layout":   filepath.Join(layout, "oci-layout")}
+	for _, g := range c.Graph { // the update graph travels beside content.json (graph.go)
+		meta[g.Path] = filepath.Join(filepath.Dir(ArchiveContent(dir)), filepath.FromSlash(g.Path))
+	}
+	parts, err := WriteArchive(dir, layout, l.Job.ArchiveBytes, meta)
 	if err != nil {
 		return fmt.Errorf("archive: %w", err)
 	}

@@ -220,6 +220,27 @@ func writeGraphFile(dir, rel string, b []byte) (GraphEntry, error) {
 // file missing, truncated or altered, or an entry naming a path outside the graph directories,
 // is refused by name: nothing is written then.
 func CarryGraph(from, to string, entries []GraphEntry) ([]GraphEntry, error) {
+	files, err := readGraphFiles(from, entries)
+	if err != nil || len(files) == 0 {
+		return nil, err
+	}
+	out := make([]GraphEntry, len(entries))
+	for i, e := range entries {
+		if out[i], err = writeGraphFile(to, e.Path, files[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// VerifyGraph checks the graph files content.json lists in dir as CarryGraph does (--verify).
+func VerifyGraph(dir string, entries []GraphEntry) error {
+	_, err := readGraphFiles(dir, entries)
+	return err
+}
+
+// readGraphFiles reads and checks every listed graph file of dir (see CarryGraph).
+func readGraphFiles(from string, entries []GraphEntry) ([][]byte, error) {
 	if len(entries) == 0 {
 		return nil, nil
 	}
@@ -252,13 +273,7 @@ func CarryGraph(from, to string, entries []GraphEntry) ([]GraphEntry, error) {
 		}
 		files[i] = b
 	}
-	out := make([]GraphEntry, len(entries))
-	for i, e := range entries {
-		if out[i], err = writeGraphFile(to, e.Path, files[i]); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return files, nil
 }
 
 // carriedGraphPath reports whether rel is a graph file's place: cincinnati/<channel>-<arch>.json
@@ -308,10 +323,10 @@ func (l *Loaded) graph(ctx context.Context, o Options, rep *Report) ([]ImageResu
 	}
 	dir := l.Job.OutDir
 	if l.Job.ToDir != "" {
-		if l.Job.ArchiveBytes > 0 {
-			return nil, errors.New("the update graph does not travel in archive parts yet: mirror to file://DIR without archiveSize (--archive-size) to carry it, or without graph: true and --update-url")
-		}
 		dir = l.Job.ToDir
+		if l.Job.ArchiveBytes > 0 {
+			dir = filepath.Dir(ArchiveContent(l.Job.ToDir)) // packed beside content.json (finishDisk)
+		}
 	}
 	if u != "" {
 		if rep.Content.Graph, err = FetchGraphs(ctx, l.Job.HTTP, u, l.Job.ISC, dir); err != nil {

@@ -3,6 +3,7 @@ package mirror
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -88,6 +89,12 @@ func TestCarryGraphRefusesHostileEntries(t *testing.T) {
 // it beside the releases and lists it in content.json; the disconnected run (--from) hashes it
 // again and writes it with the registry outputs; a graph file altered on the way stops that run.
 func TestDiskWorkflowCarriesGraph(t *testing.T) {
+	for _, archive := range []int64{0, 64 << 10} {
+		t.Run(fmt.Sprintf("archive%d", archive), func(t *testing.T) { testDiskWorkflowCarriesGraph(t, archive) })
+	}
+}
+
+func testDiskWorkflowCarriesGraph(t *testing.T, archive int64) {
 	e := newEnv(t, nil)
 	if _, err := e.b.Release(ctx(t), mirrortest.ReleaseSpec{PushHost: e.src.Host, NameHost: "quay.io", Version: "4.18.2", Components: 2, LayerKiB: 1}); err != nil {
 		t.Fatal(err)
@@ -104,7 +111,7 @@ func TestDiskWorkflowCarriesGraph(t *testing.T) {
 	o := DefaultOptions(Endpoint{})
 	o.Source = Endpoint{Insecure: true}
 	o.SourceRegistry = e.src.Host
-	l, err := Load(ctx(t), Job{ISC: isc, ToDir: disk, UpdateURL: us.URL + "/api/upgrades_info/v1/graph", HTTP: us.Client()}, &o)
+	l, err := Load(ctx(t), Job{ISC: isc, ToDir: disk, ArchiveBytes: archive, UpdateURL: us.URL + "/api/upgrades_info/v1/graph", HTTP: us.Client()}, &o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +122,14 @@ func TestDiskWorkflowCarriesGraph(t *testing.T) {
 	if len(asked) != 1 || asked[0] != "stable-4.18 amd64" || len(rep.Content.Graph) != 1 {
 		t.Fatalf("asked %v, graph %+v", asked, rep.Content.Graph)
 	}
-	c, err := ReadContent(filepath.Join(disk, "content.json"))
+	contentFile, graphFile := filepath.Join(disk, "content.json"), filepath.Join(disk, "cincinnati", "stable-4.18-amd64.json")
+	if archive > 0 {
+		contentFile, graphFile = ArchiveContent(disk), filepath.Join(disk, "working-dir", "cincinnati", "stable-4.18-amd64.json")
+		if len(rep.Parts) == 0 {
+			t.Fatal("no archive part written")
+		}
+	}
+	c, err := ReadContent(contentFile)
 	if err != nil || len(c.Graph) != 1 || c.Graph[0] != rep.Content.Graph[0] || len(c.Images) != 3 {
 		t.Fatalf("content.json %+v, %v", c, err)
 	}
@@ -138,12 +152,24 @@ func TestDiskWorkflowCarriesGraph(t *testing.T) {
 	if err != nil || string(got) != oneGraph {
 		t.Fatalf("carried graph %q, %v", got, err)
 	}
-	if oc, err := ReadContent(filepath.Join(out, "content.json")); err != nil || len(oc.Graph) != 1 || oc.Graph[0] != c.Graph[0] {
+	oc, err := ReadContent(filepath.Join(out, "content.json"))
+	if err != nil || len(oc.Graph) != 1 || oc.Graph[0] != c.Graph[0] {
 		t.Fatalf("outputs content.json graph %+v, %v", oc.Graph, err)
 	}
+	if err := VerifyGraph(out, oc.Graph); err != nil {
+		t.Fatalf("--verify: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(out, oc.Graph[0].Path), []byte(oneGraph+" "), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := VerifyGraph(out, oc.Graph); err == nil || !strings.Contains(err.Error(), "truncated or changed") {
+		t.Fatalf("--verify of an altered graph: %v", err)
+	}
 
-	f := filepath.Join(disk, "cincinnati", "stable-4.18-amd64.json")
-	if err := os.WriteFile(f, []byte(strings.Replace(oneGraph, "4.18.2", "4.18.3", 1)), 0o644); err != nil {
+	if archive > 0 {
+		return // an altered part is refused by its own hash (archive_hostile_test.go)
+	}
+	if err := os.WriteFile(graphFile, []byte(strings.Replace(oneGraph, "4.18.2", "4.18.3", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := from(t); err == nil || !strings.Contains(err.Error(), "truncated or changed on the way") {
