@@ -27,6 +27,7 @@ type mirrorFlags struct {
 	srcTLSVerify, destTLSVerify               bool
 	caFile, srcCAFile, sourceRegistry         string
 	signatureStore                            string
+	updateURL                                 string
 	dryRun, verify                            bool
 	parallel, retries                         int
 	archiveSize                               int   // GiB
@@ -77,6 +78,7 @@ Before a file:// run copies anything, the disk it needs is compared with the fre
 	fl.StringVar(&f.caFile, "ca-file", "", "PEM CA bundle trusted for the destination")
 	fl.StringVar(&f.srcCAFile, "src-ca-file", "", "PEM CA bundle trusted for the sources")
 	fl.StringVar(&f.sourceRegistry, "source-registry", "", "read every source image from this host:port instead (a proxy or lab registry)")
+	fl.StringVar(&f.updateURL, "update-url", "", "update service graph URL (an OSUS route's /api/upgrades_info/v1/graph, or "+mirror.DefaultUpdateURL+"); fetches the graph of every ISC channel into cincinnati/ for bootstrap upgrade plan")
 	fl.StringVar(&f.signatureStore, "signature-store", "", "URL of a release signature store; writes the signature ConfigMap the cluster version operator reads")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan (images, unique bytes, dedup savings, bytes present) and copy nothing")
 	fl.BoolVar(&f.verify, "verify", false, "only prove that everything in content.json is at the destination")
@@ -179,7 +181,7 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 		return verifyMirror(ctx, cmd, out, f.output, outDir, o)
 	}
 	job := mirror.Job{ISC: isc, Target: mirror.Target{Host: host, Namespace: ns}, ToDir: toDir, ArchiveBytes: archiveBytes,
-		FromDir: fromDir, OutDir: outDir, SignatureStore: f.signatureStore}
+		FromDir: fromDir, OutDir: outDir, SignatureStore: f.signatureStore, UpdateURL: f.updateURL}
 	loaded, err := mirror.Load(ctx, job, &o)
 	if err != nil {
 		if fromDir != "" {
@@ -246,7 +248,11 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 		outDir = toDir
 	}
 	if f.output == "json" {
-		setResult(cmd, map[string]any{"mirror": cr, "outputs": outs, "outputDir": outDir, "archiveParts": parts})
+		res := map[string]any{"mirror": cr, "outputs": outs, "outputDir": outDir, "archiveParts": parts}
+		if len(rep.Content.Graph) > 0 {
+			res["graph"], res["updateService"] = rep.Content.Graph, rep.UpdateService
+		}
+		setResult(cmd, res)
 		return cerr
 	}
 	skipped := 0
@@ -258,8 +264,11 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 	fmt.Fprintf(out, "mirrored %d images (%d already present, %d failed) in %s: %s pulled, %d blobs copied, %d mounted, %d present\n",
 		len(cr.Images)-len(cr.Failed), skipped, len(cr.Failed), cr.Duration.Round(time.Millisecond), units.Bytes(cr.BytesPulled),
 		cr.BlobsCopied, cr.BlobsMounted, cr.BlobsPresent)
-	files := append([]string{outs.IDMS, outs.ITMS, outs.Content, outs.Mapping}, sigFiles...)
+	files := append([]string{outs.IDMS, outs.ITMS, outs.Content, outs.Mapping, rep.UpdateService}, sigFiles...)
 	fmt.Fprintf(out, "outputs in %s: %s\n", outDir, strings.Join(strings.Fields(strings.Join(append(files, outs.CatalogSources...), " ")), " "))
+	if g := rep.Content.Graph; len(g) > 0 {
+		fmt.Fprintf(out, "update graph: %d files in %s (cincinnati/, graph-data/), listed in content.json: bootstrap upgrade plan --graph %s\n", len(g), outDir, outDir)
+	}
 	if archiveBytes > 0 {
 		var names []string
 		var size int64
@@ -299,6 +308,9 @@ func verifyMirror(ctx context.Context, cmd *cobra.Command, out io.Writer, format
 	if err != nil {
 		return fmt.Errorf("--verify needs the content.json of an earlier run: %w", err)
 	}
+	if err := mirror.VerifyGraph(outDir, c.Graph); err != nil {
+		return fmt.Errorf("--verify: update graph: %w", err)
+	}
 	vr, err := mirror.Verify(ctx, c, o)
 	if err != nil {
 		return err
@@ -307,6 +319,9 @@ func verifyMirror(ctx context.Context, cmd *cobra.Command, out io.Writer, format
 		setResult(cmd, vr)
 	} else {
 		fmt.Fprintf(out, "verified %d images, %d manifests, %d blobs; %d missing\n", vr.Images, vr.Manifests, vr.Blobs, len(vr.Missing))
+		if len(c.Graph) > 0 {
+			fmt.Fprintf(out, "verified %d update graph files against content.json\n", len(c.Graph))
+		}
 		for _, m := range vr.Missing {
 			fmt.Fprintf(out, "MISSING %s (%s) %s %s\n", m.Source, m.Dest, m.What, m.Error)
 		}

@@ -83,7 +83,7 @@ func mirrorSets(images []ImageResult) (idms, itms [3]map[string]string) {
 		kindOf[im.Source] = im.Kind
 	}
 	for _, im := range images {
-		if im.Error != "" || im.Kind == KindCatalog {
+		if im.Error != "" || im.Kind == KindCatalog || im.Kind == KindGraph {
 			continue
 		}
 		sr, err1 := ref.New(im.Source)

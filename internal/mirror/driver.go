@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 )
@@ -32,6 +33,14 @@ type Job struct {
 	OutDir string
 	// SignatureStore, when set, fetches each mirrored release's signatures into OutDir.
 	SignatureStore string
+	// UpdateURL, when set, is the update service the channel graphs are fetched from (graph.go);
+	// the ISC's graph: true fetches them from DefaultUpdateURL when it is not set.
+	UpdateURL string
+	// HTTP, when set, is the client the update graph is fetched with.
+	HTTP *http.Client
+	// GraphDataURL and GraphBaseImage override where an ISC with graph: true gets the graph-data
+	// tarball and the image the graph-data image is built on (graphimage.go).
+	GraphDataURL, GraphBaseImage string
 }
 
 // Loaded is a job turned into images, ready for Plan or Run.
@@ -54,6 +63,8 @@ type Report struct {
 	SignatureConfigMaps []string
 	// Parts are the archive parts this run wrote (disk runs with an archive size).
 	Parts []ArchivePart
+	// UpdateService is the UpdateService manifest written into OutDir (a graph-data image mirrored).
+	UpdateService string
 }
 
 // Load resolves a job into images. For a disk mirror it sets o.SourceDir (FromDir) or o.DestDir
@@ -119,6 +130,11 @@ func (l *Loaded) Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	rep.Content = Content{Images: append(append([]ImageResult(nil), cr.Images...), catImages...),
 		Catalogs: append(cats, CarriedCatalogs(l.Archive, cr.Images)...)}
+	graphImages, err := l.graph(ctx, o, rep)
+	if err != nil {
+		return rep, err
+	}
+	rep.Content.Images = append(rep.Content.Images, graphImages...)
 	if l.Job.ToDir != "" {
 		return rep, firstErr(l.finishDisk(rep), copyErr)
 	}
@@ -126,6 +142,9 @@ func (l *Loaded) Run(ctx context.Context, o Options) (*Report, error) {
 		return rep, err
 	}
 	if rep.Outputs, err = WriteOutputs(l.Job.OutDir, rep.Content); err != nil {
+		return rep, err
+	}
+	if rep.UpdateService, err = WriteUpdateService(l.Job.OutDir, rep.Content.Images, l.Job.Target.Host, l.Job.Target.Namespace); err != nil {
 		return rep, err
 	}
 	if copyErr != nil {
@@ -180,10 +199,14 @@ func (l *Loaded) finishDisk(rep *Report) error {
 		return err
 	}
 	layout := ArchiveLayout(dir)
-	parts, err := WriteArchive(dir, layout, l.Job.ArchiveBytes, map[string]string{
+	meta := map[string]string{
 		"content.json": ArchiveContent(dir),
 		"index.json":   filepath.Join(layout, "index.json"),
-		"oci-layout":   filepath.Join(layout, "oci-layout")})
+		"oci-layout":   filepath.Join(layout, "oci-layout")}
+	for _, g := range c.Graph { // the update graph travels beside content.json (graph.go)
+		meta[g.Path] = filepath.Join(filepath.Dir(ArchiveContent(dir)), filepath.FromSlash(g.Path))
+	}
+	parts, err := WriteArchive(dir, layout, l.Job.ArchiveBytes, meta)
 	if err != nil {
 		return fmt.Errorf("archive: %w", err)
 	}

@@ -231,9 +231,6 @@ func (c *ImageSetConfig) problems() []yamlstrict.Problem {
 	if c.ArchiveSize < 0 || c.ArchiveSize > MaxArchiveSize {
 		add("archiveSize", "%d is out of range; want a size in GiB from 1 to %d (4, say) or none", c.ArchiveSize, MaxArchiveSize)
 	}
-	if c.Mirror.Platform.Graph {
-		add("mirror.platform.graph", "building the update graph image is not supported yet; remove it or set it to false")
-	}
 	for i, ch := range c.Mirror.Platform.Channels {
 		for _, e := range validateChannel(i, ch) {
 			path, msg, _ := strings.Cut(e, ": ")

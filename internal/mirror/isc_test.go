@@ -60,7 +60,7 @@ mirror:
     - name: a
       minVersion: 1.0.0
       channels: [{name: stable, maxVersion: 2.0.0}]
-`, []string{"apiVersion", "archiveSize", "platform.graph", "channels[0].shortestPath: not supported", "channels[0].maxVersion: 4.15.9 is not a 4.16 release", "channels[1].name: \"latest\" is not a release channel", "operators[0].catalog: required",
+`, []string{"apiVersion", "archiveSize", "channels[0].shortestPath: not supported", "channels[0].maxVersion: 4.15.9 is not a 4.16 release", "channels[1].name: \"latest\" is not a release channel", "operators[0].catalog: required",
 			":15:7: error: mirror.operators[0].packages[0]: operator \"a\": mixing both filtering by minVersion/maxVersion and filtering by channel minVersion/maxVersion is not allowed"}},
 		// oc-mirror v2's refusals (internal/pkg/config/validate.go and the catalog filter), by line
 		{"operators as oc-mirror refuses them", `apiVersion: mirror.openshift.io/v2alpha1

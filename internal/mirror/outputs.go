@@ -24,6 +24,8 @@ type Content struct {
 	APIVersion string        `json:"apiVersion"`
 	Images     []ImageResult `json:"images"`
 	Catalogs   []CatalogOut  `json:"catalogs,omitempty"`
+	// Graph are the carried update graph files (graph.go), beside content.json.
+	Graph []GraphEntry `json:"graph,omitempty"`
 }
 
 // CatalogOut is a mirrored catalog, as its CatalogSource names it.
