@@ -72,7 +72,6 @@ func baseSite(l *Lab, isoPort int) *site.Site {
 			BMC: site.BMC{
 				// The Redfish simulators (a later issue) listen here.
 				Address:  fmt.Sprintf("https://%s:8443", l.IP(byte(100+i))),
-				Vendor:   "dell",
 				Username: "root",
 				Password: site.SecretRef{File: "secrets/bmc-password"},
 			},
