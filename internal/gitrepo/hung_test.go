@@ -18,6 +18,9 @@ import (
 const hungChildEnv = "GITREPO_TEST_HUNG_CHILD" // "URL WORKDIR": run Prove until killed
 
 func TestMain(m *testing.M) {
+	if v := os.Getenv(reaperChildEnv); v != "" {
+		reaperChild(v)
+	}
 	if v := os.Getenv(hungChildEnv); v != "" {
 		url, dir, _ := strings.Cut(v, " ")
 		_, _ = gitrepo.Prove(context.Background(), gitrepo.Repo{URL: url, Username: "lab", Password: hungToken, Dir: dir})
