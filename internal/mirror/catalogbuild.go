@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"path"
 	"strings"
 
@@ -69,33 +68,11 @@ func pushFilteredCatalog(ctx context.Context, rc *regclient.RegClient, cat Resol
 	if err != nil {
 		return ImageResult{}, err
 	}
-	var (
-		img    manifest.Imager
-		rawCfg []byte
-	)
-	err = o.retry(ctx, []string{src.Registry}, func(ctx context.Context) error {
-		m, err := platformImage(ctx, rc, src, cat.platform)
-		if err != nil {
-			return err
-		}
-		img = m.(manifest.Imager)
-		cfgDesc, _ := img.GetConfig()
-		br, err := rc.BlobGet(ctx, src, cfgDesc)
-		if err != nil {
-			return err
-		}
-		defer br.Close()
-		rawCfg, err = io.ReadAll(io.LimitReader(br, 4<<20))
-		return err
-	})
+	img, cfg, err := baseImage(ctx, rc, src, cat.platform, o)
 	if err != nil {
 		return ImageResult{}, err
 	}
 	layers, _ := img.GetLayers()
-	var cfg map[string]any
-	if err := json.Unmarshal(rawCfg, &cfg); err != nil {
-		return ImageResult{}, fmt.Errorf("config: %w", err)
-	}
 	files := cat.fbc
 	cc, _ := cfg["config"].(map[string]any)
 	if cc == nil {

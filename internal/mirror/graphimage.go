@@ -170,37 +170,9 @@ func pushGraphImage(ctx context.Context, rc *regclient.RegClient, base, dest str
 	if err != nil {
 		return ImageResult{}, err
 	}
-	var (
-		img    manifest.Imager
-		rawCfg []byte
-	)
-	err = o.retry(ctx, []string{src.Registry}, func(ctx context.Context) error {
-		m, err := platformImage(ctx, rc, src, "linux/amd64")
-		if err != nil {
-			return err
-		}
-		var ok bool
-		if img, ok = m.(manifest.Imager); !ok {
-			return fmt.Errorf("%s is not an image", base)
-		}
-		cfgDesc, err := img.GetConfig()
-		if err != nil {
-			return err
-		}
-		br, err := rc.BlobGet(ctx, src, cfgDesc)
-		if err != nil {
-			return err
-		}
-		defer br.Close()
-		rawCfg, err = io.ReadAll(io.LimitReader(br, 4<<20))
-		return err
-	})
+	img, cfg, err := baseImage(ctx, rc, src, "linux/amd64", o)
 	if err != nil {
 		return ImageResult{}, err
-	}
-	var cfg map[string]any
-	if err := json.Unmarshal(rawCfg, &cfg); err != nil {
-		return ImageResult{}, fmt.Errorf("config: %w", err)
 	}
 	entries := map[string][]byte{}
 	for n, b := range files {
@@ -306,4 +278,43 @@ func WriteUpdateService(dir string, images []ImageResult, host, namespace string
 		"spec":       map[string]any{"replicas": 2, "releases": releases, "graphDataImage": graph},
 	}
 	return UpdateServiceFile, writeYAMLDocs(filepath.Join(dir, UpdateServiceFile), us)
+}
+
+// baseImage reads the image src names for platform (retried as every source read is) and its
+// config, decoded: what an image built on top of it (a filtered catalog, the graph-data image)
+// starts from. The config is read up to 4 MiB.
+func baseImage(ctx context.Context, rc *regclient.RegClient, src ref.Ref, platform string, o Options) (manifest.Imager, map[string]any, error) {
+	var (
+		img    manifest.Imager
+		rawCfg []byte
+	)
+	err := o.retry(ctx, []string{src.Registry}, func(ctx context.Context) error {
+		m, err := platformImage(ctx, rc, src, platform)
+		if err != nil {
+			return err
+		}
+		var ok bool
+		if img, ok = m.(manifest.Imager); !ok {
+			return fmt.Errorf("%s is not an image", src.CommonName())
+		}
+		cfgDesc, err := img.GetConfig()
+		if err != nil {
+			return err
+		}
+		br, err := rc.BlobGet(ctx, src, cfgDesc)
+		if err != nil {
+			return err
+		}
+		defer br.Close()
+		rawCfg, err = io.ReadAll(io.LimitReader(br, 4<<20))
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(rawCfg, &cfg); err != nil {
+		return nil, nil, fmt.Errorf("config: %w", err)
+	}
+	return img, cfg, nil
 }
