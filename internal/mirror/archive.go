@@ -351,7 +351,7 @@ func writePart(root *fsroot.Root, name string, files []packFile) (ArchivePart, e
 }
 
 func addFile(tw *tar.Writer, pf packFile) error {
-	src, err := os.Open(pf.path)
+	src, err := fsroot.OpenFile(pf.path, fsroot.Stream) // regular only; the tar writer bounds it to pf.size
 	if err != nil {
 		return err
 	}
