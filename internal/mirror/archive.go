@@ -10,7 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/bootstrap-dev/bootstrap/internal/filehash"
 	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
+	"github.com/bootstrap-dev/bootstrap/internal/mirror/tarpart"
 )
 
 // Archives: a file:// run with an archive size (oc-mirror v2's archiveSize / --archive-size, in
@@ -351,7 +351,7 @@ func writePart(root *fsroot.Root, name string, files []packFile) (ArchivePart, e
 }
 
 func addFile(tw *tar.Writer, pf packFile) error {
-	src, err := os.Open(pf.path)
+	src, err := fsroot.OpenFile(pf.path, fsroot.Stream) // regular only; the tar writer bounds it to pf.size
 	if err != nil {
 		return err
 	}
@@ -449,8 +449,9 @@ func UnpackArchive(dir string) (*UnpackResult, error) {
 	return out, nil
 }
 
-// markDir holds one marker per extracted part, in the unpack folder; no tar entry may write there.
-const markDir = ".parts"
+// markDir holds one marker per extracted part, in the unpack folder; no tar entry may write there
+// (tarpart refuses it).
+const markDir = tarpart.Reserved
 
 // unpackPart checks and extracts one part unless its marker says it was; fs.ErrNotExist when
 // the part is not in DIR.
@@ -478,66 +479,8 @@ func unpackPart(root, dest *fsroot.Root, p ArchivePart) (bool, error) {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return false, err
 	}
-	if err := extractPart(f, dest, p.Size); err != nil {
+	if err := tarpart.Extract(f, dest, p.Size); err != nil {
 		return false, fmt.Errorf("%s: %w", f.Name(), err)
 	}
 	return true, dest.WriteFile(mark, []byte(p.SHA256), 0o644)
-}
-
-// extractPart extracts a part's regular files under dest, refusing names that leave it, names in
-// the markers' folder, links on the way, entries that are not regular files (checkEntry) and
-// more bytes than the part declares. Files are written to a fresh temporary name and
-// renamed, so an interrupted extraction leaves no torn blob.
-func extractPart(r io.Reader, dest *fsroot.Root, declared int64) error {
-	tr := tar.NewReader(r)
-	var total int64
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if h.Typeflag == tar.TypeDir || h.Typeflag == tar.TypeXGlobalHeader {
-			continue
-		}
-		if err := checkEntry(h); err != nil {
-			return err
-		}
-		if err := checkPartTotal(h, total, declared); err != nil {
-			return err
-		}
-		total += h.Size
-		name := path.Clean(strings.TrimPrefix(filepath.ToSlash(h.Name), "./"))
-		if path.IsAbs(name) || name == ".." || strings.HasPrefix(name, "../") || name == "." || strings.ContainsRune(name, 0) {
-			return fmt.Errorf("entry %q leaves the layout", h.Name)
-		}
-		if name == markDir || strings.HasPrefix(name, markDir+"/") {
-			return fmt.Errorf("entry %q writes where bootstrap keeps its own records; the part was not written by bootstrap mirror", h.Name)
-		}
-		if d := path.Dir(name); d != "." {
-			if err := dest.MkdirAll(d, 0o755); err != nil {
-				return fmt.Errorf("entry %q: %w", h.Name, err)
-			}
-		}
-		tmp := name + ".extracting"
-		if err := dest.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		w, err := dest.Create(tmp, 0o644)
-		if err != nil {
-			return fmt.Errorf("entry %q: %w", h.Name, err)
-		}
-		if _, err := io.Copy(w, tr); err != nil {
-			w.Close()
-			return err
-		}
-		if err := w.Close(); err != nil {
-			return err
-		}
-		if err := dest.Rename(tmp, name); err != nil {
-			return fmt.Errorf("entry %q: %w", h.Name, err)
-		}
-	}
 }

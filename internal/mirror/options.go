@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/regclient/regclient/types/platform"
+
+	"github.com/bootstrap-dev/bootstrap/internal/redact"
 )
 
 // Endpoint says how to reach a registry: TLS, trust and credentials.
@@ -98,6 +100,9 @@ type Options struct {
 
 	// circuits are the per-host circuit breakers of one run (see retry.go); set by withRun.
 	circuits *circuits
+	// scrub redacts the run's registry credentials from a registry's error text before it is
+	// clipped (peertext.go); set by withRun.
+	scrub *redact.Scrubber
 }
 
 // withRun returns the options with the per-run state every operation of one Copy, Plan,
@@ -105,6 +110,9 @@ type Options struct {
 func (o Options) withRun() Options {
 	if o.circuits == nil {
 		o.circuits = newCircuits(o.RetryMax)
+	}
+	if o.scrub == nil {
+		o.scrub = peerScrubber(o)
 	}
 	return o
 }

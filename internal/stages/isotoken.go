@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -37,7 +38,7 @@ const nodeTokenPrefix = "/n/"
 func isoTokenKey(workDir string) ([]byte, error) {
 	path := filepath.Join(workDir, ISOTokenKeyFile)
 	for range 2 {
-		if b, err := os.ReadFile(path); err == nil && len(b) == 64 {
+		if b, err := fsroot.ReadBeneath(path, fsroot.Secret); err == nil && len(b) == 64 {
 			return hex.DecodeString(string(b))
 		}
 		key := make([]byte, 32)
