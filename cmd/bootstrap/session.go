@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/bootstrap-dev/bootstrap/internal/isoserver"
 	"io"
 	"log/slog"
 	"os"
@@ -55,7 +56,7 @@ type session struct {
 	runner   *pipeline.Runner
 	renderer progress.Renderer
 	logFile  *os.File
-	iso      *stages.ISOServer
+	iso      *isoserver.Server
 }
 
 func (s *session) Close() {
@@ -113,7 +114,7 @@ func (g *globals) newSession(s *site.Site, command string) (*session, error) {
 			r.Handle(e)
 		}
 	}
-	iso := &stages.ISOServer{}
+	iso := &isoserver.Server{}
 	return &session{
 		iso: iso,
 		runner: &pipeline.Runner{
