@@ -77,9 +77,7 @@ func (Boot) Name() string { return NameBoot }
 func (Boot) NodeScoped() bool { return true }
 
 // Summary implements pipeline.Stage.
-func (Boot) Summary() string {
-	return "boot every node from the agent ISO over Redfish virtual media (Dell iDRAC9 or generic Redfish), verified by read-back"
-}
+func (Boot) Summary() string { return summary(NameBoot) }
 
 // Inputs implements pipeline.Stage.
 func (Boot) Inputs(env *pipeline.Env) (any, error) { return readBootInputs(env) }

@@ -67,9 +67,7 @@ func unverifiedNodes(env *pipeline.Env) map[string]string {
 func (Install) Name() string { return NameInstall }
 
 // Summary implements pipeline.Stage.
-func (Install) Summary() string {
-	return "follow the install (wait-for, rendezvous host validations), then check ClusterVersion, operators and nodes"
-}
+func (Install) Summary() string { return summary(NameInstall) }
 
 type installInputs struct {
 	RendezvousIP string   `json:"rendezvousIP"`

@@ -53,9 +53,7 @@ type NodeISO struct {
 func (ISO) Name() string { return NameISO }
 
 // Summary implements pipeline.Stage.
-func (ISO) Summary() string {
-	return "render install-config, agent-config and day-1 manifests; build the agent ISO and per-node views"
-}
+func (ISO) Summary() string { return summary(NameISO) }
 
 type isoInputs struct {
 	Files          agentiso.Digests             `json:"files"`

@@ -58,9 +58,7 @@ type mirrorInputs struct {
 func (Mirror) Name() string { return NameMirror }
 
 // Summary implements pipeline.Stage.
-func (Mirror) Summary() string {
-	return "mirror the release, operator catalogs and images into the site registry; write IDMS/ITMS/CatalogSources"
-}
+func (Mirror) Summary() string { return summary(NameMirror) }
 
 // Inputs implements pipeline.Stage.
 func (Mirror) Inputs(env *pipeline.Env) (any, error) {
