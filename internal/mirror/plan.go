@@ -469,8 +469,8 @@ func sourceRef(im Image, o Options) (ref.Ref, error) {
 // destRef is where an image goes: its destination reference, or the OCI layout (by digest only:
 // tags of different repositories would collide in one layout; content.json keeps the names).
 func destRef(dest string, o Options) (ref.Ref, error) {
-	if o.DestDir != "" {
-		return ref.New("ocidir://" + o.DestDir)
+	if o.Dest.Dir != "" {
+		return ref.New("ocidir://" + o.Dest.Dir)
 	}
 	r, err := ref.New(dest)
 	if err != nil {

@@ -195,7 +195,7 @@ func (s ISO) installer(ctx context.Context, env *pipeline.Env, mirror *agentiso.
 			_, err := agentiso.FindInstaller("")
 			return nil, err
 		}
-		o := mirrorpkg.DefaultOptions(mirrorpkg.Endpoint{})
+		o := mirrorpkg.DefaultOptions(mirrorpkg.Dest{})
 		o.Source = mirrorpkg.Endpoint{Host: st.Registry.Host, Insecure: st.Registry.Insecure, CAFile: st.Registry.CAFile, AuthFile: st.Registry.AuthFile}
 		emit(env, pipeline.Event{Kind: pipeline.Info, Step: "installer", Message: "extract openshift-install from the mirrored release " + rel})
 		start := time.Now()
