@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
+	"github.com/bootstrap-dev/bootstrap/internal/preflight"
 )
 
 // TestTableIsTheStageList: the stages the runner gets are the table's rows, in its order; each
@@ -43,5 +44,26 @@ func TestTableIsTheStageList(t *testing.T) {
 	}
 	if _, ok := Lookup("nosuchstage"); ok {
 		t.Error("Lookup found a stage that is not in the table")
+	}
+}
+
+// TestPreflightNamesTheTableStages: preflight names the stages a check is needed by without
+// importing this package (which imports it); every name it uses must be a stage of the table.
+func TestPreflightNamesTheTableStages(t *testing.T) {
+	for _, n := range []string{preflight.StageMirror, preflight.StageISO, preflight.StageBoot, preflight.StageInstall,
+		preflight.StageConfigure, preflight.StageHandoff} {
+		if _, ok := Lookup(n); !ok {
+			t.Errorf("preflight names stage %q, which is not in the table", n)
+		}
+	}
+	for _, c := range []preflight.Category{preflight.CategoryBMC, preflight.CategoryGit, preflight.CategoryDNS, preflight.CategoryNTP,
+		preflight.CategoryNetwork, preflight.CategoryRegistry, preflight.CategoryJumpHost, preflight.CategoryFiles} {
+		for _, name := range []string{"disk /", "iso 0.0.0.0:8080", "file nodes[0].bmc.caFile", "file gitops.caFile", "file registry.caFile", "x y"} {
+			for _, n := range preflight.NeededBy(name, c) {
+				if _, ok := Lookup(n); !ok {
+					t.Errorf("NeededBy(%q, %s) names %q, which is not in the table", name, c, n)
+				}
+			}
+		}
 	}
 }
