@@ -120,8 +120,8 @@ func pushFilteredCatalog(ctx context.Context, rc *regclient.RegClient, cat Resol
 	}
 	dst = dst.SetTag(dst.Tag)
 	push := dst // a disk mirror's layout holds it by digest; content.json keeps its name
-	if o.DestDir != "" {
-		if push, err = ref.New("ocidir://" + o.DestDir); err != nil {
+	if o.Dest.Dir != "" {
+		if push, err = ref.New("ocidir://" + o.Dest.Dir); err != nil {
 			return ImageResult{}, err
 		}
 	}
@@ -152,7 +152,7 @@ func pushFilteredCatalog(ctx context.Context, rc *regclient.RegClient, cat Resol
 	if err != nil {
 		return ImageResult{}, err
 	}
-	if o.DestDir != "" {
+	if o.Dest.Dir != "" {
 		push = push.SetDigest(nm.GetDescriptor().Digest.String())
 	} else {
 		push = dst

@@ -21,7 +21,7 @@
 //   - catalogs: a filtered catalog is rebuilt as a new image holding only the selection, with the
 //     stale opm cache removed (catalogbuild.go), and pushed instead of the original, into the
 //     registry or into a disk mirror's layout;
-//   - disk mirrors: Options.DestDir writes one OCI layout (content-addressed, incremental) and
+//   - disk mirrors: Options.Dest.Dir writes one OCI layout (content-addressed, incremental) and
 //     Options.SourceDir pushes from it, every blob's digest checked before it is sent; with an
 //     archive size the layout is packed into numbered tar parts (archive.go);
 //   - evidence: the mirror sets, CatalogSources and content.json (outputs.go), a read-only

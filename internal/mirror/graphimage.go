@@ -143,8 +143,8 @@ func (l *Loaded) graphData(ctx context.Context, o Options, dir string) ([]GraphE
 	if base == "" {
 		base = DefaultGraphBaseImage
 	}
-	host, ns := l.Job.Target.Host, l.Job.Target.Namespace
-	if l.Job.ToDir != "" {
+	host, ns := l.Dest.Host, l.Dest.Namespace
+	if l.Dest.Dir != "" {
 		host, ns = ArchiveHost, ""
 	}
 	dest, err := DestFor(graphImageSourceID, host, ns)
@@ -206,8 +206,8 @@ func pushGraphImage(ctx context.Context, rc *regclient.RegClient, base, dest str
 		return ImageResult{}, err
 	}
 	push := dst
-	if o.DestDir != "" {
-		if push, err = ref.New("ocidir://" + o.DestDir); err != nil {
+	if o.Dest.Dir != "" {
+		if push, err = ref.New("ocidir://" + o.Dest.Dir); err != nil {
 			return ImageResult{}, err
 		}
 	}
@@ -235,7 +235,7 @@ func pushGraphImage(ctx context.Context, rc *regclient.RegClient, base, dest str
 	if err != nil {
 		return ImageResult{}, err
 	}
-	if o.DestDir != "" {
+	if o.Dest.Dir != "" {
 		push = push.SetDigest(nm.GetDescriptor().Digest.String())
 	}
 	if err := o.retry(ctx, []string{push.Registry}, func(ctx context.Context) error { return rc.ManifestPut(ctx, push, nm) }); err != nil {

@@ -100,10 +100,10 @@ func TestGraphTrueBuildsGraphImageAndUpdateService(t *testing.T) {
 		t.Fatalf("graph: true refused: %v", err)
 	}
 	disk := t.TempDir()
-	o := DefaultOptions(Endpoint{})
+	o := DefaultOptions(Dest{Dir: disk})
 	o.Source = Endpoint{Insecure: true}
 	o.SourceRegistry = e.src.Host
-	job := Job{ISC: isc, ToDir: disk, HTTP: us.Client(), UpdateURL: us.URL + "/api/upgrades_info/v1/graph", GraphDataURL: us.URL + "/api/upgrades_info/graph-data"}
+	job := Job{ISC: isc, HTTP: us.Client(), UpdateURL: us.URL + "/api/upgrades_info/v1/graph", GraphDataURL: us.URL + "/api/upgrades_info/graph-data"}
 	l, err := Load(ctx(t), job, &o)
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +122,8 @@ func TestGraphTrueBuildsGraphImageAndUpdateService(t *testing.T) {
 
 	out := t.TempDir()
 	o2 := e.opts()
-	l2, err := Load(ctx(t), Job{FromDir: disk, Target: Target{Host: e.dst.Host, Namespace: "ocp"}, OutDir: out}, &o2)
+	o2.Dest.Namespace = "ocp"
+	l2, err := Load(ctx(t), Job{FromDir: disk, OutDir: out}, &o2)
 	if err != nil {
 		t.Fatal(err)
 	}
