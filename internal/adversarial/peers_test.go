@@ -127,7 +127,7 @@ func TestRegistryHugeErrorBody(t *testing.T) {
 	}))
 	defer dst.Close()
 	dhost := strings.TrimPrefix(dst.URL, "http://")
-	o := mirror.DefaultOptions(mirror.Endpoint{Host: dhost, Insecure: true})
+	o := mirror.DefaultOptions(mirror.Dest{Host: dhost, Insecure: true})
 	o.Source = mirror.Endpoint{Host: host, Insecure: true, AuthFile: auth}
 	o.Retries, o.Signatures = 0, false
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -56,7 +56,7 @@ func TestMirrorStateLogsHostile(t *testing.T) {
 				if err := tc.make(filepath.Join(work, log)); err != nil {
 					t.Fatal(err)
 				}
-				o := mirror.DefaultOptions(mirror.Endpoint{Host: host, Insecure: true})
+				o := mirror.DefaultOptions(mirror.Dest{Host: host, Insecure: true})
 				o.BlobLog = filepath.Join(work, "mirror-blobs.log")
 				o.RepoLog = filepath.Join(work, "mirror-repositories.log")
 				err := fast(t, 5*time.Second, log, func() error {
