@@ -133,8 +133,9 @@ func upgradeCatalogPackages() (redhat, certified []mirrortest.PackageSpec) {
 
 // SeedReleases pushes the upgrade releases (UpgradeComponents components each, release-metadata
 // with their previous lists), a cosign signature tag sha256-<hex>.sig for each signed with the
-// lab's throwaway cosign key (CosignKey), the catalogs v4.19 .. v4.21, and ubi9/ubi:latest (the
-// base oc-mirror builds the graph-data image on). Deterministic: pushing again changes no digest.
+// lab's throwaway cosign key (CosignKey), the catalogs v4.19 .. v4.21, ubi9/ubi:latest (the
+// base oc-mirror builds the graph-data image on) and the GPU driver images (nvcr.io/nvidia/driver)
+// the NVIDIA matrix names for 4.19+ (-rhel9.6) with the GPU Operator 25.3 and 25.10 drivers. Deterministic: pushing again changes no digest.
 func SeedReleases(ctx context.Context, b *mirrortest.Builder, host string) error {
 	key := CosignKey()
 	for _, r := range UpgradeReleases {
@@ -159,9 +160,11 @@ func SeedReleases(ctx context.Context, b *mirrortest.Builder, host string) error
 			}
 		}
 	}
-	spec := mirrortest.ImageSpec{Layers: []mirrortest.Blob{b.Layer(layerKiB * 1024)}}
-	if _, err := b.Image(ctx, host+"/ubi9/ubi", "latest", spec); err != nil {
-		return fmt.Errorf("ubi9/ubi:latest: %w", err)
+	for _, im := range [][2]string{{"ubi9/ubi", "latest"}, {"nvidia/driver", "570.148.08-rhel9.6"}, {"nvidia/driver", "580.95.05-rhel9.6"}} {
+		spec := mirrortest.ImageSpec{Layers: []mirrortest.Blob{b.Layer(layerKiB * 1024)}}
+		if _, err := b.Image(ctx, host+"/"+im[0], im[1], spec); err != nil {
+			return fmt.Errorf("%s:%s: %w", im[0], im[1], err)
+		}
 	}
 	return nil
 }
