@@ -40,6 +40,31 @@ func NewReleaseSigner() (*ReleaseSigner, error) {
 	return &ReleaseSigner{entity: e}, nil
 }
 
+// LoadReleaseSigner reads the signer a lab dir kept (its private key in file, binary OpenPGP), or
+// makes one and keeps it there: a lab dir restarted signs with the same key, so signatures
+// mirrored earlier still verify against ReleaseKeyFile.
+func LoadReleaseSigner(file string) (*ReleaseSigner, error) {
+	if b, err := os.ReadFile(file); err == nil {
+		el, err := openpgp.ReadKeyRing(bytes.NewReader(b))
+		if err != nil || len(el) != 1 {
+			return nil, fmt.Errorf("%s: %v (%d keys): remove it to make a new throwaway key", file, err, len(el))
+		}
+		return &ReleaseSigner{entity: el[0]}, nil
+	}
+	s, err := NewReleaseSigner()
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := s.entity.SerializePrivate(&buf, nil); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		return nil, err
+	}
+	return s, os.WriteFile(file, buf.Bytes(), 0o600)
+}
+
 // AtomicSignature is the signed payload's shape.
 type AtomicSignature struct {
 	Critical struct {

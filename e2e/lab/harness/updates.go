@@ -36,7 +36,8 @@ import (
 // At start it reads each release payload's release-metadata from the source registry and draws
 // the edges from their previous lists, as Cincinnati does; graph-data's blocked edges then remove
 // an edge (no rules) or make it conditional (a PromQL rule). Each release digest is signed with a
-// throwaway OpenPGP key made at start, its public key written to ReleaseKeyFile, in the "atomic
+// throwaway OpenPGP key made at the lab dir's first start (kept for later starts), its public key
+// written to ReleaseKeyFile, in the "atomic
 // container signature" form the cluster-version operator verifies. Plain HTTP on loopback.
 type Updates struct {
 	// Source is the seeded source registry the payloads are read from (started before).
@@ -55,6 +56,8 @@ type Updates struct {
 const (
 	ReleaseKeyFile = "updates/release-key.asc"
 	CosignPubFile  = "updates/cosign.pub"
+	// releaseKeyPrivate keeps the throwaway OpenPGP key across starts of one lab dir (0600).
+	releaseKeyPrivate = "updates/release-key.private"
 )
 
 // Name implements Component.
@@ -75,7 +78,7 @@ func (u *Updates) Start(ctx context.Context, l *Lab) error {
 	if u.tarball, err = GraphDataTarball(); err != nil {
 		return err
 	}
-	signer, err := NewReleaseSigner()
+	signer, err := LoadReleaseSigner(filepath.Join(l.Dir, releaseKeyPrivate))
 	if err != nil {
 		return err
 	}

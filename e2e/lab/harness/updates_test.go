@@ -41,9 +41,10 @@ func TestUpdateServiceOverTheSeededReleases(t *testing.T) {
 		}
 		return []byte("kind: ImageSetConfiguration\n"), SeedReleases(ctx, b, host)
 	}
+	dir := t.TempDir()
 	src := &Source{Seed: seed}
 	up := &Updates{Source: src}
-	l, err := New(t.TempDir(), &Files{}, src, up)
+	l, err := New(dir, &Files{}, src, up)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,6 +135,23 @@ func TestUpdateServiceOverTheSeededReleases(t *testing.T) {
 	forged, _ := other.Sign(ReleaseImage(UpgradeTarget), up.Digests[UpgradeTarget])
 	if _, err := VerifyReleaseSignature(keyFile, forged); err == nil {
 		t.Error("a signature by another key verified")
+	}
+
+	// a lab dir started again signs with the same key: a signature served before still verifies
+	_, kept := get(up.SignatureStore() + "/" + strings.Replace(up.Digests[UpgradeTarget], ":", "=", 1) + "/signature-1")
+	if err := l.Down(ctx); err != nil {
+		t.Fatal(err)
+	}
+	src = &Source{Seed: seed}
+	up = &Updates{Source: src}
+	if l, err = New(dir, &Files{}, src, up); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := VerifyReleaseSignature(keyFile, kept); err != nil || got != up.Digests[UpgradeTarget] {
+		t.Errorf("after a restart the earlier signature verifies to %q: %v", got, err)
 	}
 
 	pub := cosignPub(t, filepath.Join(l.Dir, CosignPubFile))
