@@ -65,6 +65,9 @@ type Report struct {
 	Parts []ArchivePart
 	// UpdateService is the UpdateService manifest written into OutDir (a graph-data image mirrored).
 	UpdateService string
+	// CatalogConfigs are the catalogs/<minor>/<CatalogSource>/ directories written into OutDir
+	// for upgrade plan (catalogconfigs.go).
+	CatalogConfigs []string
 }
 
 // Load resolves a job into images. For a disk mirror it sets o.SourceDir (FromDir) or o.DestDir
@@ -145,6 +148,9 @@ func (l *Loaded) Run(ctx context.Context, o Options) (*Report, error) {
 		return rep, err
 	}
 	if rep.UpdateService, err = WriteUpdateService(l.Job.OutDir, rep.Content.Images, l.Job.Target.Host, l.Job.Target.Namespace); err != nil {
+		return rep, err
+	}
+	if rep.CatalogConfigs, err = WriteCatalogConfigs(ctx, l.Job.OutDir, rep.Content.Catalogs, o); err != nil {
 		return rep, err
 	}
 	if copyErr != nil {
