@@ -202,8 +202,11 @@ func checkDelta(t *testing.T, l *testLab, up *harness.Updates, delta, before mir
 	}
 }
 
-// carryCatalogs writes the lab source's v4.19..v4.21 catalogs under dir/catalogs/<minor>/<the
-// CatalogSource name the lab's Subscriptions use>, as upgrade plan reads them.
+// carryCatalogs writes the lab source's v4.19..v4.21 catalogs, whole, under
+// dir/catalogs/<minor>/<the CatalogSource name the lab's Subscriptions use>, as upgrade plan reads
+// them: the catalogs' metadata without their images, so the plan sees bundles the carry does not
+// hold and the delta brings them (filtered). A registry run writes the same layout for the
+// catalogs it mirrored (TestMirrorCommandFilteredCatalogSneakernet), filtered to what it carried.
 func carryCatalogs(t *testing.T, l *testLab, source, dir string) {
 	t.Helper()
 	o := mirror.DefaultOptions(mirror.Endpoint{})
