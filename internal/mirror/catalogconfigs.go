@@ -20,10 +20,11 @@ var catalogMinorTag = regexp.MustCompile(`:v(\d+\.\d+)$`)
 // WriteCatalogConfigs reads each mirrored catalog back from the destination, by digest, and
 // writes its configs (WriteFBC) under outDir/catalogs/<minor>/<CatalogSource name>/, replacing
 // what an earlier run wrote there; it returns the directories written, relative to outDir. A
-// catalog whose source tag names no OpenShift minor is left out: no hop targets it.
-func WriteCatalogConfigs(ctx context.Context, outDir string, cats []CatalogOut, o Options) ([]string, error) {
+// catalog whose source tag names no OpenShift minor is left out: no hop targets it. dest is the
+// registry the catalogs were mirrored to.
+func WriteCatalogConfigs(ctx context.Context, outDir string, cats []CatalogOut, o Options, dest Endpoint) ([]string, error) {
 	ro := o // read from the destination: its endpoint, no source override or layout
-	ro.Source, ro.SourceRegistry, ro.SourceDir = o.Dest, "", ""
+	ro.Source, ro.SourceRegistry, ro.SourceDir = dest, "", ""
 	var dirs []string
 	for _, c := range cats {
 		m := catalogMinorTag.FindStringSubmatch(c.Source)

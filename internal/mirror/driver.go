@@ -150,7 +150,7 @@ func (l *Loaded) Run(ctx context.Context, o Options) (*Report, error) {
 	if rep.UpdateService, err = WriteUpdateService(l.Job.OutDir, rep.Content.Images, l.Job.Target.Host, l.Job.Target.Namespace); err != nil {
 		return rep, err
 	}
-	if rep.CatalogConfigs, err = WriteCatalogConfigs(ctx, l.Job.OutDir, rep.Content.Catalogs, o); err != nil {
+	if rep.CatalogConfigs, err = WriteCatalogConfigs(ctx, l.Job.OutDir, rep.Content.Catalogs, o, o.Dest); err != nil {
 		return rep, err
 	}
 	if copyErr != nil {
