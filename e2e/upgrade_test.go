@@ -3,15 +3,23 @@
 package e2e
 
 import (
+	"archive/tar"
+	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/regclient/regclient"
+	"github.com/regclient/regclient/config"
+	"github.com/regclient/regclient/types/manifest"
+	"github.com/regclient/regclient/types/ref"
 
 	"github.com/bootstrap-dev/bootstrap/e2e/lab/harness"
 	"github.com/bootstrap-dev/bootstrap/internal/mirror"
@@ -209,24 +217,73 @@ func checkDelta(t *testing.T, l *testLab, up *harness.Updates, delta, before mir
 // catalogs it mirrored (TestMirrorCommandFilteredCatalogSneakernet), filtered to what it carried.
 func carryCatalogs(t *testing.T, l *testLab, source, dir string) {
 	t.Helper()
-	o := mirror.DefaultOptions(mirror.Endpoint{})
-	o.Source = mirror.Endpoint{CAFile: filepath.Join(l.Dir, harness.CAFile)}
-	o.SourceRegistry = source
+	ca, err := os.ReadFile(filepath.Join(l.Dir, harness.CAFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := regclient.New(regclient.WithConfigHost(config.Host{Name: source, RegCert: string(ca)}))
 	for _, minor := range []string{"4.19", "4.20", "4.21"} {
 		for repo, cs := range map[string]string{"redhat-operator-index": harness.CatalogRedHat, "certified-operator-index": harness.CatalogCertified} {
-			dc, err := mirror.ReadCatalog(t.Context(), "registry.redhat.io/redhat/"+repo+":v"+minor, "linux/amd64", o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			files, err := mirror.WriteFBC(dc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for name, b := range files {
-				writeAt(t, filepath.Join(dir, upgrade.CatalogsDir, minor, cs, name), b)
+			n := catalogConfigs(t, rc, source+"/redhat/"+repo+":v"+minor, filepath.Join(dir, upgrade.CatalogsDir, minor, cs))
+			if n == 0 {
+				t.Fatalf("%s:v%s has no configs", repo, minor)
 			}
 		}
 	}
+}
+
+// catalogConfigs writes the files under configs/ of the last layer of image that has any (the
+// catalog's configs layer, below its cache layer) into dir and returns how many.
+func catalogConfigs(t *testing.T, rc *regclient.RegClient, image, dir string) int {
+	t.Helper()
+	r, err := ref.New(image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := rc.ManifestGet(t.Context(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls, err := m.(manifest.Imager).GetLayers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := len(ls) - 1; i >= 0; i-- {
+		br, err := rc.BlobGet(t.Context(), r, ls[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		tr := tar.NewReader(zr)
+		for {
+			h, err := tr.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := strings.TrimPrefix(h.Name, "/")
+			if h.Typeflag != tar.TypeReg || !strings.HasPrefix(name, "configs/") || strings.Contains(name, "..") {
+				continue
+			}
+			b, err := io.ReadAll(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeAt(t, filepath.Join(dir, strings.TrimPrefix(name, "configs/")), b)
+			n++
+		}
+		_ = br.Close()
+		if n > 0 {
+			return n
+		}
+	}
+	return 0
 }
 
 type labSiteFields struct {
