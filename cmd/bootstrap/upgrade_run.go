@@ -84,6 +84,9 @@ Exit codes: 0 pass (warnings allowed), 2 a check failed.`,
 			if err != nil {
 				return err
 			}
+			if err := p.CheckCurrent(v.CV.History); err != nil {
+				return refused(cmd, g, err)
+			}
 			var acks []string
 			for _, a := range p.Hops[0].Acks {
 				acks = append(acks, a.Key)
@@ -137,6 +140,13 @@ The rollback contract of each hop is printed first; it must be accepted (by name
 			p, c, err := f.load(g)
 			if err != nil {
 				return err
+			}
+			v, err := upgrade.ReadView(cmd.Context(), c, time.Now())
+			if err != nil {
+				return err
+			}
+			if err := p.CheckCurrent(v.CV.History); err != nil { // a plan the cluster has left
+				return refused(cmd, g, err)
 			}
 			if sigDir != "" {
 				files, err := filepath.Glob(filepath.Join(sigDir, "*.yaml"))

@@ -84,4 +84,19 @@ func TestUpgradePreflightAndRunCommands(t *testing.T) {
 	if j2, _ := os.ReadFile(filepath.Join(dir, ".bootstrap", "upgrade", "journal.jsonl")); bytes.Count(j2, []byte(`"4.18.5/desired-update"`)) != 1 {
 		t.Error("the second run journaled desired-update again")
 	}
+	// a plan older than the cluster (made at 4.16.30, the cluster is at 4.18.5 now) is refused
+	old, _ := json.Marshal(upgrade.Plan{From: "4.16.30", To: "4.17.10", Hops: []upgrade.Hop{{From: "4.16.30", To: "4.17.10", Payload: upgradetest.Payload("4.17.10")}}})
+	if err := os.WriteFile(pf, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, verb := range []string{"preflight", "run"} {
+		args := []string{"upgrade", verb, "--plan", pf, "--kubeconfig", kc}
+		if verb == "run" {
+			args = append(args, "--accept-rollback-contract", "Jane Doe")
+		}
+		code, _, errs = exec("", args...)
+		if code != exitInvalid || !strings.Contains(errs, "the cluster is at 4.18.5 now") || !strings.Contains(errs, "remedy: plan again") {
+			t.Errorf("%s with a plan older than the cluster: exit %d\n%s", verb, code, errs)
+		}
+	}
 }

@@ -72,6 +72,9 @@ type Report struct {
 	Dir string
 	// Split says that the run wrote a split disk mirror (archive parts).
 	Split bool
+	// CatalogConfigs are the catalogs/<minor>/<CatalogSource>/ directories written into OutDir
+	// for upgrade plan (catalogconfigs.go).
+	CatalogConfigs []string
 }
 
 // Load resolves a job into images bound for o.Dest. For a disk mirror it sets o.SourceDir
@@ -162,6 +165,9 @@ func (l *Loaded) Run(ctx context.Context, o Options) (*Report, error) {
 		return rep, err
 	}
 	if rep.UpdateService, err = WriteUpdateService(l.Job.OutDir, rep.Content.Images, l.Dest.Host, l.Dest.Namespace); err != nil {
+		return rep, err
+	}
+	if rep.CatalogConfigs, err = WriteCatalogConfigs(ctx, l.Job.OutDir, rep.Content.Catalogs, o, o.Dest.Endpoint()); err != nil {
 		return rep, err
 	}
 	if copyErr != nil {

@@ -202,3 +202,19 @@ func TestGraphTrueBuildsGraphImageAndUpdateService(t *testing.T) {
 		t.Fatalf("config %s", cfg)
 	}
 }
+
+// One --update-url names the graph-data too: beside the graph endpoint, as api.openshift.com
+// lays them out; an explicit URL wins; anything else falls back to the public one.
+func TestGraphDataURLFor(t *testing.T) {
+	for _, tc := range [][3]string{
+		{"http://127.0.0.1:9/api/upgrades_info/v1/graph", "", "http://127.0.0.1:9/api/upgrades_info/graph-data"},
+		{DefaultUpdateURL, "", DefaultGraphDataURL},
+		{"http://osus.example/api/upgrades_info/v1/graph", "http://files.example/gd.tgz", "http://files.example/gd.tgz"},
+		{"http://osus.example/graph", "", DefaultGraphDataURL},
+		{"", "", DefaultGraphDataURL},
+	} {
+		if got := GraphDataURLFor(tc[0], tc[1]); got != tc[2] {
+			t.Errorf("GraphDataURLFor(%q, %q) = %q, want %q", tc[0], tc[1], got, tc[2])
+		}
+	}
+}

@@ -26,6 +26,31 @@
 //   - nvidia-matrix.yaml, embedded: the NVIDIA GPU and Network operators' OpenShift ranges, the
 //     driver image's OS suffix per minor, and releases NVIDIA says not to use (nvidia.go).
 //
+// No differential test against the cluster-version operator's precondition code, and why. The
+// checks we mirror are in the CVO's pkg/payload/precondition/clusterversion: GiantHop (a target
+// more than one minor beyond status.desired, or another major, is refused: our one minor per
+// hop), Upgradeable (ClusterVersion Upgradeable=False blocks a minor update, not a z-stream:
+// the gate blocks the first minor hop), with rollback, recommendedupdate and etcdbackup beside
+// them. Linking them the way the installercheck module links the installer's validation would
+// mean a separate module on
+// github.com/openshift/cluster-version-operator, which publishes no semver tags (pseudo-versions
+// only) and whose preconditions read ClusterVersion through openshift/client-go listers: the
+// module pulls openshift/api, openshift/client-go, library-go, k8s.io/{api, apimachinery,
+// client-go, apiextensions-apiserver, kube-aggregator} and prometheus at the CVO's own pins, a
+// cold build of the same order as installercheck's (424-650 s measured on two cores; the CVO's
+// was not built here), to compare about 150 lines of condition and version arithmetic. We
+// compare against the reading instead: TestEdgesTheCVODrops (graph.go's parsing as
+// pkg/cincinnati does), TestPlanRefuses (two minors up gives two hops, never one) and the
+// Upgradeable=False verdicts in gate_test.go; revisit when the CVO splits the preconditions
+// into a module of their own.
+//
+// NVIDIA matrix entries marked confirmed: false (nvidia-matrix.yaml): driverImageOS for 4.20 and
+// 4.21 (-rhel9.6 carried forward from NVIDIA's "4.19 and later" sentence, not read per minor),
+// and every operator range and default driver (GPU Operator 24.6, 24.9, 25.3, 25.10; Network
+// Operator 24.10, 25.1, 25.4, 25.7): they were entered in an air-gapped session without NVIDIA's
+// platform-support pages at hand, so each verdict drawn from them says "entry not confirmed
+// against its source page" until a reviewed commit checks the page and flips the flag.
+//
 // Plan (plan.go) is a pure function of those inputs: the same inputs give a byte-identical plan.
 // It never prints and never touches a cluster; cmd/bootstrap renders it.
 package upgrade
