@@ -227,6 +227,9 @@ func (r *runner) close(ctx context.Context) (any, error) {
 		if h := v.CV.History; len(h) == 0 || h[0].State != "Completed" || h[0].Version != r.o.Hop.To {
 			return false, "history not Completed"
 		}
+		if msg := r.backInPool(v, node); msg != "" {
+			return false, msg
+		}
 		for _, p := range v.Pools {
 			if !p.Done() {
 				return false, "MachineConfigPool/" + p.Name + " not updated"
@@ -238,4 +241,23 @@ func (r *runner) close(ctx context.Context) (any, error) {
 		return nil, err
 	}
 	return map[string]any{"history": v.CV.History[0], "canaryRemoved": node != ""}, nil
+}
+
+// backInPool says what is left before the canary node runs the worker pool's config again
+// (empty when it does): leaving the canary pool is a config change of its own (the rendered
+// name differs), and the next hop's preflight must not find the worker pool mid-update.
+func (r *runner) backInPool(v *View, node string) string {
+	if node == "" {
+		return ""
+	}
+	w := v.Pool("worker")
+	if w == nil {
+		return ""
+	}
+	for _, n := range v.Nodes {
+		if n.Name == node && (n.Current != w.RenderedSpec || n.Desired != n.Current || n.State != "Done") {
+			return fmt.Sprintf("node %s back in pool worker: current %q desired %q state %q", node, n.Current, n.Desired, n.State)
+		}
+	}
+	return ""
 }
