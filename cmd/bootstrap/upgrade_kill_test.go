@@ -70,7 +70,7 @@ func TestUpgradeRunKilledBetweenDesiredUpdateAndJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	args, _ := json.Marshal([]string{"--dir", filepath.Join(dir, ".bootstrap"), "upgrade", "run", "--plan", pf, "--kubeconfig", kc,
-		"--soak", "0s", "--poll", "50ms", "--accept-rollback-contract", "Jane Doe"})
+		"--soak", "0s", "--poll", "50ms", "--accept-rollback-contract", "Jane Doe", "--no-etcd-backup", "the lab has no etcd"})
 	run := func() (killed bool, code int, out string) {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestUpgradeChild$")
 		cmd.Env = append(os.Environ(), upgradeChildEnv+"="+string(args))

@@ -13,7 +13,7 @@ import (
 // unpause only the canary runs the hop's release while the other workers still run the one
 // before, and each hop sets spec.desiredUpdate exactly once.
 func TestRunTwoHopsCanaryPerHop(t *testing.T) {
-	l := newLab(t, upgradetest.LabOptions{Version: "4.17.10"}, upgradetest.Faults{})
+	l := newLab(t, upgradetest.LabOptions{Version: "4.17.10", GPU: []string{"w0", "w1"}}, upgradetest.Faults{})
 	j := &upgradetest.Journal{}
 	hops := []upgrade.Hop{
 		{From: "4.17.10", To: "4.18.5", Payload: upgradetest.Payload("4.18.5")},
@@ -43,6 +43,23 @@ func TestRunTwoHopsCanaryPerHop(t *testing.T) {
 			}
 			if atUnpause[k] != want {
 				t.Errorf("hop %s: at unpause %s ran %s, want %s", h.To, n, atUnpause[k], want)
+			}
+		}
+		var ev upgrade.NodeEvidence
+		j.Done(h.To+"/"+upgrade.StepCanaryDone, &ev)
+		build := upgradetest.OSBuild(h.To)
+		if ev.Node != o.Canary || ev.OSBuild != build || !strings.Contains(ev.OSImage, build) || ev.OSImageBefore == ev.OSImage ||
+			!strings.Contains(ev.DriverPod, "nvidia-driver-daemonset-"+build+"-"+o.Canary) ||
+			len(ev.Blacklist) != 1 || !strings.Contains(ev.Blacklist[0], "irdma: blacklisted in rendered-worker-canary-"+h.To) {
+			t.Errorf("hop %s: canary evidence %+v", h.To, ev)
+		}
+		var closed struct {
+			Nodes map[string][]upgrade.Transition
+		}
+		j.Done(h.To+"/"+upgrade.StepClose, &closed)
+		for n, pool := range map[string]string{"m0": "master", "w2": "worker"} {
+			if tr := closed.Nodes[n]; len(tr) != 1 || tr[0].Config != upgradetest.Rendered(pool, h.To) || tr[0].At.IsZero() {
+				t.Errorf("hop %s: %s's journaled transitions %+v, want one to %s", h.To, n, tr, upgradetest.Rendered(pool, h.To))
 			}
 		}
 		if got := l.cvPatch.Load(); got != int32(i+1) {

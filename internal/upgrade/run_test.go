@@ -59,7 +59,7 @@ func newLabSigned(t *testing.T, lo upgradetest.LabOptions, f upgradetest.Faults,
 func (l *lab) opts(t *testing.T) upgrade.RunOptions {
 	return upgrade.RunOptions{
 		Hop:        upgrade.Hop{From: "4.17.10", To: "4.18.5", Payload: upgradetest.Payload("4.18.5")},
-		AcceptedBy: "Jane Doe", Canary: "w0", Soak: 10 * time.Minute, Poll: 25 * time.Millisecond,
+		AcceptedBy: "Jane Doe", Canary: "w0", Soak: 10 * time.Minute, Poll: 25 * time.Millisecond, NoBackup: "the lab has no etcd", Blacklist: []string{"irdma"},
 		Now: l.clock.Now, Progress: func(s string) { t.Log(s) },
 	}
 }
@@ -108,8 +108,8 @@ func TestRunOneHopCanaryFirst(t *testing.T) {
 	if !res.Done {
 		t.Fatal("not done")
 	}
-	want := []string{"contract", "signatures", "canary-pool", "pause", "desired-update-intent", "desired-update", "control-plane",
-		"canary-done", "soak", "unpause", "workers", "close"}
+	want := []string{"contract", "etcd-backup", "signatures", "mirror-config", "install-plans", "canary-pool", "pause", "desired-update-intent", "desired-update", "control-plane",
+		"canary-done", "soak", "unpause", "workers", "close", "install-plans-after"}
 	if got := strings.Join(j.Keys, " "); got != "4.18.5/"+strings.Join(want, " 4.18.5/") {
 		t.Errorf("journal order:\n got %s\nwant %v", got, want)
 	}

@@ -17,6 +17,32 @@ import (
 type watcher struct {
 	r    *runner
 	seen map[string]time.Time
+	// last is each node's config when last seen Done; moved lists the configs each node was
+	// seen Done on after that, with when (the per-node transition times the close step journals).
+	last  map[string]string
+	moved map[string][]Transition
+}
+
+// Transition is a node seen Done on a new rendered config.
+type Transition struct {
+	Config string    `json:"config"`
+	At     time.Time `json:"at"`
+}
+
+// note records per-node transitions seen in v.
+func (w *watcher) note(v *View) {
+	if w.last == nil {
+		w.last, w.moved = map[string]string{}, map[string][]Transition{}
+	}
+	for _, n := range v.Nodes {
+		if n.State != "Done" || n.Current != n.Desired {
+			continue
+		}
+		if b, ok := w.last[n.Name]; ok && b != n.Current {
+			w.moved[n.Name] = append(w.moved[n.Name], Transition{Config: n.Current, At: v.At.UTC()})
+		}
+		w.last[n.Name] = n.Current
+	}
 }
 
 // until polls until done says so, stopping with a *Trip when a threshold is passed.
@@ -29,6 +55,7 @@ func (w *watcher) until(ctx context.Context, what string, done func(v *View) (bo
 		if err != nil {
 			return nil, err
 		}
+		w.note(v)
 		if trip := w.judge(ctx, v); trip != nil {
 			return v, trip
 		}
@@ -177,7 +204,9 @@ func (r *runner) canaryDone(ctx context.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]string{"node": node, "currentConfig": ev.Current, "osImage": ev.OSImage}, nil
+	var c struct{ OSImage string }
+	r.j.Done(r.key(StepCanary), &c)
+	return r.evidence(ctx, node, ev.Current, c.OSImage)
 }
 
 func (r *runner) soak(ctx context.Context) (any, error) {
@@ -240,7 +269,7 @@ func (r *runner) close(ctx context.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"history": v.CV.History[0], "canaryRemoved": node != ""}, nil
+	return map[string]any{"history": v.CV.History[0], "canaryRemoved": node != "", "nodes": r.w.moved}, nil
 }
 
 // backInPool says what is left before the canary node runs the worker pool's config again

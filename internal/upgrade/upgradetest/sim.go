@@ -27,6 +27,8 @@ type Faults struct {
 	StuckOperator string
 	// DegradedNode's machine-config daemon reports Degraded when asked to update.
 	DegradedNode string
+	// DriverNode's GPU driver pod never becomes Ready.
+	DriverNode string
 }
 
 // Sim plays the cluster-version operator and the machine-config operator on a real
@@ -100,6 +102,12 @@ func (s *Sim) reconcile(ctx context.Context) error {
 	}
 	if err := s.mco(ctx); err != nil {
 		return fmt.Errorf("mco: %w", err)
+	}
+	if err := s.rendered(ctx); err != nil {
+		return fmt.Errorf("render: %w", err)
+	}
+	if err := s.gpu(ctx); err != nil {
+		return fmt.Errorf("gpu operator: %w", err)
 	}
 	return nil
 }
