@@ -133,6 +133,12 @@ func stepDetail(step string, raw json.RawMessage) string {
 		return "paused: " + or(strings.Join(d.Pools, ", "), "no pool")
 	case step == upgrade.StepUnpause:
 		return "unpaused: " + or(strings.Join(d.Pools, ", "), "no pool")
+	case step == upgrade.StepIntent:
+		return fmt.Sprintf("about to set desiredUpdate to %s (journaled before the write, so a kill after it is found on resume)", d.DesiredUpdate.Version)
+	case step == upgrade.StepSoak:
+		return "the canary soaked " + d.Soak + " with the other pools paused"
+	case step == upgrade.StepWorkers:
+		return "every pool updated"
 	case step == upgrade.StepDesired:
 		if !d.Written {
 			return fmt.Sprintf("desiredUpdate %s (%s) found set after a kill: %s", d.DesiredUpdate.Version, d.DesiredUpdate.Image, d.Found)
