@@ -53,4 +53,33 @@
 //
 // Plan (plan.go) is a pure function of those inputs: the same inputs give a byte-identical plan.
 // It never prints and never touches a cluster; cmd/bootstrap renders it.
+//
+// Run (run.go) takes one hop of a plan, canary first, through journaled steps: the contract,
+// the etcd backup (backup.go: the cluster's own script over the gather stage's host-key-pinned
+// SSH, files copied to the jump host, hashed and checked against the node's sha256sum), the
+// signature ConfigMaps, the hop's IDMS/ITMS and CatalogSources, the InstallPlans whose every CSV
+// the plan names (installplan.go), the canary pool, the pause, spec.desiredUpdate (intent
+// journaled before, the write after; on resume the ClusterVersion is read, so it is never set
+// twice), then it watches (watch.go) against the product's thresholds (thresholds.go), takes the
+// canary's evidence (evidence.go: OS build, GPU driver pod for that build, module blacklist) and
+// stops with a *Trip; GatherTrip (gather.go) collects what explains one.
+//
+// One journal or the upgrade's own: the upgrade keeps its own, .bootstrap/upgrade/journal.jsonl,
+// written by the same pipeline.Runner (same entry format, hash chain, head witness and lock), one
+// stage per hop (hop-<version>). The reasons:
+//
+//   - lifetime: the day-1 journal describes one install and is finished; upgrades come months
+//     apart, many times. Appending them would make every day-1 command (status, resume, replay)
+//     fold years of hops, and a day-1 stage list that knows nothing of hops;
+//   - the resume rule: day-1 stages are skipped by input fingerprint and Verify against the
+//     site profile; a hop's inputs are a plan and a cluster state, and "done" is read from the
+//     ClusterVersion. Mixing both in one stage list would stale day-1 stages on a new plan;
+//   - the lock: a day-1 `bootstrap report` or `status` must stay possible while a hop runs for
+//     hours; they read the day-1 journal without taking the upgrade's lock;
+//   - the evidence stays one chain per journal, each witnessed by its own journal.head, so the
+//     report can include the upgrade's head hash beside day-1's without re-chaining either.
+//
+// The price: two locks, so a day-1 `replay configure` could run while a hop does. `upgrade run`
+// is for an installed cluster, after handoff; doing both at once is the operator's choice and is
+// not prevented here.
 package upgrade
