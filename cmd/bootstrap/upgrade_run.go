@@ -243,6 +243,7 @@ func runHops(cmd *cobra.Command, g *globals, c *cluster.Client, p *upgrade.Plan,
 		ho.Hop = h
 		if bo != nil {
 			ho.Backup = forHop(*bo, h.To, dir)
+			ho.AfterBackup = forHop(*bo, h.To+"-after", dir)
 		}
 		for _, a := range h.Acks {
 			ho.Acks = append(ho.Acks, a.Key)

@@ -101,7 +101,7 @@ func stepDetail(step string, raw json.RawMessage) string {
 		Written                                              bool
 		Files                                                []upgrade.BackupFile
 		Objects                                              []cluster.Applied
-		Approved, Left, Pools                                []string
+		Approved, Left, Pools, HealthChecks, AlreadyPaused   []string
 		DesiredUpdate                                        upgrade.DesiredUpdate
 		History                                              upgrade.HistoryEntry
 		Nodes                                                map[string][]upgrade.Transition
@@ -112,12 +112,16 @@ func stepDetail(step string, raw json.RawMessage) string {
 		return "skipped: " + d.Skipped
 	case step == upgrade.StepContract:
 		return fmt.Sprintf("rollback contract accepted by %s (text sha256 %s)", d.AcceptedBy, d.SHA256)
-	case step == upgrade.StepBackup:
+	case step == upgrade.StepBackup || step == upgrade.StepAfterBackup:
 		var fs []string
 		for _, f := range d.Files {
 			fs = append(fs, fmt.Sprintf("%s (%d bytes, sha256 %s)", f.Name, f.Size, f.SHA256))
 		}
-		return fmt.Sprintf("etcd backup on %s: %s", d.Node, strings.Join(fs, "; "))
+		when := map[bool]string{true: "before", false: "after"}[step == upgrade.StepBackup]
+		return fmt.Sprintf("etcd backup %s the hop on %s: %s", when, d.Node, strings.Join(fs, "; "))
+	case step == upgrade.StepHealthPause:
+		return fmt.Sprintf("MachineHealthChecks paused (%s): %s; already paused, left as they were: %s", upgrade.MHCPausedAnnotation,
+			or(strings.Join(d.HealthChecks, ", "), "none"), or(strings.Join(d.AlreadyPaused, ", "), "none"))
 	case step == upgrade.StepSignatures || step == upgrade.StepMirror:
 		var objs []string
 		for _, o := range d.Objects {
@@ -169,7 +173,8 @@ func stepDetail(step string, raw json.RawMessage) string {
 				parts = append(parts, fmt.Sprintf("%s %s at %s", n, t.Config, t.At.Format(time.RFC3339)))
 			}
 		}
-		return fmt.Sprintf("history %s %s; node transitions: %s", d.History.Version, d.History.State, or(strings.Join(parts, ", "), "none seen by this run"))
+		return fmt.Sprintf("history %s %s; node transitions: %s; MachineHealthChecks resumed: %s", d.History.Version, d.History.State,
+			or(strings.Join(parts, ", "), "none seen by this run"), or(strings.Join(d.HealthChecks, ", "), "none"))
 	}
 	return cell(raw)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/bootstrap-dev/bootstrap/internal/cluster/clustertest"
 	"github.com/bootstrap-dev/bootstrap/internal/filehash"
@@ -89,6 +90,17 @@ func TestRunTakesTheBackupFirst(t *testing.T) {
 		o := l.opts(t)
 		o.NoBackup = ""
 		o.Backup = func(ctx context.Context) (*upgrade.Backup, error) { return upgrade.TakeBackup(ctx, bo) }
+		historyAtAfter := ""
+		o.AfterBackup = func(ctx context.Context) (*upgrade.Backup, error) {
+			h, _, _ := unstructured.NestedSlice(l.get(t, "cv", "").Object, "status", "history")
+			if len(h) > 0 {
+				e := h[0].(map[string]any)
+				historyAtAfter = e["version"].(string) + " " + e["state"].(string)
+			}
+			ao := bo
+			ao.Dir = filepath.Join(filepath.Dir(bo.Dir), "4.18.5-after")
+			return upgrade.TakeBackup(ctx, ao)
+		}
 		_, err := upgrade.Run(context.Background(), l.c, j, o)
 		if !good {
 			var be *upgrade.BackupError
@@ -106,10 +118,30 @@ func TestRunTakesTheBackupFirst(t *testing.T) {
 		if j.Keys[1] != "4.18.5/"+upgrade.StepBackup || j.Keys[2] != "4.18.5/"+upgrade.StepSignatures {
 			t.Errorf("journal order %v: the backup must come right after the contract", j.Keys)
 		}
-		var rec upgrade.Backup
+		var rec, after upgrade.Backup
 		j.Done("4.18.5/"+upgrade.StepBackup, &rec)
 		if len(rec.Files) != 2 || len(rec.Files[0].SHA256) != 64 || rec.Node != "m0" {
 			t.Errorf("journaled backup %+v", rec)
+		}
+		// The post-hop backup: the same code, after close saw history Completed, journaled
+		// with its own hashes.
+		n := len(j.Keys)
+		if n < 3 || j.Keys[n-3] != "4.18.5/"+upgrade.StepClose || j.Keys[n-2] != "4.18.5/"+upgrade.StepAfterBackup {
+			t.Fatalf("journal %v: the post-hop backup must follow close", j.Keys)
+		}
+		if !j.Done("4.18.5/"+upgrade.StepAfterBackup, &after) || len(after.Files) != 2 || len(after.Files[1].SHA256) != 64 || after.Node != "m0" {
+			t.Errorf("journaled post-hop backup %+v", after)
+		}
+		if !after.At.After(rec.At) {
+			t.Errorf("post-hop backup at %s, not after the pre-hop one at %s", after.At, rec.At)
+		}
+		if historyAtAfter != "4.18.5 Completed" {
+			t.Errorf("the post-hop backup was taken with history %q, want 4.18.5 Completed", historyAtAfter)
+		}
+		if len(after.Files) == 0 || after.Dir == rec.Dir {
+			t.Errorf("post-hop backup %+v beside the pre-hop one in %s", after, rec.Dir)
+		} else if _, err := os.Stat(filepath.Join(after.Dir, after.Files[0].Name)); err != nil {
+			t.Errorf("post-hop backup files in %s (pre-hop in %s): %v", after.Dir, rec.Dir, err)
 		}
 	}
 	// Neither a backup nor a reason: refused before the hop starts.

@@ -31,6 +31,7 @@ const (
 	StepInstallPlans = "install-plans" // the operator updates the plan puts before the hop
 	StepCanary       = "canary-pool"
 	StepPause        = "pause"
+	StepHealthPause  = "health-checks-pause"   // the MachineHealthChecks, resumed by close
 	StepIntent       = "desired-update-intent" // journaled BEFORE desiredUpdate is set
 	StepDesired      = "desired-update"        // journaled AFTER
 	StepControlPlane = "control-plane"
@@ -39,6 +40,7 @@ const (
 	StepUnpause      = "unpause"
 	StepWorkers      = "workers"
 	StepClose        = "close"
+	StepAfterBackup  = "etcd-backup-after"   // the post-hop backup, once history says Completed
 	StepAfterPlans   = "install-plans-after" // those it puts after the hop
 )
 
@@ -77,6 +79,9 @@ type RunOptions struct {
 	// change waits for it. A run without it refuses, unless NoBackup says why there is none.
 	Backup   func(ctx context.Context) (*Backup, error)
 	NoBackup string
+	// AfterBackup takes the post-hop backup, once the close step has seen history Completed
+	// (Backup again when nil: the same script, node and checks, its files beside the first).
+	AfterBackup func(ctx context.Context) (*Backup, error)
 	// Crash, when set, is called after each cluster write and before its journal record, with
 	// the step: a test returns an error there to play a kill between the two.
 	Crash func(step string) error
@@ -179,6 +184,7 @@ func Run(ctx context.Context, c *cluster.Client, j Journal, o RunOptions) (*Resu
 		{StepInstallPlans, func(ctx context.Context) (any, error) { return ApproveInstallPlans(ctx, r.c, r.o.Hop.CSVs(true)) }},
 		{StepCanary, r.canary},
 		{StepPause, r.pause},
+		{StepHealthPause, r.pauseHealthChecks},
 		{StepDesired, r.desired},
 		{StepControlPlane, r.controlPlane},
 		{StepCanaryDone, r.canaryDone},
@@ -186,6 +192,7 @@ func Run(ctx context.Context, c *cluster.Client, j Journal, o RunOptions) (*Resu
 		{StepUnpause, r.unpause},
 		{StepWorkers, r.workers},
 		{StepClose, r.close},
+		{StepAfterBackup, r.afterBackup},
 		{StepAfterPlans, func(ctx context.Context) (any, error) { return ApproveInstallPlans(ctx, r.c, r.o.Hop.CSVs(false)) }},
 	}
 	for _, s := range steps {
@@ -249,6 +256,23 @@ func (r *runner) backup(ctx context.Context) (any, error) {
 	}
 	r.say("%s: etcd backup", r.o.Hop.To)
 	return r.o.Backup(ctx)
+}
+
+// afterBackup takes the post-hop etcd backup: the close step has seen history Completed and
+// every pool updated, so the snapshot is of the hop's release, the one a later restore wants.
+func (r *runner) afterBackup(ctx context.Context) (any, error) {
+	take := r.o.AfterBackup
+	if take == nil {
+		take = r.o.Backup
+	}
+	if take == nil {
+		if strings.TrimSpace(r.o.NoBackup) == "" {
+			return nil, ErrNoBackup
+		}
+		return map[string]string{"skipped": r.o.NoBackup}, nil
+	}
+	r.say("%s: etcd backup after the hop", r.o.Hop.To)
+	return take(ctx)
 }
 
 // mirrorKinds are what the mirror-config step applies.

@@ -109,8 +109,8 @@ func TestRunOneHopCanaryFirst(t *testing.T) {
 	if !res.Done {
 		t.Fatal("not done")
 	}
-	want := []string{"contract", "etcd-backup", "signatures", "mirror-config", "install-plans", "canary-pool", "pause", "desired-update-intent", "desired-update", "control-plane",
-		"canary-done", "soak", "unpause", "workers", "close", "install-plans-after"}
+	want := []string{"contract", "etcd-backup", "signatures", "mirror-config", "install-plans", "canary-pool", "pause", "health-checks-pause", "desired-update-intent", "desired-update", "control-plane",
+		"canary-done", "soak", "unpause", "workers", "close", "etcd-backup-after", "install-plans-after"}
 	if got := strings.Join(j.Keys, " "); got != "4.18.5/"+strings.Join(want, " 4.18.5/") {
 		t.Errorf("journal order:\n got %s\nwant %v", got, want)
 	}

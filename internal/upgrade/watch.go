@@ -240,7 +240,8 @@ func (r *runner) workers(ctx context.Context) (any, error) {
 	return nil, err
 }
 
-// close takes the canary node back into its pool and removes the canary pool.
+// close takes the canary node back into its pool, removes the canary pool, waits for history
+// Completed and every pool updated, then resumes the MachineHealthChecks the hop paused.
 func (r *runner) close(ctx context.Context) (any, error) {
 	node := r.canaryNode()
 	if node != "" {
@@ -269,7 +270,12 @@ func (r *runner) close(ctx context.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"history": v.CV.History[0], "canaryRemoved": node != "", "nodes": r.w.moved}, nil
+	// every node runs its new config: the health checks may judge nodes again
+	resumed, err := r.resumeHealthChecks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"history": v.CV.History[0], "canaryRemoved": node != "", "nodes": r.w.moved, "healthChecks": resumed}, nil
 }
 
 // backInPool says what is left before the canary node runs the worker pool's config again

@@ -55,7 +55,7 @@ func Lab(t testing.TB, d dynamic.Interface, o LabOptions, clock *Clock) {
 	}
 	clean(t, d)
 	t.Cleanup(func() { clean(t, d) })
-	for _, ns := range []string{"openshift-config", "openshift-config-managed", WorkloadNamespace, GPUNamespace} {
+	for _, ns := range []string{"openshift-config", "openshift-config-managed", WorkloadNamespace, GPUNamespace, "openshift-machine-api"} {
 		_, err := d.Resource(clustertest.Namespaces).Create(context.Background(), obj("v1", "Namespace", "", ns), metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
