@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/bootstrap-dev/bootstrap/internal/cluster"
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/progress"
 	"github.com/bootstrap-dev/bootstrap/internal/stages"
@@ -43,9 +44,9 @@ func (f *upgradeFlags) load(g *globals) (*upgrade.Plan, *cluster.Client, error) 
 	if f.plan == "" {
 		return nil, nil, usageError{errors.New("--plan FILE is required: write it with bootstrap upgrade plan --to VERSION -o json > plan.json")}
 	}
-	b, err := os.ReadFile(f.plan)
+	b, err := fsroot.ReadFile(f.plan, fsroot.Plan) // a plain file within the plan's cap, never a FIFO
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, usageError{fmt.Errorf("--plan: %w", err)}
 	}
 	var p upgrade.Plan
 	if err := json.Unmarshal(b, &p); err != nil || len(p.Hops) == 0 {

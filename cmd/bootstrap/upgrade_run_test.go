@@ -107,7 +107,7 @@ func TestUpgradePreflightAndRunCommands(t *testing.T) {
 		snapSum, _, _ = filehash.SHA256(snaps[0])
 	}
 	for _, want := range []string{"## Upgrade", "upgrade's own journal: ", "hash chain **verified**", "### hop-4.18.5: succeeded",
-		"rollback contract accepted by Jane Doe", "etcd backup on m0: snapshot_", "sha256 " + snapSum, "paused: worker", "unpaused: worker",
+		"rollback contract accepted by Jane Doe", "etcd backup before the hop on m0: snapshot_", "sha256 " + snapSum, "etcd backup after the hop on m0: snapshot_", "paused: worker", "unpaused: worker",
 		"desiredUpdate set to 4.18.5", "about to set desiredUpdate to 4.18.5", "every pool updated", "signature verified by the CVO: true", "canary w0 on rendered-worker-canary-4.18.5",
 		"irdma: blacklisted in rendered-worker-canary-4.18.5", "node transitions: m0 rendered-master-4.18.5 at"} {
 		if !strings.Contains(out, want) {

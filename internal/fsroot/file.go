@@ -30,6 +30,8 @@ const (
 	Log      Kind = "log"                             // bootstrap's own logs and child logs, read back
 	StateLog Kind = "work dir state log"              // mirror-blobs.log, mirror-repositories.log: read as a stream
 	Stream   Kind = "stream (archive part, ISO, ...)" // read as a stream: no cap here, the reader bounds it
+	Plan     Kind = "upgrade plan"                    // what `upgrade plan -o json` wrote, read by `upgrade run`
+	State    Kind = "captured cluster state"          // what `upgrade capture` wrote, read by `upgrade plan`
 )
 
 // Max is the cap of a kind in bytes; 0 means none (the file is streamed and its reader bounds it).
@@ -37,7 +39,7 @@ func (k Kind) Max() int64 {
 	switch k {
 	case Profile, ISC, Secret:
 		return 4 << 20
-	case Content, StateLog:
+	case Content, StateLog, State:
 		return 256 << 20
 	case Index, Manifest:
 		return 64 << 20
@@ -45,7 +47,7 @@ func (k Kind) Max() int64 {
 		return 64 << 10
 	case PEM:
 		return 8 << 20
-	case Log:
+	case Log, Plan:
 		return 16 << 20
 	}
 	return 0

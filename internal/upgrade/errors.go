@@ -27,7 +27,12 @@ type Refusal struct {
 	File string `json:"file,omitempty"`
 	Msg  string `json:"message"`
 	Fix  string `json:"remedy,omitempty"`
+	// Err is the underlying error, when one is (fsroot's refusals of a file): errors.Is/As see it.
+	Err error `json:"-"`
 }
+
+// Unwrap returns the underlying error.
+func (r *Refusal) Unwrap() error { return r.Err }
 
 func (r *Refusal) Error() string {
 	if r.File != "" {

@@ -3,13 +3,13 @@ package upgrade
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"sort"
 	"strings"
 
 	"github.com/blang/semver/v4"
 	"sigs.k8s.io/yaml"
+
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 )
 
 // State is what the plan needs to know of the cluster, read from its objects.
@@ -112,7 +112,7 @@ type object struct {
 	Items  []json.RawMessage `json:"items"`
 }
 
-// maxStateBytes bounds a captured state file.
+// maxStateBytes bounds a captured state file (fsroot.State's cap, for bytes given directly).
 const maxStateBytes = 256 << 20
 
 // ParseState reads a captured cluster state: a Kubernetes List (YAML or JSON, what `oc get
@@ -352,16 +352,14 @@ func (st *State) csv(ns, name string) *CSV {
 	return nil
 }
 
-// ReadState reads a captured state file (at most maxStateBytes).
+// ReadState reads a captured state file: a regular file (a FIFO or device is refused without
+// blocking) of at most fsroot.State's cap (maxStateBytes), the cap named when refused.
 func ReadState(path string) (*State, error) {
-	f, err := os.Open(path)
+	b, err := fsroot.ReadFile(path, fsroot.State)
 	if err != nil {
-		return nil, refuse(ReasonState, path, "pass --state the file a capture wrote", "%v", err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxStateBytes+1))
-	if err != nil {
-		return nil, refuse(ReasonState, path, "", "%v", err)
+		r := refuse(ReasonState, path, "pass --state the file a capture wrote (a plain file, at most 256 MiB)", "%v", err)
+		r.Err = err
+		return nil, r
 	}
 	return ParseState(path, b)
 }
