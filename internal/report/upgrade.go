@@ -98,6 +98,7 @@ func readUpgrade(workDir string) (*Upgrade, error) {
 func stepDetail(step string, raw json.RawMessage) string {
 	var d struct {
 		AcceptedBy, SHA256, Skipped, Node, Pool, Soak, Found string
+		MaxUnavailable                                       string
 		Written                                              bool
 		Files                                                []upgrade.BackupFile
 		Objects                                              []cluster.Applied
@@ -136,7 +137,11 @@ func stepDetail(step string, raw json.RawMessage) string {
 	case step == upgrade.StepPause:
 		return "paused: " + or(strings.Join(d.Pools, ", "), "no pool")
 	case step == upgrade.StepUnpause:
-		return "unpaused: " + or(strings.Join(d.Pools, ", "), "no pool")
+		s := "unpaused: " + or(strings.Join(d.Pools, ", "), "no pool")
+		if d.MaxUnavailable != "" {
+			s += " (maxUnavailable " + d.MaxUnavailable + ")"
+		}
+		return s
 	case step == upgrade.StepIntent:
 		return fmt.Sprintf("about to set desiredUpdate to %s (journaled before the write, so a kill after it is found on resume)", d.DesiredUpdate.Version)
 	case step == upgrade.StepSoak:

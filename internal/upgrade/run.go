@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/bootstrap-dev/bootstrap/internal/cluster"
 )
@@ -61,11 +62,15 @@ type RunOptions struct {
 	Signatures []*unstructured.Unstructured
 	// Mirror are the hop's ImageDigestMirrorSets, ImageTagMirrorSets and CatalogSources (the
 	// mirror's outputs for the hop's content), applied before the InstallPlans are approved.
-	Mirror     []*unstructured.Unstructured
-	Acks       []string
-	Soak       time.Duration
-	Thresholds Thresholds
-	Poll       time.Duration
+	Mirror []*unstructured.Unstructured
+	Acks   []string
+	// MaxUnavailable is how many nodes of each pool unpaused after the soak may update at once,
+	// an int or a percent as MachineConfigPool spec.maxUnavailable takes it; nil leaves each
+	// pool's own setting (the MCO's default: one).
+	MaxUnavailable *intstr.IntOrString
+	Soak           time.Duration
+	Thresholds     Thresholds
+	Poll           time.Duration
 	// Now is the clock (time.Now when nil); tests compress it with the thresholds.
 	Now      func() time.Time
 	Progress func(string)
@@ -367,7 +372,11 @@ func (r *runner) pause(ctx context.Context) (any, error) {
 }
 
 func (r *runner) setPaused(ctx context.Context, pool string, paused bool) error {
-	patch := []byte(fmt.Sprintf(`{"spec":{"paused":%t}}`, paused))
+	spec := map[string]any{"paused": paused}
+	if !paused && r.o.MaxUnavailable != nil {
+		spec["maxUnavailable"] = r.o.MaxUnavailable
+	}
+	patch, _ := json.Marshal(map[string]any{"spec": spec})
 	_, err := r.c.Patch(ctx, cluster.Ref{APIVersion: "machineconfiguration.openshift.io/v1", Kind: "MachineConfigPool", Name: pool}, patch)
 	if err != nil {
 		return fmt.Errorf("set MachineConfigPool/%s paused=%t: %w", pool, paused, err)

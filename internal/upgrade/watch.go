@@ -225,7 +225,11 @@ func (r *runner) unpause(ctx context.Context) (any, error) {
 			return nil, err
 		}
 	}
-	return map[string]any{"pools": pools}, r.crash(StepUnpause)
+	rec := map[string]any{"pools": pools}
+	if r.o.MaxUnavailable != nil {
+		rec["maxUnavailable"] = r.o.MaxUnavailable.String()
+	}
+	return rec, r.crash(StepUnpause)
 }
 
 func (r *runner) workers(ctx context.Context) (any, error) {

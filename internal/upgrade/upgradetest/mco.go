@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/bootstrap-dev/bootstrap/internal/cluster/clustertest"
 	"github.com/bootstrap-dev/bootstrap/internal/upgrade"
@@ -74,11 +75,8 @@ func (s *Sim) mco(ctx context.Context) error {
 		p := &pl.Items[i]
 		rendered, _, _ := unstructured.NestedString(p.Object, "spec", "configuration", "name")
 		paused, _, _ := unstructured.NestedBool(p.Object, "spec", "paused")
-		maxUnav := int64(1)
-		if m, ok, _ := unstructured.NestedInt64(p.Object, "spec", "maxUnavailable"); ok && m > 0 {
-			maxUnav = m
-		}
 		ns := members[p.GetName()]
+		maxUnav := maxUnavailable(p, len(ns))
 		if rendered == "" && len(ns) > 0 { // a new pool: the MCO renders it at once
 			rendered = strings.Replace(ann(ns[0], upgrade.AnnCurrentConfig), "rendered-worker-", "rendered-"+p.GetName()+"-", 1)
 			_ = unstructured.SetNestedField(p.Object, rendered, "spec", "configuration", "name")
@@ -112,6 +110,29 @@ func (s *Sim) mco(ctx context.Context) error {
 }
 
 func ann(u *unstructured.Unstructured, k string) string { return u.GetAnnotations()[k] }
+
+// maxUnavailable reads spec.maxUnavailable as the MCO does: an int or a percent of the pool's
+// nodes rounded down, unset or below one meaning one.
+func maxUnavailable(p *unstructured.Unstructured, nodes int) int64 {
+	raw, ok, _ := unstructured.NestedFieldNoCopy(p.Object, "spec", "maxUnavailable")
+	if !ok {
+		return 1
+	}
+	var v intstr.IntOrString
+	switch x := raw.(type) {
+	case int64:
+		v = intstr.FromInt32(int32(x))
+	case string:
+		v = intstr.FromString(x)
+	default:
+		return 1
+	}
+	m, err := intstr.GetScaledValueFromIntOrPercent(&v, nodes, false)
+	if err != nil || m < 1 {
+		return 1
+	}
+	return int64(m)
+}
 
 // node moves one node one step: asked to update (when its pool is not paused and fewer than
 // maxUnavailable nodes are updating), draining (held by a PodDisruptionBudget), rebooted.
