@@ -81,5 +81,10 @@ trap 'rm -rf "$corpus"' EXIT
 (cd "$HERE" && phase "rendering the installer corpus into $corpus" \
   go test -count=1 -run '^TestInstallerCorpus$' ./internal/agentiso -installer-corpus "$corpus") >&2
 log "running $BIN"
-cd "$SRC"
-BOOTSTRAP_INSTALLER_CORPUS=$corpus "$BIN" -test.count=1 "$@"
+rc=0
+(cd "$SRC" && BOOTSTRAP_INSTALLER_CORPUS=$corpus "$BIN" -test.count=1 "$@") || rc=$?
+# The binary left the installer's verdict in each case (installer.json): hold validate's findings
+# to the fields the installer's refusals name (TestInstallerAttribution).
+(cd "$HERE" && phase "holding validate's findings to the installer's refusals, field by field" \
+  go test -count=1 -run '^TestInstallerAttribution$' ./internal/agentiso -installer-corpus "$corpus") || rc=$?
+exit $rc

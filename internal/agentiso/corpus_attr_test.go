@@ -65,10 +65,10 @@ func TestInstallerAttribution(t *testing.T) {
 			"spec.networking.clusterNetwork[0]: Invalid value: \"10.128.0.0/24\": prefix length 24 not large enough":              "cluster.networking.clusterNetwork[0].cidr",
 			"invalid install-config configuration: platform.baremetal.apiVIPs: Invalid value: \"fd00:99::5\": IP expected":        "cluster.apiVIPs",
 			"invalid Hosts configuration: Hosts[2].rootDeviceHints.deviceName: Invalid value: \"/dev/disk/by-path/x/\": Device":   "nodes[2].rootDevice",
-			"agent-config: hosts[1].interfaces[0].macAddress: Invalid value: \"c5:cb\": expected unicast mac address":             "nodes[1].bootMAC",
+			"agent-config: hosts[1].interfaces[0].macAddress: Invalid value: \"c5:cb\": expected unicast mac address":             "nodes[1].interfaces[0] nodes[1].bootMAC",
 		} {
-			if got := InstallerFieldPaths(msg); len(got) != 1 || got[0] != want {
-				t.Errorf("InstallerFieldPaths(%q) = %q, want [%s]", msg, got, want)
+			if got := strings.Join(InstallerFieldPaths(msg), " "); got != want {
+				t.Errorf("InstallerFieldPaths(%q) = %s, want %s", msg, got, want)
 			}
 		}
 		return
@@ -118,5 +118,41 @@ func TestInstallerAttribution(t *testing.T) {
 	t.Logf("%d cases refused by both; %d of them by an installer error that names no profile field", both, unplaced)
 	if both < 40 {
 		t.Errorf("only %d cases refused by both: the corpus was not judged completely", both)
+	}
+}
+
+// TestInstallerProblemsAtTheField: a refusal comes back as a validate finding at the line and
+// column of the profile field it names, with the installer's words; a refusal naming no field
+// the mapping knows is one finding at the document.
+func TestInstallerProblemsAtTheField(t *testing.T) {
+	dir := t.TempDir()
+	corpusFiles(t, dir)
+	var text string
+	for _, p := range corpusProfiles {
+		if p.name == "compact" {
+			text = p.siteYAML()
+		}
+	}
+	file := filepath.Join(dir, "compact.yaml")
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := site.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := "failed to fetch AgentClusterInstall Config: failed to generate asset \"AgentClusterInstall Config\": invalid NetworkType configured: spec.networking.clusterNetwork[0].hostPrefix: Invalid value: 26: must be at most 25"
+	ps := InstallerProblems(s, InstallerVerdict{Verdict: "reject", Error: msg})
+	line := 1 + strings.Count(text[:strings.Index(text, "hostPrefix: 23")], "\n")
+	if len(ps) != 1 || ps[0].Path != "cluster.networking.clusterNetwork[0].hostPrefix" || ps[0].Line != line ||
+		ps[0].Severity != site.SeverityError || !strings.Contains(ps[0].Message, "must be at most 25") {
+		t.Fatalf("got %+v, want one error at line %d", ps, line)
+	}
+	ps = InstallerProblems(s, InstallerVerdict{Verdict: "reject", Error: "failed to fetch Agent Installer ISO: something else"})
+	if len(ps) != 1 || ps[0].Path != "" || ps[0].File != file {
+		t.Fatalf("an unmapped refusal: %+v", ps)
+	}
+	if ps := InstallerProblems(s, InstallerVerdict{Verdict: "accept"}); ps != nil {
+		t.Fatalf("accepted, yet %v", ps)
 	}
 }

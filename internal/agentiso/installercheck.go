@@ -129,7 +129,9 @@ var installerPath = regexp.MustCompile(`([A-Za-z][A-Za-z0-9]*(?:\[\d+\])?(?:\.[A
 
 // installerFields maps an installer field path (install-config, agent-config or
 // AgentClusterInstall) to the profile field Render writes it from, longest prefix first. $1 is the
-// list index the installer names, when the pattern has one.
+// list index the installer names, when the pattern has one; "a|b" names every field Render
+// builds the installer's field from (additionalTrustBundle holds the registry's CA and the
+// day-1 trust bundles).
 var installerFields = []struct {
 	re   *regexp.Regexp
 	site string
@@ -149,7 +151,7 @@ var installerFields = []struct {
 	{regexp.MustCompile(`^baseDomain`), "cluster.baseDomain"},
 	{regexp.MustCompile(`^sshKey`), "cluster.sshKeyFile"},
 	{regexp.MustCompile(`^pullSecret`), "registry.authFile"},
-	{regexp.MustCompile(`^additionalTrustBundle`), "day1.trustBundles"},
+	{regexp.MustCompile(`^additionalTrustBundle`), "registry.caFile|day1.trustBundles"},
 	{regexp.MustCompile(`^proxy\.(httpProxy|httpsProxy|noProxy)`), "cluster.proxy.$1"},
 	{regexp.MustCompile(`^proxy`), "cluster.proxy"},
 	{regexp.MustCompile(`^capabilities\.(baselineCapabilitySet|additionalEnabledCapabilities)`), "cluster.capabilities.$1"},
@@ -162,7 +164,8 @@ var installerFields = []struct {
 	{regexp.MustCompile(`^(?i:hosts)\[(\d+)\]\.role`), "nodes[$1].role"},
 	{regexp.MustCompile(`^(?i:hosts)\[(\d+)\]\.rootDeviceHints`), "nodes[$1].rootDevice"},
 	{regexp.MustCompile(`^(?i:hosts)\[(\d+)\]\.interfaces\[(\d+)\]\.name`), "nodes[$1].interfaces[$2].name"},
-	{regexp.MustCompile(`^(?i:hosts)\[(\d+)\]\.interfaces`), "nodes[$1].bootMAC"},
+	{regexp.MustCompile(`^(?i:hosts)\[(\d+)\]\.interfaces\[(\d+)\]`), "nodes[$1].interfaces[$2]|nodes[$1].bootMAC"},
+	{regexp.MustCompile(`^(?i:hosts)\[(\d+)\]\.interfaces`), "nodes[$1].interfaces|nodes[$1].bootMAC"},
 	{regexp.MustCompile(`^(?i:hosts)\[(\d+)\]\.networkConfig`), "nodes[$1].networkConfig"},
 	{regexp.MustCompile(`^(?i:hosts)\[(\d+)\]`), "nodes[$1]"},
 	{regexp.MustCompile(`^(?i:hosts)`), "nodes"},
@@ -181,10 +184,11 @@ func InstallerFieldPaths(msg string) []string {
 			if idx == nil {
 				continue
 			}
-			sp := string(f.re.ExpandString(nil, f.site, p, idx))
-			if !seen[sp] {
-				seen[sp] = true
-				out = append(out, sp)
+			for _, sp := range strings.Split(string(f.re.ExpandString(nil, f.site, p, idx)), "|") {
+				if !seen[sp] {
+					seen[sp] = true
+					out = append(out, sp)
+				}
 			}
 			break
 		}
