@@ -11,8 +11,8 @@ import (
 // reads (InstallerVerdict) to map a refusal back to the site profile's file:line:col.
 const verdictFile = "installer.json"
 
-// verdict is installer.json.
-type verdict struct {
+// installerVerdict is installer.json.
+type installerVerdict struct {
 	// Verdict is "accept" or "reject".
 	Verdict string `json:"verdict"`
 	// Error is the installer's refusal, as it words it.
@@ -22,9 +22,9 @@ type verdict struct {
 // writeVerdict records err (nil: accepted) in file and returns the verdict.
 func writeVerdict(t *testing.T, file string, err error) string {
 	t.Helper()
-	v := verdict{Verdict: "accept"}
+	v := installerVerdict{Verdict: "accept"}
 	if err != nil {
-		v = verdict{Verdict: "reject", Error: err.Error()}
+		v = installerVerdict{Verdict: "reject", Error: err.Error()}
 	}
 	data, jerr := json.Marshal(v)
 	if jerr != nil {
@@ -65,7 +65,7 @@ func TestCheckDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v verdict
+	var v installerVerdict
 	if err := json.Unmarshal(data, &v); err != nil || v.Verdict != "accept" {
 		t.Fatalf("installer.json = %s (%v)", data, err)
 	}
