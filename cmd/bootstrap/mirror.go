@@ -17,7 +17,6 @@ import (
 	"github.com/bootstrap-dev/bootstrap/internal/mirror"
 	"github.com/bootstrap-dev/bootstrap/internal/preflight"
 	"github.com/bootstrap-dev/bootstrap/internal/progress"
-	"github.com/bootstrap-dev/bootstrap/internal/site"
 	"github.com/bootstrap-dev/bootstrap/internal/units"
 )
 
@@ -118,11 +117,7 @@ func runMirror(cmd *cobra.Command, f *mirrorFlags, dest string) error {
 	}
 	outDir := filepath.Join(ws, "working-dir", "cluster-resources")
 	isc, err := mirror.LoadISC(f.config)
-	if iscProbs, ok := mirror.AsISCProblems(err); ok {
-		ps := make(site.Problems, len(iscProbs))
-		for i, p := range iscProbs {
-			ps[i] = site.Problem{Position: p.Position, Path: p.Path, Severity: site.SeverityError, Message: p.Message, Remedy: p.Remedy}
-		}
+	if ps, ok := mirror.AsISCProblems(err); ok {
 		// Every problem, as validate shows a profile's: a line each on stderr (remedy below),
 		// or a "problem" JSON line each; the error only summarizes.
 		if j := jsonOut(cmd); j != nil {

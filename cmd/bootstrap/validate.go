@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -47,7 +48,7 @@ Exit code 3 when the profile is invalid; warnings alone do not fail.`,
 			if err := printProblems(cmd, file, ps, chosen); err != nil {
 				return err
 			}
-			return ps.Err()
+			return site.Invalid(ps)
 		},
 	}
 	cmd.Flags().StringP("file", "f", "site.yaml", "the site profile")
@@ -69,7 +70,7 @@ type validateReport struct {
 }
 
 // jsonProblems writes one "problem" line per problem and leaves the summary as the result.
-func jsonProblems(cmd *cobra.Command, j *jsonLines, file string, ps site.Problems, chosen []site.Chosen) {
+func jsonProblems(cmd *cobra.Command, j *jsonLines, file string, ps finding.List, chosen []site.Chosen) {
 	for _, p := range ps {
 		j.line("problem", p)
 	}
@@ -77,7 +78,7 @@ func jsonProblems(cmd *cobra.Command, j *jsonLines, file string, ps site.Problem
 	setResult(cmd, validateReport{File: file, Valid: errs == 0, Errors: errs, Warnings: warns, Defaults: chosen})
 }
 
-func printProblems(cmd *cobra.Command, file string, ps site.Problems, chosen []site.Chosen) error {
+func printProblems(cmd *cobra.Command, file string, ps finding.List, chosen []site.Chosen) error {
 	out := cmd.OutOrStdout()
 	if j := jsonOut(cmd); j != nil {
 		jsonProblems(cmd, j, file, ps, chosen)

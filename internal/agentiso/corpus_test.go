@@ -12,6 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -426,7 +427,7 @@ func TestInstallerCorpus(t *testing.T) {
 			if err := os.WriteFile(file, []byte(c.text), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			var ps site.Problems
+			var ps finding.List
 			s, err := site.Load(file)
 			if err != nil {
 				var ok bool
@@ -438,7 +439,7 @@ func TestInstallerCorpus(t *testing.T) {
 			}
 			var errs []string
 			for _, p := range ps {
-				if p.Severity == site.SeverityError {
+				if p.Status == finding.Fail {
 					errs = append(errs, p.String())
 				}
 			}
