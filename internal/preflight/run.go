@@ -16,7 +16,7 @@ import (
 // Defaults for Runner.
 const (
 	DefaultTimeout  = 10 * time.Second
-	DefaultParallel = 8
+	defaultParallel = 8
 	// grace is how long the runner waits past a check's deadline for the check's own (more
 	// specific) result before recording a timeout.
 	grace = 200 * time.Millisecond
@@ -26,7 +26,7 @@ const (
 type Runner struct {
 	// Timeout bounds each check; 0 means DefaultTimeout.
 	Timeout time.Duration
-	// Parallel is how many checks run at once; 0 means DefaultParallel.
+	// Parallel is how many checks run at once; 0 means defaultParallel.
 	Parallel int
 	// Progress, when set, is called once per finished check, from many goroutines.
 	Progress func(CheckResult)
@@ -119,7 +119,7 @@ func (r Runner) Run(ctx context.Context, checks []Check) Report {
 	}
 	par := r.Parallel
 	if par <= 0 {
-		par = DefaultParallel
+		par = defaultParallel
 	}
 	results := make([]CheckResult, len(checks))
 	sem := make(chan struct{}, par)
@@ -155,7 +155,7 @@ const maxMessage = 4 << 10
 
 func runOne(ctx context.Context, c Check, timeout time.Duration) CheckResult {
 	out := runCheck(ctx, c, timeout)
-	out.NeededBy = NeededBy(out.Name, out.Category)
+	out.NeededBy = stagesNeeding(out.Name, out.Category)
 	if m := out.Finding.Message; len(m) > maxMessage {
 		n := maxMessage
 		for n > 0 && !utf8.RuneStart(m[n]) {

@@ -10,49 +10,49 @@ import (
 // The pipeline's stage names a check can be needed by. They are stable words (CLI arguments and
 // journal keys); preflight names them here rather than importing the stages (which import it).
 const (
-	StageMirror    = "mirror"
-	StageISO       = "iso"
-	StageBoot      = "boot"
-	StageInstall   = "install"
-	StageConfigure = "configure"
-	StageHandoff   = "handoff"
+	stageMirror    = "mirror"
+	stageISO       = "iso"
+	stageBoot      = "boot"
+	stageInstall   = "install"
+	stageConfigure = "configure"
+	stageHandoff   = "handoff"
 )
 
-// NeededBy is the stages that need what a check looks at: a failure blocks a run only when one
+// stagesNeeding is the stages that need what a check looks at: a failure blocks a run only when one
 // of them is among the stages it will run. The registry is the mirror's destination and where the
 // nodes pull from; a BMC is boot's; DNS, NTP and the VIPs are the cluster's; Git is handoff's.
 // Referenced files are needed by the stage that reads them, named by their field path. A check
 // this does not know is needed by every stage.
-func NeededBy(name string, cat Category) []string {
+func stagesNeeding(name string, cat Category) []string {
 	switch cat {
 	case CategoryBMC:
-		return []string{StageBoot}
+		return []string{stageBoot}
 	case CategoryGit:
-		return []string{StageHandoff}
+		return []string{stageHandoff}
 	case CategoryDNS:
-		return []string{StageInstall, StageConfigure, StageHandoff}
+		return []string{stageInstall, stageConfigure, stageHandoff}
 	case CategoryNTP, CategoryNetwork:
-		return []string{StageInstall}
+		return []string{stageInstall}
 	case CategoryRegistry:
-		return []string{StageMirror, StageInstall}
+		return []string{stageMirror, stageInstall}
 	case CategoryJumpHost:
 		switch {
 		case strings.HasPrefix(name, "disk "):
-			return []string{StageMirror, StageISO}
+			return []string{stageMirror, stageISO}
 		case strings.HasPrefix(name, "iso "):
-			return []string{StageBoot, StageInstall}
+			return []string{stageBoot, stageInstall}
 		}
 	case CategoryFiles:
 		field := name[strings.IndexByte(name, ' ')+1:]
 		switch {
 		case strings.Contains(field, ".bmc."):
-			return []string{StageBoot}
+			return []string{stageBoot}
 		case strings.HasPrefix(field, "gitops."):
-			return []string{StageHandoff}
+			return []string{stageHandoff}
 		case strings.HasPrefix(field, "registry.") || strings.HasPrefix(field, "mirror."):
-			return []string{StageMirror, StageISO}
+			return []string{stageMirror, stageISO}
 		case strings.HasPrefix(field, "cluster.") || strings.HasPrefix(field, "iso.") || strings.HasPrefix(field, "nodes"):
-			return []string{StageISO}
+			return []string{stageISO}
 		}
 	}
 	return nil

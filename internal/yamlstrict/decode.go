@@ -63,10 +63,10 @@ func Decode(n *yaml.Node, file string, out any, o Options) Result {
 // document is refused instead of eating the jump host's memory.
 const maxNodes = 100_000
 
-// MaxScalar bounds every scalar (keys included) of a document: no value of a profile or an
+// maxScalar bounds every scalar (keys included) of a document: no value of a profile or an
 // ImageSetConfiguration is near it, and a hostile one (a 100 MB image name) is refused as soon as
 // it is met. A field may set a lower bound with a `max:"N"` struct tag (names, references).
-const MaxScalar = 64 << 10
+const maxScalar = 64 << 10
 
 // decoder walks a yaml.Node tree into the Go types strictly, recording the position of every
 // value it meets and collecting every problem instead of stopping at the first.
@@ -78,7 +78,7 @@ type decoder struct {
 	visited int
 	aborted bool
 	hard    bool
-	limit   int // the `max` tag of the field being decoded (0: MaxScalar)
+	limit   int // the `max` tag of the field being decoded (0: maxScalar)
 }
 
 var lineRE = regexp.MustCompile(`line (\d+)`)
@@ -120,9 +120,9 @@ func (d *decoder) visit(n *yaml.Node) bool {
 		return false
 	}
 	d.visited++
-	if n.Kind == yaml.ScalarNode && len(n.Value) > MaxScalar {
+	if n.Kind == yaml.ScalarNode && len(n.Value) > maxScalar {
 		d.hard = true
-		d.addAt(n, "", fmt.Sprintf("a value of %d bytes, more than the %d bytes any value may be", len(n.Value), MaxScalar),
+		d.addAt(n, "", fmt.Sprintf("a value of %d bytes, more than the %d bytes any value may be", len(n.Value), maxScalar),
 			"shorten it (no field of this file needs a value that long)")
 		n.Value = "" // not copied into the decoded values nor into messages
 	}
