@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/cluster"
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 )
 
 // Options is one install to follow.
@@ -126,7 +127,7 @@ func Run(ctx context.Context, o Options, cb Callbacks) (Result, error) {
 func copyKubeconfig(assetDir, workDir string) (string, error) {
 	src := filepath.Join(assetDir, "auth", "kubeconfig")
 	dst := filepath.Join(workDir, "kubeconfig")
-	in, err := os.Open(src)
+	in, err := fsroot.OpenBeneath(src, fsroot.Secret) // the installer's output: a regular file, bounded
 	if err != nil {
 		return "", fmt.Errorf("kubeconfig: %w", err)
 	}

@@ -19,7 +19,7 @@ import (
 // catalog and the graph-data image are built: the base's layers copied from src, the new layer (a
 // gzip'd tar whose uncompressed digest is diffID), the base config cfg with the layer's diff ID
 // and a history entry (createdBy) added, then the manifest, pushed to dst, or by digest into the
-// OCI layout o.DestDir for a disk mirror. Every call is retried as every registry call is. It
+// OCI layout o.Dest.Dir for a disk mirror. Every call is retried as every registry call is. It
 // returns the manifest's digest and the image's size.
 func appendLayer(ctx context.Context, rc *regclient.RegClient, src, dst ref.Ref, layers []descriptor.Descriptor,
 	layer []byte, diffID digest.Digest, cfg map[string]any, createdBy string, o Options) (string, int64, error) {
@@ -37,8 +37,8 @@ func appendLayer(ctx context.Context, rc *regclient.RegClient, src, dst ref.Ref,
 		return "", 0, err
 	}
 	push := dst // a disk mirror's layout holds it by digest; content.json keeps its name
-	if o.DestDir != "" {
-		if push, err = ref.New("ocidir://" + o.DestDir); err != nil {
+	if o.Dest.Dir != "" {
+		if push, err = ref.New("ocidir://" + o.Dest.Dir); err != nil {
 			return "", 0, err
 		}
 	}
@@ -65,7 +65,7 @@ func appendLayer(ctx context.Context, rc *regclient.RegClient, src, dst ref.Ref,
 	if err != nil {
 		return "", 0, err
 	}
-	if o.DestDir != "" {
+	if o.Dest.Dir != "" {
 		push = push.SetDigest(nm.GetDescriptor().Digest.String())
 	}
 	if err := o.retry(ctx, []string{push.Registry}, func(ctx context.Context) error { return rc.ManifestPut(ctx, push, nm) }); err != nil {

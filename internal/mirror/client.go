@@ -40,7 +40,7 @@ func newClient(o Options, sourceHosts ...string) (*regclient.RegClient, error) {
 	}
 	hosts := []config.Host{}
 	if o.Dest.Host != "" {
-		dst, err := hostConfig(o.Dest, conc)
+		dst, err := hostConfig(o.Dest.Endpoint(), conc)
 		if err != nil {
 			return nil, fmt.Errorf("destination %s: %w", o.Dest.Host, err)
 		}

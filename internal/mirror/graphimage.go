@@ -106,13 +106,23 @@ func plannedGraphData(name string) bool {
 		path.Dir(name) == "blocked-edges" && strings.HasSuffix(name, ".yaml")
 }
 
+// GraphDataURLFor is where the graph-data tarball is fetched: graphDataURL when set; else beside
+// an update service's graph endpoint (…/api/upgrades_info/v1/graph → …/api/upgrades_info/graph-data,
+// the layout of api.openshift.com), so one --update-url names both; else DefaultGraphDataURL.
+func GraphDataURLFor(updateURL, graphDataURL string) string {
+	if graphDataURL != "" {
+		return graphDataURL
+	}
+	if base, ok := strings.CutSuffix(updateURL, "/v1/graph"); ok && base != "" {
+		return base + "/graph-data"
+	}
+	return DefaultGraphDataURL
+}
+
 // graphData fetches the graph-data tarball, writes the files upgrade plan reads under
 // dir/graph-data and pushes the graph-data image to dest; it returns their entries and the image.
 func (l *Loaded) graphData(ctx context.Context, o Options, dir string) ([]GraphEntry, ImageResult, error) {
-	u := l.Job.GraphDataURL
-	if u == "" {
-		u = DefaultGraphDataURL
-	}
+	u := GraphDataURLFor(l.Job.UpdateURL, l.Job.GraphDataURL)
 	hc := l.Job.HTTP
 	if hc == nil {
 		hc = defaultHTTP
@@ -139,8 +149,8 @@ func (l *Loaded) graphData(ctx context.Context, o Options, dir string) ([]GraphE
 	if base == "" {
 		base = DefaultGraphBaseImage
 	}
-	host, ns := l.Job.Target.Host, l.Job.Target.Namespace
-	if l.Job.ToDir != "" {
+	host, ns := l.Dest.Host, l.Dest.Namespace
+	if l.Dest.Dir != "" {
 		host, ns = ArchiveHost, ""
 	}
 	dest, err := DestFor(graphImageSourceID, host, ns)

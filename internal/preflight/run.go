@@ -155,7 +155,7 @@ const maxMessage = 4 << 10
 
 func runOne(ctx context.Context, c Check, timeout time.Duration) CheckResult {
 	out := runCheck(ctx, c, timeout)
-	out.NeededBy = stagesNeeding(out.Name, out.Category)
+	out.NeededBy = NeededBy(out.Name, out.Category)
 	if m := out.Finding.Message; len(m) > maxMessage {
 		n := maxMessage
 		for n > 0 && !utf8.RuneStart(m[n]) {

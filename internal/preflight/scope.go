@@ -10,49 +10,49 @@ import (
 // The pipeline's stage names a check can be needed by. They are stable words (CLI arguments and
 // journal keys); preflight names them here rather than importing the stages (which import it).
 const (
-	stageMirror    = "mirror"
-	stageISO       = "iso"
-	stageBoot      = "boot"
-	stageInstall   = "install"
-	stageConfigure = "configure"
-	stageHandoff   = "handoff"
+	StageMirror    = "mirror"
+	StageISO       = "iso"
+	StageBoot      = "boot"
+	StageInstall   = "install"
+	StageConfigure = "configure"
+	StageHandoff   = "handoff"
 )
 
-// stagesNeeding is the stages that need what a check looks at: a failure blocks a run only when one
+// NeededBy is the stages that need what a check looks at: a failure blocks a run only when one
 // of them is among the stages it will run. The registry is the mirror's destination and where the
 // nodes pull from; a BMC is boot's; DNS, NTP and the VIPs are the cluster's; Git is handoff's.
 // Referenced files are needed by the stage that reads them, named by their field path. A check
 // this does not know is needed by every stage.
-func stagesNeeding(name string, cat Category) []string {
+func NeededBy(name string, cat Category) []string {
 	switch cat {
 	case CategoryBMC:
-		return []string{stageBoot}
+		return []string{StageBoot}
 	case CategoryGit:
-		return []string{stageHandoff}
+		return []string{StageHandoff}
 	case CategoryDNS:
-		return []string{stageInstall, stageConfigure, stageHandoff}
+		return []string{StageInstall, StageConfigure, StageHandoff}
 	case CategoryNTP, CategoryNetwork:
-		return []string{stageInstall}
+		return []string{StageInstall}
 	case CategoryRegistry:
-		return []string{stageMirror, stageInstall}
+		return []string{StageMirror, StageInstall}
 	case CategoryJumpHost:
 		switch {
 		case strings.HasPrefix(name, "disk "):
-			return []string{stageMirror, stageISO}
+			return []string{StageMirror, StageISO}
 		case strings.HasPrefix(name, "iso "):
-			return []string{stageBoot, stageInstall}
+			return []string{StageBoot, StageInstall}
 		}
 	case CategoryFiles:
 		field := name[strings.IndexByte(name, ' ')+1:]
 		switch {
 		case strings.Contains(field, ".bmc."):
-			return []string{stageBoot}
+			return []string{StageBoot}
 		case strings.HasPrefix(field, "gitops."):
-			return []string{stageHandoff}
+			return []string{StageHandoff}
 		case strings.HasPrefix(field, "registry.") || strings.HasPrefix(field, "mirror."):
-			return []string{stageMirror, stageISO}
+			return []string{StageMirror, StageISO}
 		case strings.HasPrefix(field, "cluster.") || strings.HasPrefix(field, "iso.") || strings.HasPrefix(field, "nodes"):
-			return []string{stageISO}
+			return []string{StageISO}
 		}
 	}
 	return nil

@@ -23,9 +23,9 @@ func TestScopedToTheStagesThatRun(t *testing.T) {
 		Func("disk /w", CategoryJumpHost, func(context.Context) finding.Finding { return finding.Passf("9 GiB free") }),
 		Func("file gitops.credentials.password.file", CategoryFiles, func(context.Context) finding.Finding { return finding.Passf("ok") }),
 	})
-	all := []string{"preflight", stageMirror, stageISO, stageBoot, stageInstall, stageConfigure, stageHandoff}
+	all := []string{"preflight", StageMirror, StageISO, StageBoot, StageInstall, StageConfigure, StageHandoff}
 
-	mirrorOnly := rep.Scoped([]string{"preflight", stageMirror})
+	mirrorOnly := rep.Scoped([]string{"preflight", StageMirror})
 	if err := mirrorOnly.Err(); err != nil {
 		t.Errorf("a mirror-only run is blocked by checks only boot and install need: %v", err)
 	}
@@ -49,8 +49,8 @@ func TestScopedToTheStagesThatRun(t *testing.T) {
 	if !errors.As(err, &fe) {
 		t.Fatalf("a whole run with a BMC down passes preflight: %v", err)
 	}
-	if !slices.Equal(fe.Blocked, []string{stageBoot, stageInstall, stageConfigure, stageHandoff}) ||
-		!slices.Equal(fe.Proceed, []string{"preflight", stageMirror, stageISO}) {
+	if !slices.Equal(fe.Blocked, []string{StageBoot, StageInstall, StageConfigure, StageHandoff}) ||
+		!slices.Equal(fe.Proceed, []string{"preflight", StageMirror, StageISO}) {
 		t.Errorf("blocked %v, proceed %v", fe.Blocked, fe.Proceed)
 	}
 	if !strings.Contains(err.Error(), "(needed by boot, install, configure, handoff)") {
@@ -59,7 +59,7 @@ func TestScopedToTheStagesThatRun(t *testing.T) {
 	// a check preflight does not know is needed by every stage: nothing proceeds
 	unknown := Runner{}.Run(context.Background(), []Check{
 		Func("something new", Category("other"), func(context.Context) finding.Finding { return finding.Failf("Fix it.", "broken") }),
-	}).Scoped([]string{"preflight", stageMirror})
+	}).Scoped([]string{"preflight", StageMirror})
 	if !errors.As(unknown.Err(), &fe) || len(fe.Proceed) != 0 {
 		t.Errorf("an unknown check's failure does not block every stage: %v", unknown.Err())
 	}

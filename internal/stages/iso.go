@@ -54,9 +54,7 @@ type NodeISO struct {
 func (ISO) Name() string { return NameISO }
 
 // Summary implements pipeline.Stage.
-func (ISO) Summary() string {
-	return "render install-config, agent-config and day-1 manifests; build the agent ISO and per-node views"
-}
+func (ISO) Summary() string { return summary(NameISO) }
 
 type isoInputs struct {
 	Files          agentiso.Digests             `json:"files"`
@@ -198,7 +196,7 @@ func (s ISO) installer(ctx context.Context, env *pipeline.Env, mirror *agentiso.
 			_, err := agentiso.FindInstaller("")
 			return nil, err
 		}
-		o := mirrorpkg.DefaultOptions(mirrorpkg.Endpoint{})
+		o := mirrorpkg.DefaultOptions(mirrorpkg.Dest{})
 		o.Source = mirrorpkg.Endpoint{Host: st.Registry.Host, Insecure: st.Registry.Insecure, CAFile: st.Registry.CAFile, AuthFile: st.Registry.AuthFile}
 		emit(env, pipeline.Event{Kind: pipeline.Info, Step: "installer", Message: "extract openshift-install from the mirrored release " + rel})
 		start := time.Now()

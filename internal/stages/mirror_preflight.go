@@ -32,7 +32,7 @@ func MirrorPreflightChecks(env *pipeline.Env) []preflight.Check {
 	}
 	host := s.Registry.Host
 	name := func(what string) string { return "registry " + host + " " + what }
-	o, target, err := mirrorOptions(env)
+	o, err := mirrorOptions(env)
 	if err != nil {
 		return []preflight.Check{preflight.Func(name("settings"), preflight.CategoryRegistry, func(context.Context) finding.Finding {
 			return finding.Failf("Fix the registry and mirror sections of the site profile.", "%v", err)
@@ -43,7 +43,7 @@ func MirrorPreflightChecks(env *pipeline.Env) []preflight.Check {
 	var once sync.Once
 	var dest []mirror.RegistryCheck
 	run := func(ctx context.Context) []mirror.RegistryCheck {
-		once.Do(func() { dest = mirror.CheckDestination(ctx, o, target.Namespace, push) })
+		once.Do(func() { dest = mirror.CheckDestination(ctx, o, o.Dest.Namespace, push) })
 		return dest
 	}
 	step := func(st, what string) preflight.Check {

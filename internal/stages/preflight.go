@@ -72,9 +72,7 @@ type preflightInputs struct {
 func (Preflight) Name() string { return NamePreflight }
 
 // Summary implements pipeline.Stage.
-func (Preflight) Summary() string {
-	return "read-only checks of the jump host, DNS, VIPs, NTP and referenced files"
-}
+func (Preflight) Summary() string { return summary(NamePreflight) }
 
 // AlwaysRun implements pipeline.AlwaysRunner: the world is checked on every pass. Its output is
 // not an input of later stages.
