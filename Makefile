@@ -10,7 +10,7 @@ LDFLAGS := -s -w $(shell scripts/version.sh)
 # Each long step prints a line when it starts, one every 30 s with the elapsed time, one when it ends.
 PHASE := scripts/phase.sh
 
-.PHONY: help build test testbin opm argocd e2e demo lab bench lint deps clean installercheck fuzz
+.PHONY: help build test testbin opm argocd e2e demo demo-upgrade lab bench lint deps clean installercheck fuzz
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -41,6 +41,9 @@ e2e: deps build testbin argocd ## whole-pipeline tests driving the built binary 
 
 demo: deps build testbin argocd bin/lab ## the whole pipeline against the embedded lab on loopback
 	bin/lab demo --bin $(abspath $(BIN))
+
+demo-upgrade: deps build testbin ## a two-hop upgrade (canary first, etcd backups over SSH) of the simulated cluster, then its report
+	@BOOTSTRAP_BIN=$(abspath $(BIN)) $(GO) test -count=1 -tags e2e -v -run '^TestDemoUpgrade$$' ./e2e/
 
 lab: deps testbin argocd bin/lab ## start the local lab on loopback and print its site profile; Ctrl-C stops it
 	bin/lab up

@@ -5,7 +5,7 @@
 set -euo pipefail
 FUZZTIME=${FUZZTIME:-60s}
 targets=(
-	"./internal/mirror FuzzExtractPart"   # the archive reader (a carried part)
+	"./internal/mirror/tarpart FuzzExtract" # the archive reader (a carried part; a leaf package, so it starts fast)
 	"./internal/mirror FuzzLoadISC"       # the ImageSetConfiguration decoder
 	"./internal/pipeline FuzzJournalRead" # the journal reader
 	"./internal/pipeline FuzzJournalPass"

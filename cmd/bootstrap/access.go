@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 	"github.com/bootstrap-dev/bootstrap/internal/handoff"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/progress"
@@ -59,7 +60,7 @@ func accessOf(dir string, s *site.Site, st pipeline.Status) *Access {
 	domain := ""
 	if s != nil && s.Cluster.Name != "" && s.Cluster.BaseDomain != "" {
 		domain = s.Cluster.Name + "." + s.Cluster.BaseDomain
-	} else if b, err := os.ReadFile(a.Kubeconfig); err == nil {
+	} else if b, err := fsroot.ReadFile(a.Kubeconfig, fsroot.Secret); err == nil {
 		if m := serverLine.FindSubmatch(b); m != nil {
 			host := strings.TrimPrefix(string(m[1]), "https://")
 			host, _, _ = strings.Cut(host, ":")

@@ -418,6 +418,14 @@ mirror:
 	if cs := readFile(t, filepath.Join(res, "cs-operator-index-v4-16-filter.yaml")); !strings.Contains(cs, "image: "+loaded) {
 		t.Errorf("CatalogSource does not name the loaded filtered catalog %s:\n%s", loaded, cs)
 	}
+	// the loaded catalog's configs, read back from the registry, for upgrade plan's gate
+	fbc := filepath.Join(res, "catalogs", "4.16", "cs-operator-index-v4-16-filter")
+	if a := readFile(t, filepath.Join(fbc, "alpha-op", "catalog.json")); !strings.Contains(a, `"name": "alpha-op.v1.2.0"`) || strings.Contains(a, `"name": "alpha-op.v1.0.0"`) {
+		t.Errorf("catalogs/4.16 alpha-op is not the filtered catalog:\n%s", a)
+	}
+	if _, err := os.Stat(filepath.Join(fbc, "gamma-op")); err == nil {
+		t.Error("catalogs/4.16 holds gamma-op, which the filter left out")
+	}
 	if idms := readFile(t, filepath.Join(res, "idms-oc-mirror.yaml")); !strings.Contains(idms, src.Host+"/operators/alpha-op-bundle") || !strings.Contains(idms, dst.Host+"/mirror/operators/alpha-op-bundle") {
 		t.Errorf("idms-oc-mirror.yaml lacks the bundle mirror:\n%s", idms)
 	}

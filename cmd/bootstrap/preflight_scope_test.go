@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/bootstrap-dev/bootstrap/internal/isoserver"
 	"strings"
 	"testing"
 
@@ -33,7 +34,7 @@ func TestPreflightScopedToTheStagesThatRun(t *testing.T) {
 	// run: the real preflight stage (its registry checks left out: nothing here serves one) in
 	// front of stages of the test's own.
 	w := &world{}
-	pipe := func(*stages.ISOServer) []pipeline.Stage {
+	pipe := func(*isoserver.Server) []pipeline.Stage {
 		return []pipeline.Stage{stages.Preflight{}, testStage{"mirror", w}, testStage{"iso", w}, testStage{"boot", w},
 			installStage{testStage{stages.NameInstall, w}}, testStage{"handoff", w}}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/bootstrap-dev/bootstrap/internal/isoserver"
 	"io"
 	"path/filepath"
 	"strings"
@@ -35,14 +36,14 @@ type globals struct {
 
 	// pipeline is the stages run and replay drive, sharing the session's ISO server (nil: the
 	// real ones, stages.WithISOServer; tests drive the console with stages of their own).
-	pipeline func(*stages.ISOServer) []pipeline.Stage
+	pipeline func(*isoserver.Server) []pipeline.Stage
 	// scope is the stages run selects (nil: every stage), handed to the preflight stage.
 	scope     []string
 	fromStart bool // run's window begins with the first stage
 }
 
 // stageList is the pipeline's stages.
-func (g *globals) stageList(iso *stages.ISOServer) []pipeline.Stage {
+func (g *globals) stageList(iso *isoserver.Server) []pipeline.Stage {
 	if g.pipeline != nil {
 		return withScope(g.pipeline(iso), g.scope)
 	}

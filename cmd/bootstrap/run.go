@@ -160,13 +160,8 @@ func (g *globals) withRunner(cmd *cobra.Command, command string, check func(*pip
 	return err
 }
 
-func stageList() []string {
-	var out []string
-	for _, s := range stages.All() {
-		out = append(out, s.Name())
-	}
-	return out
-}
+// stageList is the stage names in order, from the stage table.
+func stageList() []string { return stages.Names() }
 
 func completeStages(cmd *cobra.Command, flags ...string) {
 	for _, f := range flags {

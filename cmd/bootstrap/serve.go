@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/bootstrap-dev/bootstrap/internal/isoserver"
 	"net"
 	"net/url"
 	"os/signal"
@@ -11,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
-	"github.com/bootstrap-dev/bootstrap/internal/stages"
 )
 
 // newServeCmd is `bootstrap serve`: the ISO HTTP server alone (the boot stage starts it itself).
@@ -55,7 +55,7 @@ HEAD, byte ranges, ETags, and one log line per fetch. HTTPS when iso.tlsCert and
 			}
 			defer p.Close()
 			// Each node's URL of the shared ISO carries its token (boot gives them): serve those too.
-			route, err := stages.ISOTokenRoute(work, s)
+			route, err := isoserver.TokenRoute(work, s)
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/bootstrap-dev/bootstrap/internal/isoserver"
 	"io"
 	"log/slog"
 	"os"
@@ -55,7 +56,7 @@ type session struct {
 	runner   *pipeline.Runner
 	renderer progress.Renderer
 	logFile  *os.File
-	iso      *stages.ISOServer
+	iso      *isoserver.Server
 }
 
 func (s *session) Close() {
@@ -113,7 +114,7 @@ func (g *globals) newSession(s *site.Site, command string) (*session, error) {
 			r.Handle(e)
 		}
 	}
-	iso := &stages.ISOServer{}
+	iso := &isoserver.Server{}
 	return &session{
 		iso: iso,
 		runner: &pipeline.Runner{
@@ -133,20 +134,26 @@ func (g *globals) newSession(s *site.Site, command string) (*session, error) {
 	}, nil
 }
 
-// stageNames lists the stages for help text.
-func stageNames() string {
-	var names []string
-	for _, s := range stages.All() {
-		names = append(names, s.Name())
-	}
-	return strings.Join(names, ", ")
-}
+// stageNames lists the stages for help text, from the stage table.
+func stageNames() string { return strings.Join(stages.Names(), ", ") }
 
-// stageHelp is one line per stage, from the runner's own list.
+// stageHelp is one line per stage, from the stage table: its summary, what it needs, and
+// whether --node applies.
 func stageHelp() string {
 	var b strings.Builder
-	for _, s := range stages.All() {
-		fmt.Fprintf(&b, "  %-10s %s\n", s.Name(), s.Summary())
+	for _, i := range stages.Table() {
+		var notes []string
+		if len(i.Needs) > 0 {
+			notes = append(notes, "needs "+strings.Join(i.Needs, ", "))
+		}
+		if i.NodeScoped {
+			notes = append(notes, "--node")
+		}
+		fmt.Fprintf(&b, "  %-10s %s", i.Name, i.Summary)
+		if len(notes) > 0 {
+			fmt.Fprintf(&b, " [%s]", strings.Join(notes, "; "))
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }

@@ -84,6 +84,9 @@ Exit codes: 0 pass (warnings allowed), 2 a check failed.`,
 			if err != nil {
 				return err
 			}
+			if err := p.CheckCurrent(v.CV.History); err != nil {
+				return refused(cmd, g, err)
+			}
 			var acks []string
 			for _, a := range p.Hops[0].Acks {
 				acks = append(acks, a.Key)
@@ -112,7 +115,8 @@ Exit codes: 0 pass (warnings allowed), 2 a check failed.`,
 func newUpgradeRunCmd(g *globals) *cobra.Command {
 	var f upgradeFlags
 	var o upgrade.RunOptions
-	var from, until, sigDir, accepted string
+	var from, until, sigDir, mirrorDir, accepted string
+	var bk backupFlags
 	cmd := &cobra.Command{
 		Use:   "run --plan FILE [--kubeconfig FILE] [--from hop-V] [--until hop-V] [--canary NODE] [--soak D] [--signatures DIR] [--accept-rollback-contract NAME]",
 		Short: "Run the plan's hops, canary first, journaled and resumable; stop and explain on the product's thresholds",
@@ -122,8 +126,19 @@ ConfigMaps (--signatures DIR, *.yaml), a canary pool holding one worker (--canar
 first worker), the other pools paused, spec.desiredUpdate set to the version and the image by
 digest (never force; journaled before and after, and on resume read back from the cluster so it
 is never set twice), then it watches the ClusterVersion history to Completed, the operators at
-the version, the master pool, the canary node to Done; soaks (--soak); unpauses the rest; closes
-(canary pool removed).
+the version, the master pool, the canary node to Done and its evidence (a new OS build; on a GPU
+node the GPU operator's driver pod for that build Ready; the --blacklist modules still blacklisted
+in its rendered config); soaks (--soak); unpauses the rest; closes (canary pool removed). The
+InstallPlans waiting for approval are approved only when every CSV they name is one the plan's
+operator steps name (before the hop those it puts before, after it those after); any other
+stays unapproved and is named in the journal.
+
+Before anything of a hop changes the cluster, the hop's etcd backup is taken: the cluster's
+backup script runs on the control-plane node --backup-node NAME=ADDRESS over SSH (user
+--ssh-user, key --ssh-key, the host key pinned in the work dir's known_hosts as gather does),
+into --backup-dir/<version> there; the snapshot and the static resources are copied to
+upgrade/backups/<version> and journaled with their SHA-256. Without a backup node the run refuses
+unless --no-etcd-backup REASON says why the hop goes without one.
 
 It stops on the thresholds oc adm upgrade status uses — an operator unavailable 20 minutes,
 degraded 40, progressing over 30 (machine-config 90), a drain failing for an hour,
@@ -138,6 +153,13 @@ The rollback contract of each hop is printed first; it must be accepted (by name
 			if err != nil {
 				return err
 			}
+			v, err := upgrade.ReadView(cmd.Context(), c, time.Now())
+			if err != nil {
+				return err
+			}
+			if err := p.CheckCurrent(v.CV.History); err != nil { // a plan the cluster has left
+				return refused(cmd, g, err)
+			}
 			if sigDir != "" {
 				files, err := filepath.Glob(filepath.Join(sigDir, "*.yaml"))
 				if err != nil {
@@ -148,6 +170,21 @@ The rollback contract of each hop is printed first; it must be accepted (by name
 					return err
 				}
 				o.Signatures = append([]*unstructured.Unstructured(nil), objs...)
+			}
+			if mirrorDir != "" {
+				files, err := filepath.Glob(filepath.Join(mirrorDir, "*.yaml"))
+				if err != nil {
+					return err
+				}
+				objs, err := cluster.ReadFiles(files...)
+				if err != nil {
+					return err
+				}
+				for _, u := range objs { // the mirror's outputs hold other files too (updateService.yaml, signatures)
+					if k := u.GetKind(); k == "ImageDigestMirrorSet" || k == "ImageTagMirrorSet" || k == "CatalogSource" {
+						o.Mirror = append(o.Mirror, u)
+					}
+				}
 			}
 			for _, h := range p.Hops {
 				fmt.Fprintln(g.stderr, upgrade.Contract(h, ""))
@@ -160,7 +197,11 @@ The rollback contract of each hop is printed first; it must be accepted (by name
 				return silentError{code: exitInvalid}
 			}
 			o.AcceptedBy = accepted
-			return runHops(cmd, g, c, p, o, pipeline.RunOptions{From: from, Until: until})
+			bo, err := bk.options(g, &o)
+			if err != nil {
+				return err
+			}
+			return runHops(cmd, g, c, p, o, bo, pipeline.RunOptions{From: from, Until: until})
 		},
 	}
 	f.add(cmd)
@@ -169,7 +210,11 @@ The rollback contract of each hop is printed first; it must be accepted (by name
 	cmd.Flags().StringVar(&o.Canary, "canary", "", "the worker node to update first (default: the first worker by name)")
 	cmd.Flags().DurationVar(&o.Soak, "soak", 30*time.Minute, "how long the updated canary runs before the other pools are unpaused")
 	cmd.Flags().DurationVar(&o.Poll, "poll", 10*time.Second, "how often the cluster is read while watching")
+	cmd.Flags().StringSliceVar(&o.Blacklist, "blacklist", []string{"irdma"}, "kernel modules the canary's rendered config must still blacklist after the update (the day-1 blacklist; empty to skip)")
+	cmd.Flags().StringVar(&o.GPUNamespace, "gpu-namespace", upgrade.DefaultGPUNamespace, "the GPU operator's namespace (its driver pods are the GPU canary's evidence)")
+	cmd.Flags().StringVar(&mirrorDir, "mirror-config", "", "the mirror's outputs directory: its ImageDigestMirrorSets, ImageTagMirrorSets and CatalogSources (*.yaml) are applied before the InstallPlans")
 	cmd.Flags().StringVar(&sigDir, "signatures", "", "directory of the hops' signature ConfigMaps (*.yaml), as the mirror wrote them")
+	bk.add(cmd)
 	cmd.Flags().StringVar(&accepted, "accept-rollback-contract", "", "NAME: the person accepting the rollback contract printed before the run")
 	return cmd
 }
@@ -183,7 +228,7 @@ func confirmContract(in io.Reader, w io.Writer) string {
 
 // runHops runs the hops as stages of the upgrade runner, with its own journal and lock in
 // <work dir>/upgrade.
-func runHops(cmd *cobra.Command, g *globals, c *cluster.Client, p *upgrade.Plan, o upgrade.RunOptions, ro pipeline.RunOptions) error {
+func runHops(cmd *cobra.Command, g *globals, c *cluster.Client, p *upgrade.Plan, o upgrade.RunOptions, bo *upgrade.BackupOptions, ro pipeline.RunOptions) error {
 	dir, err := g.workDir()
 	if err != nil {
 		return err
@@ -196,6 +241,9 @@ func runHops(cmd *cobra.Command, g *globals, c *cluster.Client, p *upgrade.Plan,
 	for _, h := range p.Hops {
 		ho := o
 		ho.Hop = h
+		if bo != nil {
+			ho.Backup = forHop(*bo, h.To, dir)
+		}
 		for _, a := range h.Acks {
 			ho.Acks = append(ho.Acks, a.Key)
 		}
@@ -225,6 +273,9 @@ func runHops(cmd *cobra.Command, g *globals, c *cluster.Client, p *upgrade.Plan,
 		return nil
 	case errors.As(err, &trip):
 		fmt.Fprintf(g.stderr, "stopped: %s\n", trip.Sentence())
+		if trip.Gathered != nil {
+			fmt.Fprintf(g.stderr, "gathered: %s (%d files; not read: %d)\n", trip.Gathered.Dir, len(trip.Gathered.Files), len(trip.Gathered.Missing))
+		}
 		return silentError{code: exitFailure}
 	}
 	var pe *upgrade.PreflightError

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/bootstrap-dev/bootstrap/internal/cluster/clustertest"
+	"github.com/bootstrap-dev/bootstrap/internal/filehash"
+	"github.com/bootstrap-dev/bootstrap/internal/gather/sshtest"
 	"github.com/bootstrap-dev/bootstrap/internal/upgrade"
 	"github.com/bootstrap-dev/bootstrap/internal/upgrade/upgradetest"
 )
@@ -64,7 +67,16 @@ func TestUpgradePreflightAndRunCommands(t *testing.T) {
 		t.Fatalf("desiredUpdate set without the contract: %v", du)
 	}
 
-	code, out, errs = exec("", "upgrade", "run", "--plan", pf, "--kubeconfig", kc, "--soak", "0s", "--poll", "50ms", "--accept-rollback-contract", "Jane Doe")
+	code, _, errs = exec("", "upgrade", "run", "--plan", pf, "--kubeconfig", kc, "--soak", "0s", "--accept-rollback-contract", "Jane Doe")
+	if code != exitFailure || !strings.Contains(errs, "--no-etcd-backup REASON") {
+		t.Fatalf("run without a backup node: exit %d\n%s", code, errs)
+	}
+
+	sshd := sshtest.Start(t)
+	script := upgradetest.BackupNode(t, sshd, "")
+	remote := filepath.Join(t.TempDir(), "assets", "backup")
+	backup := []string{"--backup-node", "m0=" + sshd.Addr, "--ssh-key", sshd.KeyFile, "--ssh-user", sshd.User, "--backup-script", script, "--backup-dir", remote}
+	code, out, errs = exec("", append([]string{"upgrade", "run", "--plan", pf, "--kubeconfig", kc, "--soak", "0s", "--poll", "50ms", "--accept-rollback-contract", "Jane Doe"}, backup...)...)
 	if code != 0 || !strings.Contains(out, "every hop of the plan completed") {
 		t.Fatalf("run: exit %d\n%s\n%s", code, out, errs)
 	}
@@ -72,16 +84,59 @@ func TestUpgradePreflightAndRunCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, step := range []string{`"4.18.5/contract"`, `"4.18.5/desired-update-intent"`, `"4.18.5/desired-update"`, `"4.18.5/canary-done"`, `"4.18.5/close"`, `"Jane Doe"`} {
+	snaps, _ := filepath.Glob(filepath.Join(dir, ".bootstrap", "upgrade", "backups", "4.18.5", "snapshot_*.db"))
+	if len(snaps) != 1 {
+		t.Errorf("the hop's snapshot on the jump host: %v", snaps)
+	} else if sum, _, _ := filehash.SHA256(snaps[0]); !bytes.Contains(j, []byte(sum)) {
+		t.Errorf("the journal lacks the snapshot's SHA-256 %s", sum)
+	}
+	if kh, err := os.ReadFile(filepath.Join(dir, ".bootstrap", "known_hosts")); err != nil || !bytes.Contains(kh, []byte(strconv.Itoa(sshd.Port))) {
+		t.Errorf("the node's host key is not pinned in the work dir's known_hosts: %v", err)
+	}
+	for _, step := range []string{`"4.18.5/contract"`, `"4.18.5/etcd-backup"`, `"4.18.5/desired-update-intent"`, `"4.18.5/desired-update"`, `"4.18.5/canary-done"`, `"4.18.5/close"`, `"Jane Doe"`} {
 		if !bytes.Contains(j, []byte(step)) {
 			t.Errorf("journal lacks %s", step)
 		}
 	}
-	code, out, errs = exec("", "upgrade", "run", "--plan", pf, "--kubeconfig", kc, "--soak", "0s", "--accept-rollback-contract", "Jane Doe")
+	code, out, errs = exec("", "report")
+	if code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, errs)
+	}
+	snapSum := ""
+	if len(snaps) == 1 {
+		snapSum, _, _ = filehash.SHA256(snaps[0])
+	}
+	for _, want := range []string{"## Upgrade", "upgrade's own journal: ", "hash chain **verified**", "### hop-4.18.5: succeeded",
+		"rollback contract accepted by Jane Doe", "etcd backup on m0: snapshot_", "sha256 " + snapSum, "paused: worker", "unpaused: worker",
+		"desiredUpdate set to 4.18.5", "about to set desiredUpdate to 4.18.5", "every pool updated", "signature verified by the CVO: true", "canary w0 on rendered-worker-canary-4.18.5",
+		"irdma: blacklisted in rendered-worker-canary-4.18.5", "node transitions: m0 rendered-master-4.18.5 at"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report's upgrade section lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("report:\n%s", out)
+	}
+	code, out, errs = exec("", "upgrade", "run", "--plan", pf, "--kubeconfig", kc, "--soak", "0s", "--accept-rollback-contract", "Jane Doe", "--no-etcd-backup", "done already")
 	if code != 0 {
 		t.Fatalf("second run: exit %d\n%s\n%s", code, out, errs)
 	}
 	if j2, _ := os.ReadFile(filepath.Join(dir, ".bootstrap", "upgrade", "journal.jsonl")); bytes.Count(j2, []byte(`"4.18.5/desired-update"`)) != 1 {
 		t.Error("the second run journaled desired-update again")
+	}
+	// a plan older than the cluster (made at 4.16.30, the cluster is at 4.18.5 now) is refused
+	old, _ := json.Marshal(upgrade.Plan{From: "4.16.30", To: "4.17.10", Hops: []upgrade.Hop{{From: "4.16.30", To: "4.17.10", Payload: upgradetest.Payload("4.17.10")}}})
+	if err := os.WriteFile(pf, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, verb := range []string{"preflight", "run"} {
+		args := []string{"upgrade", verb, "--plan", pf, "--kubeconfig", kc}
+		if verb == "run" {
+			args = append(args, "--accept-rollback-contract", "Jane Doe")
+		}
+		code, _, errs = exec("", args...)
+		if code != exitInvalid || !strings.Contains(errs, "the cluster is at 4.18.5 now") || !strings.Contains(errs, "remedy: plan again") {
+			t.Errorf("%s with a plan older than the cluster: exit %d\n%s", verb, code, errs)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -43,7 +44,7 @@ Exit code 3 when the profile is invalid; warnings alone do not fail.`,
 			var note string
 			if s != nil && !ps.HasErrors() {
 				// the installer's own verdict on what iso would render, where the check binary is
-				var more site.Problems
+				var more finding.List
 				more, note = installerVerdict(cmd.Context(), s)
 				ps = append(ps, more...)
 			}
@@ -54,7 +55,7 @@ Exit code 3 when the profile is invalid; warnings alone do not fail.`,
 			if err := printProblems(cmd, file, ps, chosen, note); err != nil {
 				return err
 			}
-			return ps.Err()
+			return site.Invalid(ps)
 		},
 	}
 	cmd.Flags().StringP("file", "f", "site.yaml", "the site profile")
@@ -78,7 +79,7 @@ type validateReport struct {
 }
 
 // jsonProblems writes one "problem" line per problem and leaves the summary as the result.
-func jsonProblems(cmd *cobra.Command, j *jsonLines, file string, ps site.Problems, chosen []site.Chosen, note string) {
+func jsonProblems(cmd *cobra.Command, j *jsonLines, file string, ps finding.List, chosen []site.Chosen, note string) {
 	for _, p := range ps {
 		j.line("problem", p)
 	}
@@ -86,7 +87,7 @@ func jsonProblems(cmd *cobra.Command, j *jsonLines, file string, ps site.Problem
 	setResult(cmd, validateReport{File: file, Valid: errs == 0, Errors: errs, Warnings: warns, Defaults: chosen, Installer: note})
 }
 
-func printProblems(cmd *cobra.Command, file string, ps site.Problems, chosen []site.Chosen, note string) error {
+func printProblems(cmd *cobra.Command, file string, ps finding.List, chosen []site.Chosen, note string) error {
 	out := cmd.OutOrStdout()
 	if j := jsonOut(cmd); j != nil {
 		jsonProblems(cmd, j, file, ps, chosen, note)

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -16,7 +17,7 @@ const installerOff = "off"
 // installercheck binary (FindInstallerCheck) loads what `bootstrap iso` would render through the
 // agent installer's asset graph. Its refusals come back as findings at the profile fields they
 // name; note says what was asked and of which binary, or why nothing was.
-func installerVerdict(ctx context.Context, s *site.Site) (ps site.Problems, note string) {
+func installerVerdict(ctx context.Context, s *site.Site) (ps finding.List, note string) {
 	bin := agentiso.FindInstallerCheck(os.Getenv)
 	switch bin {
 	case installerOff:

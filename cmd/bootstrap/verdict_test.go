@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/bootstrap-dev/bootstrap/internal/isoserver"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,8 +56,8 @@ func (s installStage) Verify(context.Context, *pipeline.Env) error {
 	return nil
 }
 
-func testPipeline(w *world) func(*stages.ISOServer) []pipeline.Stage {
-	return func(*stages.ISOServer) []pipeline.Stage {
+func testPipeline(w *world) func(*isoserver.Server) []pipeline.Stage {
+	return func(*isoserver.Server) []pipeline.Stage {
 		return []pipeline.Stage{testStage{"preflight", w}, testStage{"mirror", w},
 			installStage{testStage{stages.NameInstall, w}}, testStage{"handoff", w}}
 	}
@@ -70,12 +71,12 @@ func runWith(t *testing.T, w *world, cancel bool, args ...string) (int, string, 
 }
 
 // runWithPipeline runs the CLI on the stages pipe returns.
-func runWithPipeline(t *testing.T, pipe func(*stages.ISOServer) []pipeline.Stage, args ...string) (int, string, string) {
+func runWithPipeline(t *testing.T, pipe func(*isoserver.Server) []pipeline.Stage, args ...string) (int, string, string) {
 	t.Helper()
 	return runPipeline(t, pipe, &world{}, false, args...)
 }
 
-func runPipeline(t *testing.T, pipe func(*stages.ISOServer) []pipeline.Stage, w *world, cancel bool, args ...string) (int, string, string) {
+func runPipeline(t *testing.T, pipe func(*isoserver.Server) []pipeline.Stage, w *world, cancel bool, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	root, g := newRoot(&out, &errb)

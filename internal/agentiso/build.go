@@ -80,7 +80,7 @@ func Build(ctx context.Context, opts BuildOptions) (*BuildResult, error) {
 		return nil, fmt.Errorf("release image %q: the override must point at the mirror by digest", opts.ReleaseImage)
 	}
 	// `version` runs without the override so that the installer reports its own release.
-	vc := exec.CommandContext(ctx, opts.Installer, "version")
+	vc := installerCommand(ctx, opts.Installer, "version")
 	vc.Env = withoutEnv(os.Environ(), "OPENSHIFT_INSTALL_RELEASE_IMAGE_OVERRIDE")
 	out, err := vc.CombinedOutput()
 	if err != nil {
@@ -103,8 +103,7 @@ func Build(ctx context.Context, opts BuildOptions) (*BuildResult, error) {
 	if _, err := opts.Rendered.Write(dir); err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, opts.Installer, "agent", "create", "image", "--dir", dir, "--log-level", "info")
-	dieWithParent(cmd)
+	cmd := installerCommand(ctx, opts.Installer, "agent", "create", "image", "--dir", dir, "--log-level", "info")
 	cmd.Env = os.Environ()
 	if opts.ReleaseImage != "" {
 		cmd.Env = append(cmd.Env, "OPENSHIFT_INSTALL_RELEASE_IMAGE_OVERRIDE="+opts.ReleaseImage)

@@ -7,18 +7,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
 // validateCase writes a corpus case's profile into dir and validates it as `bootstrap validate`
 // does; it returns the loaded profile (nil when it does not load) and the errors.
-func validateCase(t *testing.T, dir string, c corpusCase) (*site.Site, site.Problems) {
+func validateCase(t *testing.T, dir string, c corpusCase) (*site.Site, finding.List) {
 	t.Helper()
 	file := filepath.Join(dir, c.name+".yaml")
 	if err := os.WriteFile(file, []byte(c.text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var ps site.Problems
+	var ps finding.List
 	s, err := site.Load(file)
 	if err != nil {
 		var ok bool
@@ -28,9 +29,9 @@ func validateCase(t *testing.T, dir string, c corpusCase) (*site.Site, site.Prob
 	} else {
 		ps = s.Validate(site.WithLookupEnv(func(string) (string, bool) { return "", false }))
 	}
-	var errs site.Problems
+	var errs finding.List
 	for _, p := range ps {
-		if p.Severity == site.SeverityError {
+		if p.Status == finding.Fail {
 			errs = append(errs, p)
 		}
 	}
@@ -145,7 +146,7 @@ func TestInstallerProblemsAtTheField(t *testing.T) {
 	ps := InstallerProblems(s, InstallerVerdict{Verdict: "reject", Error: msg})
 	line := 1 + strings.Count(text[:strings.Index(text, "hostPrefix: 23")], "\n")
 	if len(ps) != 1 || ps[0].Path != "cluster.networking.clusterNetwork[0].hostPrefix" || ps[0].Line != line ||
-		ps[0].Severity != site.SeverityError || !strings.Contains(ps[0].Message, "must be at most 25") {
+		ps[0].Status != finding.Fail || !strings.Contains(ps[0].Message, "must be at most 25") {
 		t.Fatalf("got %+v, want one error at line %d", ps, line)
 	}
 	ps = InstallerProblems(s, InstallerVerdict{Verdict: "reject", Error: "failed to fetch Agent Installer ISO: something else"})

@@ -50,7 +50,7 @@ func startQuay(t testing.TB) *quayLab {
 	}
 	rc := regclient.New(regclient.WithConfigHost(config.Host{Name: reg.Host, TLS: config.TLSEnabled, RegCert: string(ca), User: "robot", Pass: "s3cret"}))
 	q.b = mirrortest.NewBuilder(rc, 16)
-	q.opts = mirror.DefaultOptions(mirror.Endpoint{})
+	q.opts = mirror.DefaultOptions(mirror.Dest{})
 	q.opts.Source = mirror.Endpoint{Host: reg.Host, CAFile: reg.CAFile, AuthFile: reg.AuthFile}
 	for _, repo := range []string{"openshift-release-dev/ocp-release", "openshift-release-dev/ocp-v4.0-art-dev"} {
 		q.sources = append(q.sources, ImageDigestSource{Source: "quay.io/" + repo, Mirrors: []string{reg.Host + "/ocp/" + repo}})

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/redact"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
@@ -199,7 +200,7 @@ func InstallerFieldPaths(msg string) []string {
 // InstallerProblems turns a refusal into validate findings, one per profile field it names, each
 // at that field's file:line:col; a refusal naming no field it knows is one finding at the
 // document. The message is the installer's own.
-func InstallerProblems(s *site.Site, v InstallerVerdict) site.Problems {
+func InstallerProblems(s *site.Site, v InstallerVerdict) finding.List {
 	if v.Verdict != "reject" {
 		return nil
 	}
@@ -207,10 +208,10 @@ func InstallerProblems(s *site.Site, v InstallerVerdict) site.Problems {
 	if len(paths) == 0 {
 		paths = []string{""}
 	}
-	var ps site.Problems
+	var ps finding.List
 	for _, p := range paths {
-		ps = append(ps, site.Problem{
-			Position: s.At(p), Path: p, Severity: site.SeverityError,
+		ps = append(ps, finding.Finding{
+			Position: s.At(p), Path: p, Status: finding.Fail,
 			Message: "the installer rejects it: " + v.Error,
 			Remedy:  "change the field the installer names; `openshift-install agent create image` would refuse this profile",
 		})

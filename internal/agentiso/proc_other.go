@@ -2,7 +2,13 @@
 
 package agentiso
 
-import "os/exec"
+import (
+	"context"
+	"os/exec"
+)
 
-// dieWithParent has no portable equivalent outside Linux; removeAllRetry covers a straggler.
-func dieWithParent(*exec.Cmd) {}
+// installerCommand has no portable parent-death signal outside Linux; removeAllRetry covers a
+// straggler.
+func installerCommand(ctx context.Context, name string, args ...string) *exec.Cmd {
+	return exec.CommandContext(ctx, name, args...)
+}

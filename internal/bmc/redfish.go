@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
+	"github.com/bootstrap-dev/bootstrap/internal/peerbody"
 	"github.com/bootstrap-dev/bootstrap/internal/redact"
 	"github.com/bootstrap-dev/bootstrap/internal/redirect"
 )
@@ -100,7 +101,11 @@ func (r *raw) doWith(ctx context.Context, method, path string, reqHdr http.Heade
 		return classifyTransport(err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	data, err := io.ReadAll(peerbody.Reader(resp.Body, peerLimits, "Redfish "+method+" "+path))
+	var le *peerbody.LimitError
+	if errors.As(err, &le) {
+		return le
+	}
 	if err != nil {
 		return classifyTransport(err)
 	}
@@ -155,6 +160,12 @@ func parseRedfishError(method, path string, status int, data []byte, sc *redact.
 	e.Message = sc.ClipString(e.Message, maxPeerMessage)
 	return e
 }
+
+// peerLimits bound a Redfish answer read by the raw client: a whole resource (the largest real
+// ones, Dell's manager Attributes, are about 1 MiB) and any one string in it (ids, names, MACs,
+// messages are short; 64 KiB leaves room for a certificate a BMC may show). A BMC answering more
+// is refused with the limit named, after reading at most the cap.
+var peerLimits = peerbody.Limits{Body: 8 << 20, String: 64 << 10}
 
 // maxPeerMessage bounds the text kept from a BMC's error body: enough for any real Redfish
 // message, and a BMC that echoes requests or dumps pages cannot flood the journal and reports.

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 	"github.com/bootstrap-dev/bootstrap/internal/poll"
 )
 
@@ -142,10 +144,28 @@ func (p *Proc) Log() string { return p.log }
 
 // Tail returns the last five lines of the child's log and the log's path.
 func (p *Proc) Tail() string {
-	b, _ := os.ReadFile(p.log)
+	b := logTail(p.log, 64<<10)
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	if len(lines) > 5 {
 		lines = lines[len(lines)-5:]
 	}
 	return fmt.Sprintf("%s (log %s)", strings.Join(lines, " | "), p.log)
+}
+
+// logTail is at most the last n bytes of the log at path: a child that wrote gigabytes costs no
+// more to describe than one that wrote a line. The log is opened through the safe opener (a
+// regular file only: a FIFO put in its place cannot block).
+func logTail(path string, n int64) []byte {
+	f, err := fsroot.OpenFile(path, fsroot.Stream)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() > n {
+		if _, err := f.Seek(fi.Size()-n, io.SeekStart); err != nil {
+			return nil
+		}
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, n))
+	return b
 }

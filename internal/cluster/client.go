@@ -25,6 +25,7 @@ const FieldManager = "bootstrap"
 // Client talks to one cluster through the dynamic client. It is safe for concurrent use.
 type Client struct {
 	dyn    dynamic.Interface
+	raw    rest.Interface // the unversioned REST client, for subresources the dynamic client lacks (pod logs)
 	mapper *mapper
 	// interval is how often waits poll.
 	interval time.Duration
@@ -77,7 +78,7 @@ func New(cfg *rest.Config, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster discovery client: %w", err)
 	}
-	c := &Client{dyn: dyn, mapper: newMapper(rc), interval: 2 * time.Second}
+	c := &Client{dyn: dyn, raw: rc, mapper: newMapper(rc), interval: 2 * time.Second}
 	for _, o := range opts {
 		if err := o(c); err != nil {
 			return nil, err

@@ -28,6 +28,7 @@ const (
 	Secret   Kind = "credentials file"                // pull secrets, registry auth, BMC passwords
 	Manifest Kind = "manifest"                        // YAML/JSON manifests added to the ISO or the cluster
 	Log      Kind = "log"                             // bootstrap's own logs and child logs, read back
+	StateLog Kind = "work dir state log"              // mirror-blobs.log, mirror-repositories.log: read as a stream
 	Stream   Kind = "stream (archive part, ISO, ...)" // read as a stream: no cap here, the reader bounds it
 )
 
@@ -36,7 +37,7 @@ func (k Kind) Max() int64 {
 	switch k {
 	case Profile, ISC, Secret:
 		return 4 << 20
-	case Content:
+	case Content, StateLog:
 		return 256 << 20
 	case Index, Manifest:
 		return 64 << 20

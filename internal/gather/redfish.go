@@ -10,6 +10,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/bootstrap-dev/bootstrap/internal/peerbody"
 	"github.com/bootstrap-dev/bootstrap/internal/redact"
 )
 
@@ -58,7 +59,8 @@ func (r RedfishSEL) get(ctx context.Context, p string, v any) error {
 		sc.AddBasic(r.Username, r.Password)
 		return fmt.Errorf("redfish GET %s: %s: %s", p, resp.Status, sc.Clip(bytes.TrimSpace(b), 512))
 	}
-	return json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(v)
+	// a page of the event log: 64 MiB at most, no one string (a message, an id) over 64 KiB
+	return json.NewDecoder(peerbody.Reader(resp.Body, peerbody.Limits{Body: 64 << 20, String: 64 << 10}, "redfish GET "+p)).Decode(v)
 }
 
 func (r RedfishSEL) all(ctx context.Context, p string) ([]map[string]any, error) {

@@ -25,7 +25,7 @@ func TestArchiveParts(t *testing.T) {
 	dir := t.TempDir()
 	layout := ArchiveLayout(dir)
 	o := e.opts()
-	o.DestDir = layout
+	o.Dest.Dir = layout
 	images, _ := Images(refs[:4], KindAdditional, "", "archive", "")
 	res, err := Copy(ctx(t), images, o)
 	if err != nil {

@@ -56,7 +56,7 @@ func BenchmarkCopyOneBrokenRepo(b *testing.B) {
 	}
 	f.Off.Store(false)
 	o := e.opts()
-	d := DefaultOptions(Endpoint{})
+	d := DefaultOptions(Dest{})
 	o.Retries, o.RetryBase, o.RetryMax = d.Retries, d.RetryBase, d.RetryMax
 	var healthy time.Duration
 	for i := 0; b.Loop(); i++ {

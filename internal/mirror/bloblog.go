@@ -2,7 +2,6 @@ package mirror
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -10,9 +9,12 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/opencontainers/go-digest"
+
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 )
 
 // blobLog is Options.BlobLog: an append-only record of the blobs the destination confirmed, one
@@ -50,44 +52,71 @@ const (
 
 func blobKey(d digest.Digest, repo string) string { return string(d) + "|" + repo }
 
-// openBlobLog reads path (missing: empty) and opens it for appending.
+// openBlobLog reads path (missing: empty) and opens it for appending. The log is the work
+// dir's, but a work dir can be carried or edited: it is read as a stream through the safe opener
+// (a regular file of at most fsroot.StateLog's cap, no link at its end) and appended to without
+// following a link.
 func openBlobLog(path string) (*blobLog, error) {
 	l := &blobLog{known: map[string]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
-	b, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	torn, err := readStateLog(path, l.take)
+	if err != nil {
 		return nil, fmt.Errorf("blob log: %w (make it readable, or delete it: the next run then checks every blob with HEAD)", err)
 	}
-	l.parse(b)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("blob log: %w (the work dir must be writable)", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("blob log: %w (the work dir must be writable)", err)
 	}
 	l.f = f
-	if len(b) > 0 && b[len(b)-1] != '\n' {
+	if torn {
 		l.buf = append(l.buf, '\n') // end the torn line
 	}
 	go l.loop()
 	return l, nil
 }
 
-// parse takes every complete, well-formed line of b.
-func (l *blobLog) parse(b []byte) {
-	r := bufio.NewReader(bytes.NewReader(b))
+// readStateLog streams the lines of a work dir log (missing: none) to take, each without its
+// newline; torn is true when the last line has none (a run killed mid-write). A line longer than
+// any real one is skipped, not held.
+func readStateLog(path string, take func(line string)) (torn bool, err error) {
+	f, err := fsroot.OpenBeneath(path, fsroot.StateLog)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(io.LimitReader(f, fsroot.StateLog.Max()), 64<<10)
+	long := false
 	for {
-		line, err := r.ReadString('\n')
-		if err == io.EOF {
-			return // a last line without its newline is torn
-		}
-		repo, d, ok := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
-		if !ok || repo == "" || strings.ContainsAny(repo, " \t") {
+		line, err := br.ReadSlice('\n')
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			long = true
 			continue
+		case err == io.EOF:
+			return len(line) > 0 || long, nil
+		case err != nil:
+			return false, err
 		}
-		if dg, err := digest.Parse(d); err == nil {
-			l.known[blobKey(dg, repo)] = true
+		if !long {
+			take(string(line[:len(line)-1]))
 		}
+		long = false
+	}
+}
+
+// take records one line of the log when it is well formed.
+func (l *blobLog) take(line string) {
+	repo, d, ok := strings.Cut(line, " ")
+	if !ok || repo == "" || strings.ContainsAny(repo, " \t") {
+		return
+	}
+	if dg, err := digest.Parse(d); err == nil {
+		l.known[blobKey(dg, repo)] = true
 	}
 }
 

@@ -72,7 +72,8 @@ func BenchmarkMirrorRunMemory(b *testing.B) {
 		}
 		floor = max(floor, vmHWM(b))
 		o := e.opts()
-		l, err := Load(b.Context(), Job{ISC: isc, Target: Target{Host: e.dst.Host, Namespace: "mirror"}, OutDir: b.TempDir()}, &o)
+		o.Dest.Namespace = "mirror"
+		l, err := Load(b.Context(), Job{ISC: isc, OutDir: b.TempDir()}, &o)
 		if err != nil {
 			b.Fatal(err)
 		}

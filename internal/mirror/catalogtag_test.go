@@ -45,7 +45,7 @@ func TestDigestPinnedCatalogTagsNeverMove(t *testing.T) {
 			t.Fatal(err)
 		}
 		o := e.opts()
-		res, err := Resolve(ctx(t), cfg, Target{Host: e.dst.Host, Namespace: "mirror"}, o)
+		res, err := Resolve(ctx(t), cfg, Dest{Host: e.dst.Host, Namespace: "mirror"}, o)
 		if err != nil {
 			t.Fatal(err)
 		}

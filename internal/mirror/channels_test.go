@@ -75,7 +75,7 @@ func TestResolveChannelsFromReleaseTags(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := Resolve(ctx(t), isc, Target{Host: e.dst.Host, Namespace: "m"}, o)
+		res, err := Resolve(ctx(t), isc, Dest{Host: e.dst.Host, Namespace: "m"}, o)
 		if err != nil {
 			t.Fatal(err)
 		}

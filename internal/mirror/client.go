@@ -40,7 +40,7 @@ func newClient(o Options, sourceHosts ...string) (*regclient.RegClient, error) {
 	}
 	hosts := []config.Host{}
 	if o.Dest.Host != "" {
-		dst, err := hostConfig(o.Dest, conc)
+		dst, err := hostConfig(o.Dest.Endpoint(), conc)
 		if err != nil {
 			return nil, fmt.Errorf("destination %s: %w", o.Dest.Host, err)
 		}
@@ -208,4 +208,17 @@ func hostsOf(images []Image) []string {
 		}
 	}
 	return out
+}
+
+// sourceClient is a client for reading one source image and that image's reference.
+func sourceClient(image string, o Options) (*regclient.RegClient, ref.Ref, error) {
+	rc, err := newClient(o, hostsOf([]Image{{Source: image}})...)
+	if err != nil {
+		return nil, ref.Ref{}, err
+	}
+	r, err := readRef(image, o.SourceRegistry)
+	if err != nil {
+		return nil, ref.Ref{}, err
+	}
+	return rc, r, nil
 }

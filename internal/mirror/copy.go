@@ -76,7 +76,7 @@ func Copy(ctx context.Context, images []Image, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.DestDir == "" {
+	if o.Dest.Dir == "" {
 		if err := checkDest(ctx, rc, o); err != nil {
 			return nil, err
 		}
@@ -85,14 +85,14 @@ func Copy(ctx context.Context, images []Image, o Options) (*Result, error) {
 	e := &engine{rc: rc, o: o, states: map[string]*blobState{}, tasks: map[string]*task{}, counted: map[string]bool{},
 		refused: map[string]bool{}, accepted: map[string]bool{}, probes: map[string]chan struct{}{},
 		repos: map[string]*repoState{}}
-	if o.RepoLog != "" && o.DestDir == "" {
+	if o.RepoLog != "" && o.Dest.Dir == "" {
 		closeLog, err := e.openRepoLog(o.RepoLog)
 		if err != nil {
 			return nil, err
 		}
 		defer closeLog()
 	}
-	if o.BlobLog != "" && o.DestDir == "" {
+	if o.BlobLog != "" && o.Dest.Dir == "" {
 		bl, err := openBlobLog(o.BlobLog)
 		if err != nil {
 			return nil, err
@@ -116,10 +116,10 @@ func Copy(ctx context.Context, images []Image, o Options) (*Result, error) {
 	stop := e.startProgress(start)
 	var ps []*planned
 	in := make(chan *planned, o.Parallel)
-	if o.DestDir != "" && o.DiskCheck != nil {
+	if o.Dest.Dir != "" && o.DiskCheck != nil {
 		// a disk mirror checks its disk need before anything is written: plan it all first
 		ps = resolveWithSignatures(ctx, rc, images, o, false)
-		if err := o.DiskCheck(o.DestDir, layoutNeed(o.DestDir, ps)); err != nil {
+		if err := o.DiskCheck(o.Dest.Dir, layoutNeed(o.Dest.Dir, ps)); err != nil {
 			stop()
 			return nil, err
 		}

@@ -136,7 +136,7 @@ func TestCopyToDirDiskCheck(t *testing.T) {
 	}
 	images, _ := Images(refs, KindAdditional, "", "archive", "")
 	o := e.opts()
-	o.DestDir = filepath.Join(t.TempDir(), "layout")
+	o.Dest.Dir = filepath.Join(t.TempDir(), "layout")
 	plan, err := Plan(ctx(t), images, o)
 	if err != nil {
 		t.Fatal(err)

@@ -21,7 +21,7 @@
 //   - catalogs: a filtered catalog is rebuilt as a new image holding only the selection, with the
 //     stale opm cache removed (catalogbuild.go), and pushed instead of the original, into the
 //     registry or into a disk mirror's layout;
-//   - disk mirrors: Options.DestDir writes one OCI layout (content-addressed, incremental) and
+//   - disk mirrors: Options.Dest.Dir writes one OCI layout (content-addressed, incremental) and
 //     Options.SourceDir pushes from it, every blob's digest checked before it is sent; with an
 //     archive size the layout is packed into numbered tar parts (archive.go);
 //   - evidence: the mirror sets, CatalogSources and content.json (outputs.go), a read-only
@@ -34,6 +34,7 @@
 // It never prints, never reads flags and imports no package of this module but the leaves units
 // (byte formatting), filehash, fsroot (paths confined to a folder), suggest (the closest
 // names of a misspelled package or channel), yamlstrict (the strict YAML decoder the site
-// profile uses too, for the ImageSetConfiguration) and poll (retry with backoff), so never the pipeline: callers pass a
+// profile uses too, for the ImageSetConfiguration), finding (its problems), poll (retry with
+// backoff) and redact (a registry's error text is redacted, then cut), so never the pipeline: callers pass a
 // context, typed options and a progress callback, and receive typed results.
 package mirror

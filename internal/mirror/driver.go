@@ -17,17 +17,17 @@ import (
 // mapping.txt, the release signature ConfigMaps) for a registry, content.json and the archive
 // parts for a disk mirror. Callers parse flags or a site profile into a Job and show the Report.
 
-// Job is one mirror run.
+// Job is one mirror run: what to load and what to write besides the images. Where the images
+// go is Options.Dest: a registry, or with Dest.Dir a disk mirror (file://DIR).
 type Job struct {
 	// ISC is the configuration to resolve (not read when FromDir is set).
 	ISC *ImageSetConfig
-	// Target is the registry destination; with ToDir it is ignored.
-	Target Target
-	// ToDir makes the run a disk mirror into that directory (file://DIR); with ArchiveBytes > 0
-	// the layout is staged in DIR/working-dir and packed into parts of at most that size.
-	ToDir        string
+	// ArchiveBytes > 0 makes a disk mirror a split one: the layout is staged in
+	// DIR/working-dir and packed into parts of at most that size. Zero takes the ISC's
+	// archiveSize (GiB) for a disk mirror; a registry destination ignores both.
 	ArchiveBytes int64
-	// FromDir loads a disk mirror written by a ToDir run (--from file://DIR, mirror.source.archiveDir).
+	// FromDir loads a disk mirror that a run into a directory (Dest.Dir) wrote: --from
+	// file://DIR, mirror.source.archiveDir.
 	FromDir string
 	// OutDir receives the outputs of a registry run.
 	OutDir string
@@ -45,7 +45,10 @@ type Job struct {
 
 // Loaded is a job turned into images, ready for Plan or Run.
 type Loaded struct {
-	Job      Job
+	Job Job
+	// Dest is the destination as the caller gave it (Load points a split disk mirror's
+	// Options.Dest.Dir at its staging layout).
+	Dest     Dest
 	Resolved *Resolved
 	// Archive is the content.json of the disk mirror loaded (FromDir).
 	Archive Content
@@ -57,7 +60,7 @@ type Loaded struct {
 type Report struct {
 	Copy    *Result
 	Content Content
-	// Outputs are the files written, relative to OutDir (registry runs) or ToDir (disk runs).
+	// Outputs are the files written, relative to OutDir (registry runs) or Dest.Dir (disk runs).
 	Outputs Outputs
 	// SignatureConfigMaps are the release signature ConfigMaps written into OutDir.
 	SignatureConfigMaps []string
@@ -65,12 +68,19 @@ type Report struct {
 	Parts []ArchivePart
 	// UpdateService is the UpdateService manifest written into OutDir (a graph-data image mirrored).
 	UpdateService string
+	// Dir is where the outputs are: OutDir, or Dest.Dir for a disk mirror.
+	Dir string
+	// Split says that the run wrote a split disk mirror (archive parts).
+	Split bool
+	// CatalogConfigs are the catalogs/<minor>/<CatalogSource>/ directories written into OutDir
+	// for upgrade plan (catalogconfigs.go).
+	CatalogConfigs []string
 }
 
-// Load resolves a job into images. For a disk mirror it sets o.SourceDir (FromDir) or o.DestDir
-// (ToDir), creating the staging layout of a split one.
+// Load resolves a job into images bound for o.Dest. For a disk mirror it sets o.SourceDir
+// (FromDir) or, for a split one (ArchiveBytes), points o.Dest.Dir at the staging layout it creates.
 func Load(ctx context.Context, job Job, o *Options) (*Loaded, error) {
-	l := &Loaded{Job: job}
+	l := &Loaded{Job: job, Dest: o.Dest}
 	if job.FromDir != "" {
 		layout := job.FromDir
 		if _, err := os.Stat(filepath.Join(job.FromDir, ArchiveIndexFile)); err == nil {
@@ -84,7 +94,7 @@ func Load(ctx context.Context, job Job, o *Options) (*Loaded, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: not a disk mirror written by `bootstrap mirror file://DIR`: %w", job.FromDir, err)
 		}
-		ims, err := ArchiveImages(c, job.Target.Host, job.Target.Namespace)
+		ims, err := ArchiveImages(c, o.Dest.Host, o.Dest.Namespace)
 		if err != nil {
 			return nil, err
 		}
@@ -95,13 +105,16 @@ func Load(ctx context.Context, job Job, o *Options) (*Loaded, error) {
 	if job.ISC == nil {
 		return nil, errors.New("mirror: a job needs an ImageSetConfiguration or a disk mirror to load")
 	}
-	t := job.Target
-	if job.ToDir != "" {
-		t = Target{Host: ArchiveHost} // the disconnected half maps the names to its registry
-		o.DestDir = job.ToDir
+	t := o.Dest
+	if dir := o.Dest.Dir; dir != "" {
+		t = Dest{Host: ArchiveHost} // the disconnected half maps the names to its registry
+		if job.ArchiveBytes == 0 {
+			l.Job.ArchiveBytes = int64(job.ISC.ArchiveSize) << 30
+			job = l.Job
+		}
 		if job.ArchiveBytes > 0 {
-			o.DestDir = ArchiveLayout(job.ToDir)
-			if err := os.MkdirAll(o.DestDir, 0o755); err != nil {
+			o.Dest.Dir = ArchiveLayout(dir)
+			if err := os.MkdirAll(o.Dest.Dir, 0o755); err != nil {
 				return nil, err
 			}
 		}
@@ -118,12 +131,19 @@ func Load(ctx context.Context, job Job, o *Options) (*Loaded, error) {
 // (some images failed after retries) comes back with the report: the rest was mirrored and the
 // outputs written.
 func (l *Loaded) Run(ctx context.Context, o Options) (*Report, error) {
+	split := l.Dest.Dir != "" && l.Job.ArchiveBytes > 0
+	if check := o.DiskCheck; check != nil && split {
+		o.DiskCheck = func(dir string, need int64) error { return check(dir, 2*need) } // the staged layout and the parts
+	}
 	cr, copyErr := Copy(ctx, l.Resolved.Images, o)
 	var fe *FailedError
 	if cr == nil || copyErr != nil && !errors.As(copyErr, &fe) {
 		return nil, copyErr
 	}
-	rep := &Report{Copy: cr}
+	rep := &Report{Copy: cr, Dir: l.Job.OutDir, Split: split}
+	if l.Dest.Dir != "" {
+		rep.Dir = l.Dest.Dir
+	}
 	cats, catImages, err := Catalogs(ctx, l.Resolved, cr.Images, o)
 	if err != nil {
 		return rep, err
@@ -135,7 +155,7 @@ func (l *Loaded) Run(ctx context.Context, o Options) (*Report, error) {
 		return rep, err
 	}
 	rep.Content.Images = append(rep.Content.Images, graphImages...)
-	if l.Job.ToDir != "" {
+	if l.Dest.Dir != "" {
 		return rep, firstErr(l.finishDisk(rep), copyErr)
 	}
 	if err := os.MkdirAll(l.Job.OutDir, 0o755); err != nil {
@@ -144,7 +164,10 @@ func (l *Loaded) Run(ctx context.Context, o Options) (*Report, error) {
 	if rep.Outputs, err = WriteOutputs(l.Job.OutDir, rep.Content); err != nil {
 		return rep, err
 	}
-	if rep.UpdateService, err = WriteUpdateService(l.Job.OutDir, rep.Content.Images, l.Job.Target.Host, l.Job.Target.Namespace); err != nil {
+	if rep.UpdateService, err = WriteUpdateService(l.Job.OutDir, rep.Content.Images, l.Dest.Host, l.Dest.Namespace); err != nil {
+		return rep, err
+	}
+	if rep.CatalogConfigs, err = WriteCatalogConfigs(ctx, l.Job.OutDir, rep.Content.Catalogs, o, o.Dest.Endpoint()); err != nil {
 		return rep, err
 	}
 	if copyErr != nil {
@@ -173,7 +196,7 @@ func (l *Loaded) Run(ctx context.Context, o Options) (*Report, error) {
 
 // finishDisk writes a disk mirror's content.json and, with an archive size, its new parts.
 func (l *Loaded) finishDisk(rep *Report) error {
-	dir := l.Job.ToDir
+	dir := l.Dest.Dir
 	rep.Outputs.Content = "content.json"
 	if l.Job.ArchiveBytes == 0 {
 		return WriteContent(filepath.Join(dir, rep.Outputs.Content), rep.Content)

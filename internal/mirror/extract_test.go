@@ -35,7 +35,7 @@ func quayEnv(t *testing.T, e *testEnv) (*mirrortest.Builder, Options) {
 	}
 	rc := regclient.New(regclient.WithConfigHost(config.Host{Name: e.dst.Host, TLS: config.TLSEnabled, RegCert: string(ca),
 		User: auths[e.dst.Host].user, Pass: auths[e.dst.Host].pass}))
-	o := DefaultOptions(Endpoint{})
+	o := DefaultOptions(Dest{})
 	o.Source = Endpoint{Host: e.dst.Host, CAFile: e.dst.CAFile, AuthFile: e.dst.AuthFile}
 	return mirrortest.NewBuilder(rc, 7), o
 }
@@ -182,7 +182,7 @@ func TestExtractFileVerifiesLayerDigest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := DefaultOptions(Endpoint{})
+	o := DefaultOptions(Dest{})
 	o.Source = Endpoint{Host: e.src.Host, Insecure: true}
 	if _, err := ExtractFile(ctx(t), repo+"@"+d.Digest.String(), "linux/amd64", binPath, &bytes.Buffer{}, o); err != nil {
 		t.Fatalf("intact layer: %v", err)

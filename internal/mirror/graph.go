@@ -322,10 +322,10 @@ func (l *Loaded) graph(ctx context.Context, o Options, rep *Report) ([]ImageResu
 		return nil, nil
 	}
 	dir := l.Job.OutDir
-	if l.Job.ToDir != "" {
-		dir = l.Job.ToDir
+	if l.Dest.Dir != "" {
+		dir = l.Dest.Dir
 		if l.Job.ArchiveBytes > 0 {
-			dir = filepath.Dir(ArchiveContent(l.Job.ToDir)) // packed beside content.json (finishDisk)
+			dir = filepath.Dir(ArchiveContent(l.Dest.Dir)) // packed beside content.json (finishDisk)
 		}
 	}
 	if u != "" {

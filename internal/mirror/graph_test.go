@@ -108,10 +108,10 @@ func testDiskWorkflowCarriesGraph(t *testing.T, archive int64) {
 	isc := &ImageSetConfig{APIVersion: ISCAPIVersion, Kind: ISCKind, Mirror: ISCMirror{Platform: ISCPlatform{Channels: []ISCChannel{{Name: "stable-4.18"}}}}}
 
 	disk := t.TempDir()
-	o := DefaultOptions(Endpoint{})
+	o := DefaultOptions(Dest{Dir: disk})
 	o.Source = Endpoint{Insecure: true}
 	o.SourceRegistry = e.src.Host
-	l, err := Load(ctx(t), Job{ISC: isc, ToDir: disk, ArchiveBytes: archive, UpdateURL: us.URL + "/api/upgrades_info/v1/graph", HTTP: us.Client()}, &o)
+	l, err := Load(ctx(t), Job{ISC: isc, ArchiveBytes: archive, UpdateURL: us.URL + "/api/upgrades_info/v1/graph", HTTP: us.Client()}, &o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,8 @@ func testDiskWorkflowCarriesGraph(t *testing.T, archive int64) {
 	from := func(t *testing.T) (string, error) {
 		out := t.TempDir()
 		o := e.opts()
-		l, err := Load(ctx(t), Job{FromDir: disk, Target: Target{Host: e.dst.Host, Namespace: "ocp"}, OutDir: out}, &o)
+		o.Dest.Namespace = "ocp"
+		l, err := Load(ctx(t), Job{FromDir: disk, OutDir: out}, &o)
 		if err != nil {
 			return out, err
 		}

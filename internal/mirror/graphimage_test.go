@@ -100,10 +100,10 @@ func TestGraphTrueBuildsGraphImageAndUpdateService(t *testing.T) {
 		t.Fatalf("graph: true refused: %v", err)
 	}
 	disk := t.TempDir()
-	o := DefaultOptions(Endpoint{})
+	o := DefaultOptions(Dest{Dir: disk})
 	o.Source = Endpoint{Insecure: true}
 	o.SourceRegistry = e.src.Host
-	job := Job{ISC: isc, ToDir: disk, HTTP: us.Client(), UpdateURL: us.URL + "/api/upgrades_info/v1/graph", GraphDataURL: us.URL + "/api/upgrades_info/graph-data"}
+	job := Job{ISC: isc, HTTP: us.Client(), UpdateURL: us.URL + "/api/upgrades_info/v1/graph", GraphDataURL: us.URL + "/api/upgrades_info/graph-data"}
 	l, err := Load(ctx(t), job, &o)
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +122,8 @@ func TestGraphTrueBuildsGraphImageAndUpdateService(t *testing.T) {
 
 	out := t.TempDir()
 	o2 := e.opts()
-	l2, err := Load(ctx(t), Job{FromDir: disk, Target: Target{Host: e.dst.Host, Namespace: "ocp"}, OutDir: out}, &o2)
+	o2.Dest.Namespace = "ocp"
+	l2, err := Load(ctx(t), Job{FromDir: disk, OutDir: out}, &o2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,5 +200,21 @@ func TestGraphTrueBuildsGraphImageAndUpdateService(t *testing.T) {
 	cfg, _ := io.ReadAll(cb)
 	if !strings.Contains(string(cfg), `"Cmd":["/bin/bash","-c","exec cp -rp /var/lib/cincinnati-graph-data/* /var/lib/cincinnati/graph-data"]`) {
 		t.Fatalf("config %s", cfg)
+	}
+}
+
+// One --update-url names the graph-data too: beside the graph endpoint, as api.openshift.com
+// lays them out; an explicit URL wins; anything else falls back to the public one.
+func TestGraphDataURLFor(t *testing.T) {
+	for _, tc := range [][3]string{
+		{"http://127.0.0.1:9/api/upgrades_info/v1/graph", "", "http://127.0.0.1:9/api/upgrades_info/graph-data"},
+		{DefaultUpdateURL, "", DefaultGraphDataURL},
+		{"http://osus.example/api/upgrades_info/v1/graph", "http://files.example/gd.tgz", "http://files.example/gd.tgz"},
+		{"http://osus.example/graph", "", DefaultGraphDataURL},
+		{"", "", DefaultGraphDataURL},
+	} {
+		if got := GraphDataURLFor(tc[0], tc[1]); got != tc[2] {
+			t.Errorf("GraphDataURLFor(%q, %q) = %q, want %q", tc[0], tc[1], got, tc[2])
+		}
 	}
 }

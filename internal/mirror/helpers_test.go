@@ -93,7 +93,7 @@ func newEnvWrapped(t testing.TB, wrapSrc, wrapDst func(http.Handler) http.Handle
 
 // opts returns copy options for the env's destination, trusting its CA with its auth file.
 func (e *testEnv) opts() Options {
-	o := DefaultOptions(Endpoint{Host: e.dst.Host, CAFile: e.dst.CAFile, AuthFile: e.dst.AuthFile})
+	o := DefaultOptions(Dest{Host: e.dst.Host, CAFile: e.dst.CAFile, AuthFile: e.dst.AuthFile})
 	o.Source = Endpoint{Host: e.src.Host, Insecure: true}
 	o.Parallel = 4
 	o.RetryBase = 10_000_000 // 10ms: keep failing tests short

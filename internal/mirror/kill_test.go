@@ -153,7 +153,7 @@ func TestKillHelper(t *testing.T) {
 	if err := json.Unmarshal(b, &job); err != nil {
 		t.Fatal(err)
 	}
-	o := DefaultOptions(Endpoint{Host: job.Opts.Dst, CAFile: job.Opts.CA, AuthFile: job.Opts.Auth})
+	o := DefaultOptions(Dest{Host: job.Opts.Dst, CAFile: job.Opts.CA, AuthFile: job.Opts.Auth})
 	o.Source = Endpoint{Host: job.Opts.Src, Insecure: true}
 	o.Parallel = 4
 	o.RepoLog, o.BlobLog = job.Opts.RepoLog, job.Opts.BlobLog

@@ -30,7 +30,7 @@ func TestFilteredCatalogServesWithOPM(t *testing.T) {
 	isc := &ImageSetConfig{File: "isc.yaml", Mirror: ISCMirror{Operators: []ISCOperator{{Catalog: cat.Image,
 		Packages: []ISCPackage{{Name: "alpha-op"}, {Name: "beta-op", DefaultChannel: "v1", Channels: []ISCPackageChannel{{Name: "v1"}}}}}}}}
 	o := e.opts()
-	res, err := Resolve(ctx(t), isc, Target{Host: e.dst.Host, Namespace: "mirror"}, o)
+	res, err := Resolve(ctx(t), isc, Dest{Host: e.dst.Host, Namespace: "mirror"}, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,53 @@ import (
 	"time"
 
 	"github.com/regclient/regclient/types/platform"
+
+	"github.com/bootstrap-dev/bootstrap/internal/redact"
 )
+
+// Dest names where a mirror goes, the one name of the destination from the command's argument
+// (docker://HOST[:PORT][/NAMESPACE] or file://DIR, ParseDest) and the site's registry down to the
+// copy engine: a registry (Host, the Namespace images go under, reached with Insecure, CAFile and
+// AuthFile as an Endpoint is) or, with Dir, a directory: the OCI layout of a disk mirror, one
+// content-addressed blob store for every image, manifests by digest, so a later run writes only
+// what earlier runs did not.
+type Dest struct {
+	Host      string
+	Namespace string
+	Insecure  bool
+	CAFile    string
+	AuthFile  string
+	Dir       string
+}
+
+// Endpoint is how to reach the destination registry.
+func (d Dest) Endpoint() Endpoint {
+	return Endpoint{Host: d.Host, Insecure: d.Insecure, CAFile: d.CAFile, AuthFile: d.AuthFile}
+}
+
+// String is the destination as oc-mirror v2 writes it: file://DIR or docker://HOST[/NAMESPACE].
+func (d Dest) String() string {
+	if d.Dir != "" {
+		return "file://" + d.Dir
+	}
+	if d.Namespace != "" {
+		return "docker://" + d.Host + "/" + d.Namespace
+	}
+	return "docker://" + d.Host
+}
+
+// ParseDest reads a destination as oc-mirror v2 takes it: docker://HOST[:PORT][/NAMESPACE] (a
+// registry) or file://DIR (a disk mirror). TLS, trust and credentials are set on the result.
+func ParseDest(s string) (Dest, error) {
+	if d, ok := strings.CutPrefix(s, "file://"); ok && d != "" {
+		return Dest{Dir: d}, nil
+	}
+	if hostNS, ok := strings.CutPrefix(s, "docker://"); ok && hostNS != "" {
+		host, ns, _ := strings.Cut(hostNS, "/")
+		return Dest{Host: host, Namespace: ns}, nil
+	}
+	return Dest{}, fmt.Errorf("destination %q: want docker://HOST[:PORT][/NAMESPACE] or file://DIR", s)
+}
 
 // Endpoint says how to reach a registry: TLS, trust and credentials.
 type Endpoint struct {
@@ -45,15 +91,14 @@ type ProgressFunc func(Progress)
 // any goroutine; the stage adapter journals it as a step. It must be safe for concurrent use.
 type ImageDoneFunc func(ImageResult)
 
-// Options configure a Copy, Plan or Verify. The zero value is not valid: use DefaultOptions.
+// Options configure a Copy, Plan or Verify: where from and to, how hard to try, what to keep;
+// the callbacks are its Observer, the state of a run its runState. The zero value is not valid:
+// use DefaultOptions.
 type Options struct {
 	Source Endpoint
-	Dest   Endpoint
-	// DestDir, when set, makes the destination an OCI image layout in that directory instead of a
-	// registry (the connected half of a disk mirror): one content-addressed blob store for every
-	// image, manifests by digest, so a later run writes only what earlier runs did not.
-	DestDir string
-	// SourceDir, when set, reads every image from the OCI layout a DestDir run wrote (the
+	// Dest is the registry, or with Dest.Dir the directory, the images go to.
+	Dest Dest
+	// SourceDir, when set, reads every image from the OCI layout a Dest.Dir run wrote (the
 	// disconnected half); images must carry their digest (Image.Pinned).
 	SourceDir string
 	// SourceRegistry, when set, replaces the registry host of every source reference when reading
@@ -87,17 +132,34 @@ type Options struct {
 	RetryBase, RetryMax time.Duration
 	// ProgressInterval bounds how often Progress is called.
 	ProgressInterval time.Duration
-	Progress         ProgressFunc
-	ImageDone        ImageDoneFunc
 	// Log receives debug records (never secrets); nil discards them.
 	Log *slog.Logger
-	// DiskCheck, when set and DestDir is set, is called once the copy is planned and before
+
+	// Observer holds the callbacks: what the caller hears, no configuration.
+	Observer
+	// runState is what one run's operations share; never set by callers.
+	runState
+}
+
+// Observer is what a caller hears of a run. Each callback is optional.
+type Observer struct {
+	// Progress receives progress snapshots (see ProgressFunc).
+	Progress ProgressFunc
+	// ImageDone hears every image that reached the destination (see ImageDoneFunc).
+	ImageDone ImageDoneFunc
+	// DiskCheck, when set and Dest.Dir is set, is called once the copy is planned and before
 	// anything is written, with the bytes of blobs the layout does not hold yet; an error ends
 	// the copy before it starts (a disk that cannot hold the mirror fails first, not at 90 %).
 	DiskCheck func(dir string, need int64) error
+}
 
-	// circuits are the per-host circuit breakers of one run (see retry.go); set by withRun.
+// runState is the state every operation of one run shares, set by withRun.
+type runState struct {
+	// circuits are the per-host circuit breakers of one run (see retry.go).
 	circuits *circuits
+	// scrub redacts the run's registry credentials from a registry's error text before it is
+	// clipped (peertext.go); set by withRun.
+	scrub *redact.Scrubber
 }
 
 // withRun returns the options with the per-run state every operation of one Copy, Plan,
@@ -105,6 +167,9 @@ type Options struct {
 func (o Options) withRun() Options {
 	if o.circuits == nil {
 		o.circuits = newCircuits(o.RetryMax)
+	}
+	if o.scrub == nil {
+		o.scrub = peerScrubber(o)
 	}
 	return o
 }
@@ -117,7 +182,7 @@ func (o Options) withRun() Options {
 const DefaultParallel = 12
 
 // DefaultOptions returns options with sane defaults for dest.
-func DefaultOptions(dest Endpoint) Options {
+func DefaultOptions(dest Dest) Options {
 	return Options{
 		Dest:             dest,
 		Parallel:         DefaultParallel,
@@ -131,10 +196,10 @@ func DefaultOptions(dest Endpoint) Options {
 
 // Validate reports options that cannot work.
 func (o Options) Validate() error {
-	if o.Dest.Host == "" && o.DestDir == "" {
+	if o.Dest.Host == "" && o.Dest.Dir == "" {
 		return fmt.Errorf("destination registry host is empty")
 	}
-	if o.DestDir != "" && o.SourceDir != "" {
+	if o.Dest.Dir != "" && o.SourceDir != "" {
 		return fmt.Errorf("a disk mirror goes to a directory or from one, not both")
 	}
 	if o.Parallel < 1 || o.Parallel > 64 {

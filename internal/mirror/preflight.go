@@ -60,7 +60,7 @@ func checkDest(ctx context.Context, rc *regclient.RegClient, o Options) error {
 		return err
 	})
 	if err != nil {
-		return classify(o.Dest, "reach", err)
+		return classify(o.Dest.Endpoint(), "reach", err)
 	}
 	return nil
 }
@@ -159,7 +159,7 @@ func CheckDestination(ctx context.Context, o Options, namespace string, push boo
 			return err
 		})
 		if err != nil {
-			re := classify(o.Dest, StepPush, err).(*RegistryError)
+			re := classify(o.Dest.Endpoint(), StepPush, err).(*RegistryError)
 			if re.Op == StepAuth { // credentials accepted for reading (the ping passed), refused for pushing
 				re.Op = StepPush
 			}

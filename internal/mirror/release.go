@@ -79,11 +79,7 @@ func (r *ReleaseInfo) Component(name string) (string, bool) {
 // ReadRelease reads release-manifests/image-references as ReleaseComponents does, with the
 // release's name.
 func ReadRelease(ctx context.Context, releaseImage, plat string, o Options) (*ReleaseInfo, error) {
-	rc, err := newClient(o, hostsOf([]Image{{Source: releaseImage}})...)
-	if err != nil {
-		return nil, err
-	}
-	r, err := readRef(releaseImage, o.SourceRegistry)
+	rc, r, err := sourceClient(releaseImage, o)
 	if err != nil {
 		return nil, err
 	}
@@ -115,6 +111,11 @@ func ReadRelease(ctx context.Context, releaseImage, plat string, o Options) (*Re
 	info.Name = is.Metadata.Name
 	info.Components = make([]ReleaseComponent, 0, len(is.Spec.Tags))
 	for _, t := range is.Spec.Tags {
+		// the payload is a peer's: its names reach content.json, the IDMS and the journal
+		if len(t.Name) > maxComponentName || len(t.From.Name) > maxPeerRef {
+			return nil, fmt.Errorf("release %s: %s: a component name of %d bytes or an image reference of %d bytes, more than the %d and %d a release payload may hold; is it a release payload?",
+				releaseImage, imageRefsPath, len(t.Name), len(t.From.Name), maxComponentName, maxPeerRef)
+		}
 		if t.From.Kind != "DockerImage" || !strings.Contains(t.From.Name, "@sha256:") {
 			return nil, fmt.Errorf("release %s: component %q is not pinned by digest (%q)", releaseImage, t.Name, t.From.Name)
 		}
@@ -122,6 +123,13 @@ func ReadRelease(ctx context.Context, releaseImage, plat string, o Options) (*Re
 	}
 	return info, nil
 }
+
+// Caps on what a release payload's image-references may name, as an ISC's own (isc.go): a
+// component is a DNS label-like name, an image reference at most 1024 characters.
+const (
+	maxComponentName = 253
+	maxPeerRef       = 1024
+)
 
 // scanImageFiles resolves r to one platform's image and streams its layers, last first, calling
 // found with a reader of every regular file want accepts (valid until found returns). found returns stop=true to end the scan after the

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/regclient/regclient/scheme"
 	"github.com/regclient/regclient/types/errs"
@@ -22,19 +23,25 @@ type repoState struct {
 // openRepoLog reads the repositories earlier runs wrote to and opens the log for appending.
 func (e *engine) openRepoLog(path string) (closeLog func(), err error) {
 	e.written = map[string]bool{}
-	b, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	// read as a stream through the safe opener, like the blob log; a torn last line (a name cut
+	// short) names no repository and is ended before the next append
+	torn, err := readStateLog(path, func(line string) {
+		for _, l := range strings.Fields(line) {
+			e.written[l] = true
+		}
+	})
+	if err != nil {
 		return nil, fmt.Errorf("repository log: %w (make it readable; deleted, a killed run's blobs in new repositories are only fetched again)", err)
-	}
-	for _, l := range strings.Fields(string(b)) {
-		e.written[l] = true
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("repository log: %w (the work dir must be writable)", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("repository log: %w (the work dir must be writable)", err)
+	}
+	if torn {
+		_, _ = f.WriteString("\n")
 	}
 	e.repoLog = f
 	return func() { _ = f.Close() }, nil

@@ -14,12 +14,6 @@ import (
 // DefaultReleaseRepo is where oc-mirror looks up releases named by version.
 const DefaultReleaseRepo = "quay.io/openshift-release-dev/ocp-release"
 
-// Target is where content goes: docker://Host/Namespace.
-type Target struct {
-	Host      string
-	Namespace string
-}
-
 // ResolvedCatalog is one catalog with what its filter selected.
 type ResolvedCatalog struct {
 	Name     string   // CatalogSource name: targetCatalog's last path element or the repository's
@@ -50,7 +44,7 @@ type Resolved struct {
 // component of its image-references), catalogs (the catalog image, the selected bundles and their
 // related images) and additional images, minus blocked images, mapped under t. Reading needs only
 // manifests, configs and the one layer holding image-references or the catalog.
-func Resolve(ctx context.Context, isc *ImageSetConfig, t Target, o Options) (*Resolved, error) {
+func Resolve(ctx context.Context, isc *ImageSetConfig, t Dest, o Options) (*Resolved, error) {
 	o = o.withRun()
 	res := &Resolved{}
 	add := func(srcs []string, kind Kind, origin string) error {
@@ -141,7 +135,7 @@ func Resolve(ctx context.Context, isc *ImageSetConfig, t Target, o Options) (*Re
 // resolveCatalog reads and filters the catalog of mirror.operators[i] and returns it with the
 // images it needs mirrored: the catalog image itself when it is mirrored whole, the selected
 // bundles and their related images.
-func resolveCatalog(ctx context.Context, isc *ImageSetConfig, i int, plat string, t Target, o Options) (*ResolvedCatalog, []Image, error) {
+func resolveCatalog(ctx context.Context, isc *ImageSetConfig, i int, plat string, t Dest, o Options) (*ResolvedCatalog, []Image, error) {
 	op := isc.Mirror.Operators[i]
 	at := fmt.Sprintf("mirror.operators[%d]", i)
 	names := make([]string, 0, len(op.Packages))

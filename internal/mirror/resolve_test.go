@@ -117,7 +117,7 @@ mirror:
 		t.Fatal(err)
 	}
 	before := e.srcCount.blobGets.Load()
-	res, err := Resolve(ctx(t), cfg, Target{Host: e.dst.Host, Namespace: "mirror"}, e.opts())
+	res, err := Resolve(ctx(t), cfg, Dest{Host: e.dst.Host, Namespace: "mirror"}, e.opts())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -266,7 +266,7 @@ func retry(ctx context.Context, attempts int, base, max time.Duration, fn func(c
 // retry runs fn with the options' retry policy and the run's host circuits; hosts are the
 // registries fn talks to (errors wrapped by onHost name the one that failed).
 func (o Options) retry(ctx context.Context, hosts []string, fn func(ctx context.Context) error) error {
-	return retryOn(ctx, o.circuits, hosts, o.Retries, o.RetryBase, o.RetryMax, fn)
+	return o.clipPeer(retryOn(ctx, o.circuits, hosts, o.Retries, o.RetryBase, o.RetryMax, fn))
 }
 
 func retryOn(ctx context.Context, cs *circuits, hosts []string, attempts int, base, max time.Duration, fn func(ctx context.Context) error) error {

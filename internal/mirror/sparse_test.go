@@ -281,7 +281,7 @@ func TestMultiArchReleaseResolveAndCopy(t *testing.T) {
 	}
 	o := e.opts()
 	o.Platforms = []string{"linux/amd64"}
-	rs, err := Resolve(ctx(t), cfg, Target{Host: e.dst.Host, Namespace: "mirror"}, o)
+	rs, err := Resolve(ctx(t), cfg, Dest{Host: e.dst.Host, Namespace: "mirror"}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +316,7 @@ func TestSparseDiskMirrorIntoRefusingRegistry(t *testing.T) {
 	images, _ := Images(refs, KindAdditional, "", "archive", "")
 	o := e.opts()
 	o.Platforms = []string{"linux/amd64"}
-	o.DestDir = filepath.Join(t.TempDir(), "layout")
+	o.Dest.Dir = filepath.Join(t.TempDir(), "layout")
 	res, err := Copy(ctx(t), images, o)
 	if err != nil {
 		t.Fatal(err)
@@ -327,7 +327,7 @@ func TestSparseDiskMirrorIntoRefusingRegistry(t *testing.T) {
 	}
 	po := e.opts()
 	po.Platforms = []string{"linux/amd64"}
-	po.SourceDir = o.DestDir
+	po.SourceDir = o.Dest.Dir
 	res2, err := Copy(ctx(t), push, po)
 	var fe *FailedError
 	if !errors.As(err, &fe) || len(fe.Failed) != 2 {

@@ -172,7 +172,7 @@ func unreadableLockStale(workDir string, readErr error) (bool, string) {
 	if errors.Is(readErr, fs.ErrNotExist) {
 		return true, "the lock file went away while being read"
 	}
-	f, err := os.OpenFile(JournalPath(workDir), os.O_RDONLY, 0)
+	f, err := os.OpenFile(JournalPath(workDir), os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO must not block
 	if errors.Is(err, fs.ErrNotExist) {
 		return true, fmt.Sprintf("the lock file is unreadable (%v) and there is no journal to hold", readErr)
 	}

@@ -34,7 +34,9 @@ type Report struct {
 	History  pipeline.History `json:"history"`
 	Files    []File           `json:"files"`
 	Evidence Evidence         `json:"evidence"`
-	Warnings []string         `json:"warnings,omitempty"`
+	// Upgrade is the day-2 upgrades' evidence, when `upgrade run` ran in this work dir.
+	Upgrade  *Upgrade `json:"upgrade,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Chain is the journal's integrity: Verified false means an entry was edited or removed.
@@ -81,6 +83,9 @@ func Build(r *pipeline.Runner, siteName string) (*Report, error) {
 		return nil, err
 	}
 	rep.Evidence = readEvidence(r.WorkDir, h)
+	if rep.Upgrade, err = readUpgrade(r.WorkDir); err != nil {
+		rep.Warnings = append(rep.Warnings, err.Error())
+	}
 	rep.Summary = summarize(rep, r.Site)
 	return rep, nil
 }
@@ -245,6 +250,7 @@ func (r *Report) Markdown(w io.Writer) error {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", v.Component, v.Version, cell([]byte(v.Detail)), v.Source)
 		}
 	}
+	upgradeMarkdown(&b, r.Upgrade)
 	b.WriteString("\n## Files generated\n\n| file | bytes | sha256 |\n|---|---|---|\n")
 	for _, f := range r.Files {
 		fmt.Fprintf(&b, "| `%s` | %d | `%s` |\n", f.Path, f.Size, f.SHA256)

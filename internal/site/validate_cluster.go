@@ -52,7 +52,7 @@ func (c *checker) cluster() {
 	if p := cl.Platform; p != "" && p != PlatformBaremetal && p != PlatformNone {
 		c.err("cluster.platform", fmt.Sprintf("platform %q is not supported", p), "use baremetal, or none for single-node OpenShift")
 	}
-	if t := cl.Networking.NetworkType; t != "" && t != DefaultNetworkType {
+	if t := cl.Networking.NetworkType; t != "" && t != defaultNetworkType {
 		c.err("cluster.networking.networkType", fmt.Sprintf("network type %q is not supported", t),
 			"use OVNKubernetes (OpenShiftSDN was removed in OpenShift 4.15)")
 	}

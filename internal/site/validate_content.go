@@ -5,11 +5,13 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
-	"os"
+	"io"
 	"regexp"
 	"strings"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 )
 
 // maxContentFile bounds the files whose content Validate reads (a public key, a CA bundle): a
@@ -41,12 +43,13 @@ func (c *checker) contents() {
 
 // readContent reads a regular file of at most maxContentFile bytes.
 func readContent(p string) ([]byte, bool) {
-	fi, err := os.Stat(p)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxContentFile {
+	f, err := fsroot.OpenFile(p, fsroot.Stream) // regular only: a FIFO cannot block validate
+	if err != nil {
 		return nil, false
 	}
-	data, err := os.ReadFile(p)
-	return data, err == nil
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxContentFile+1))
+	return data, err == nil && len(data) <= maxContentFile
 }
 
 // privateKeyRE matches the armour of every private key format ssh-keygen, OpenSSL and PuTTY write

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/bootstrap-dev/bootstrap/internal/isoserver"
 	"net/http"
 	"net/url"
 	"strings"
@@ -76,9 +77,7 @@ func (Boot) Name() string { return NameBoot }
 func (Boot) NodeScoped() bool { return true }
 
 // Summary implements pipeline.Stage.
-func (Boot) Summary() string {
-	return "boot every node from the agent ISO over Redfish virtual media (Dell iDRAC9 or generic Redfish), verified by read-back"
-}
+func (Boot) Summary() string { return summary(NameBoot) }
 
 // Inputs implements pipeline.Stage.
 func (Boot) Inputs(env *pipeline.Env) (any, error) { return readBootInputs(env) }
@@ -272,10 +271,10 @@ func isoURLs(env *pipeline.Env) (func(string) string, error) {
 	}
 	// A work dir whose boot succeeded before tokens existed keeps its URLs: a new URL would make
 	// boot power-cycle nodes that may be installing.
-	if _, booted := env.Outputs[NameBoot]; booted && !hasISOTokenKey(env.WorkDir) {
+	if _, booted := env.Outputs[NameBoot]; booted && !isoserver.HasTokenKey(env.WorkDir) {
 		return urlFor, nil
 	}
-	key, err := isoTokenKey(env.WorkDir)
+	key, err := isoserver.TokenKey(env.WorkDir)
 	if err != nil {
 		return nil, err
 	}
@@ -284,7 +283,7 @@ func isoURLs(env *pipeline.Env) (func(string) string, error) {
 		if n, ok := iso.Nodes[node]; ok && n.URL != "" {
 			return u // the node's own view names it already
 		}
-		return tokenURL(u, key, node) // the shared ISO: the token names the node (isotoken.go)
+		return isoserver.TokenURL(u, key, node) // the shared ISO: the token names the node (internal/isoserver/token.go)
 	}, nil
 }
 

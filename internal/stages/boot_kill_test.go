@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/bootstrap-dev/bootstrap/internal/isoserver"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -110,12 +111,12 @@ func TestBootStageKillResume(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	key, err := isoTokenKey(work) // the shared ISO served here: each node's URL carries its token
+	key, err := isoserver.TokenKey(work) // the shared ISO served here: each node's URL carries its token
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range names {
-		want := tokenURL(want, key, n)
+		want := isoserver.TokenURL(want, key, n)
 		st := lab.sims[n].Stats()
 		if st.PowerActions != 1 {
 			t.Errorf("%s: %d power actions (power step journaled before the kill: %t), want 1", n, st.PowerActions, before[n])

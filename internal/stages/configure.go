@@ -33,9 +33,7 @@ type Configure struct {
 func (Configure) Name() string { return NameConfigure }
 
 // Summary implements pipeline.Stage.
-func (Configure) Summary() string {
-	return "apply mirror sets, catalogs, OperatorHub, CA trust and MachineConfigs; wait for catalogs and pools; verify the module blacklist"
-}
+func (Configure) Summary() string { return summary(NameConfigure) }
 
 type configureInputs struct {
 	// Files are the SHA-256 of every manifest applied, by path relative to the work dir.

@@ -34,9 +34,7 @@ type Handoff struct {
 func (Handoff) Name() string { return NameHandoff }
 
 // Summary implements pipeline.Stage.
-func (Handoff) Summary() string {
-	return "install OpenShift GitOps, add the repository and the root application, wait for Synced and Healthy"
-}
+func (Handoff) Summary() string { return summary(NameHandoff) }
 
 type handoffInputs struct {
 	GitOps site.GitOps `json:"gitops"` // references and paths only: secret values are never in the profile

@@ -3,6 +3,7 @@ package stages
 import (
 	"context"
 	"encoding/json"
+	"github.com/bootstrap-dev/bootstrap/internal/isoserver"
 	"strings"
 	"testing"
 	"time"
@@ -51,24 +52,24 @@ func TestMixedFleetBootAndHandover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ho.order) != 1 || ho.order[0] != "generic-1" {
-		t.Fatalf("handover nodes %v; want generic-1 only", ho.order)
+	if nodes := ho.Nodes(); len(nodes) != 1 || nodes[0] != "generic-1" {
+		t.Fatalf("handover nodes %v; want generic-1 only", nodes)
 	}
 	ctx := context.Background()
 	g := lab.sims["generic-1"]
-	ho.onStage(ctx, "generic-1", "Installing")
+	ho.OnHostStage(ctx, "generic-1", "Installing")
 	if st := g.Stats(); st.Override != "Cd/Continuous" {
 		t.Errorf("override taken off before the disk was written: %s", st.Override)
 	}
-	ho.onStage(ctx, "generic-1.example.com", "Writing image to disk")
+	ho.OnHostStage(ctx, "generic-1.example.com", "Writing image to disk")
 	if st := g.Stats(); strings.HasPrefix(st.Override, "Cd/") || st.Slots["Cd"] != iso {
 		t.Errorf("after the disk write started: override %s, slots %v; want the override off and the ISO still in (the live system reads it)", st.Override, st.Slots)
 	}
-	ho.onStage(ctx, "generic-1", "Joined")
+	ho.OnHostStage(ctx, "generic-1", "Joined")
 	if st := g.Stats(); len(st.Slots) != 0 {
 		t.Errorf("after the node joined: slots %v; want the ISO ejected", st.Slots)
 	}
-	for _, k := range []string{stepOverrideOff, stepHandover} {
+	for _, k := range []string{bmc.StepOverrideOff, bmc.StepHandover} {
 		if !steps.Done(bmc.StepKey("generic-1", k), nil) {
 			t.Errorf("step %s not journaled", k)
 		}
@@ -77,7 +78,7 @@ func TestMixedFleetBootAndHandover(t *testing.T) {
 	for n, s := range lab.sims {
 		writes[n] = s.Stats().Writes
 	}
-	if err := ho.finish(ctx); err != nil {
+	if err := ho.Finish(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for n, s := range lab.sims {
@@ -86,10 +87,10 @@ func TestMixedFleetBootAndHandover(t *testing.T) {
 		}
 	}
 	// A resumed install (new process, nothing journaled by this attempt) only reads.
-	again, _ := newHandover(lab.env(&bootSteps{m: map[string][]byte{}}, nil), opts)
-	again.env.Outputs["boot"] = raw
-	again, _ = newHandover(again.env, opts)
-	if err := again.finish(ctx); err != nil {
+	aenv := lab.env(&bootSteps{m: map[string][]byte{}}, nil)
+	aenv.Outputs["boot"] = raw
+	again, _ := newHandover(aenv, opts)
+	if err := again.Finish(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if w := g.Stats().Writes; w != writes["generic-1"] {
@@ -115,7 +116,7 @@ func TestBootStageExternalISO(t *testing.T) {
 	var events []pipeline.Event
 	env := lab.env(&bootSteps{m: map[string][]byte{}}, &events)
 	stage := fastBoot()
-	stage.Serve = (&ISOServer{}).Ensure // the production server: no ISO was built here
+	stage.Serve = ServeISO(&isoserver.Server{}) // the production server: no ISO was built here
 	for _, replay := range []bool{false, true} {
 		env.Replay = replay
 		if replay {

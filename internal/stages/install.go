@@ -67,9 +67,7 @@ func unverifiedNodes(env *pipeline.Env) map[string]string {
 func (Install) Name() string { return NameInstall }
 
 // Summary implements pipeline.Stage.
-func (Install) Summary() string {
-	return "follow the install (wait-for, rendezvous host validations), then check ClusterVersion, operators and nodes"
-}
+func (Install) Summary() string { return summary(NameInstall) }
 
 type installInputs struct {
 	RendezvousIP string   `json:"rendezvousIP"`
@@ -186,7 +184,7 @@ func (st Install) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 				watch.saw(f.Host)
 			}
 			if f.Kind == install.HostStage {
-				ho.onStage(ctx, f.Host, f.Status)
+				ho.OnHostStage(ctx, f.Host, f.Status)
 			}
 			kind := pipeline.Info
 			if f.Kind == install.ValidationFailing {
@@ -206,7 +204,7 @@ func (st Install) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 		},
 	})
 	if err == nil {
-		if herr := ho.finish(ctx); herr != nil {
+		if herr := ho.Finish(ctx); herr != nil {
 			return nil, fmt.Errorf("install: the cluster is installed, but a node booted with a persistent override still has it (it would boot the ISO again on its next reboot); fix the BMC and run again: %w", herr)
 		}
 		return res, nil

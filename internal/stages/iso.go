@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	mirrorpkg "github.com/bootstrap-dev/bootstrap/internal/mirror"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 )
@@ -53,9 +54,7 @@ type NodeISO struct {
 func (ISO) Name() string { return NameISO }
 
 // Summary implements pipeline.Stage.
-func (ISO) Summary() string {
-	return "render install-config, agent-config and day-1 manifests; build the agent ISO and per-node views"
-}
+func (ISO) Summary() string { return summary(NameISO) }
 
 type isoInputs struct {
 	Files          agentiso.Digests             `json:"files"`
@@ -103,12 +102,12 @@ func (s ISO) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	out := &ISOOutput{ManifestsOnly: s.ManifestsOnly}
 	problems := agentiso.Validate(st)
 	for _, p := range problems {
-		if p.Severity == agentiso.Warning {
+		if p.Status == finding.Warn {
 			out.Warnings = append(out.Warnings, p.String())
 			emit(env, pipeline.Event{Kind: pipeline.Warning, Node: p.Node, Message: p.String()})
 		}
 	}
-	if err := problems.Err(); err != nil {
+	if err := agentiso.Invalid(problems); err != nil {
 		return nil, err
 	}
 	r, mirror, err := render(env)
@@ -197,7 +196,7 @@ func (s ISO) installer(ctx context.Context, env *pipeline.Env, mirror *agentiso.
 			_, err := agentiso.FindInstaller("")
 			return nil, err
 		}
-		o := mirrorpkg.DefaultOptions(mirrorpkg.Endpoint{})
+		o := mirrorpkg.DefaultOptions(mirrorpkg.Dest{})
 		o.Source = mirrorpkg.Endpoint{Host: st.Registry.Host, Insecure: st.Registry.Insecure, CAFile: st.Registry.CAFile, AuthFile: st.Registry.AuthFile}
 		emit(env, pipeline.Event{Kind: pipeline.Info, Step: "installer", Message: "extract openshift-install from the mirrored release " + rel})
 		start := time.Now()

@@ -3,7 +3,9 @@ package stages
 import (
 	"context"
 	"encoding/json"
+	"github.com/bootstrap-dev/bootstrap/internal/isoserver"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -44,18 +46,18 @@ func TestISOReadsAttributedByToken(t *testing.T) {
 	}
 	// A work dir that booted before tokens existed (boot output, no key) keeps its plain URLs.
 	old := &pipeline.Env{Site: s, WorkDir: t.TempDir(), Outputs: map[string]json.RawMessage{NameISO: out, NameBoot: json.RawMessage(`{"nodes":[]}`)}}
-	if plain, err := isoURLs(old); err != nil || plain("m0") != "http://"+addr+"/iso/agent.x86_64.iso" || hasISOTokenKey(old.WorkDir) {
+	if plain, err := isoURLs(old); err != nil || plain("m0") != "http://"+addr+"/iso/agent.x86_64.iso" || isoserver.HasTokenKey(old.WorkDir) {
 		t.Errorf("a work dir booted without tokens: %v, m0's URL changed", err)
 	}
-	other, _ := isoTokenKey(t.TempDir())
-	foreign := tokenURL("http://"+addr+"/iso/agent.x86_64.iso", other, "m0")
+	other, _ := isoserver.TokenKey(t.TempDir())
+	foreign := isoserver.TokenURL("http://"+addr+"/iso/agent.x86_64.iso", other, "m0")
 	if foreign == u0 {
 		t.Fatal("another work dir's key gives the same token")
 	}
 
-	srv := &ISOServer{}
+	srv := &isoserver.Server{}
 	defer srv.Close()
-	if err := srv.Ensure(context.Background(), env); err != nil {
+	if err := ServeISO(srv)(context.Background(), env); err != nil {
 		t.Fatal(err)
 	}
 	since := time.Now()
@@ -88,8 +90,18 @@ func TestISOReadsAttributedByToken(t *testing.T) {
 	if err := srv.Evidence(context.Background(), "m1", u1, since); err == nil {
 		t.Error("m0's read counted for m1")
 	}
-	log, _ := os.ReadFile(filepath.Join(work, ReadLog))
+	log, _ := os.ReadFile(filepath.Join(work, isoserver.ReadLog))
 	if !strings.Contains(string(log), `"node":"m0"`) {
 		t.Errorf("read log does not name m0:\n%s", log)
 	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }

@@ -58,9 +58,7 @@ type mirrorInputs struct {
 func (Mirror) Name() string { return NameMirror }
 
 // Summary implements pipeline.Stage.
-func (Mirror) Summary() string {
-	return "mirror the release, operator catalogs and images into the site registry; write IDMS/ITMS/CatalogSources"
-}
+func (Mirror) Summary() string { return summary(NameMirror) }
 
 // Inputs implements pipeline.Stage.
 func (Mirror) Inputs(env *pipeline.Env) (any, error) {
@@ -90,10 +88,10 @@ func (Mirror) Inputs(env *pipeline.Env) (any, error) {
 	return in, nil
 }
 
-// mirrorOptions turns the site profile into mirror options.
-func mirrorOptions(env *pipeline.Env) (mirror.Options, mirror.Target, error) {
+// mirrorOptions turns the site profile into mirror options: the site registry is the destination.
+func mirrorOptions(env *pipeline.Env) (mirror.Options, error) {
 	s := env.Site
-	o := mirror.DefaultOptions(mirror.Endpoint{Host: s.Registry.Host, Insecure: s.Registry.Insecure,
+	o := mirror.DefaultOptions(mirror.Dest{Host: s.Registry.Host, Namespace: s.Registry.Namespace, Insecure: s.Registry.Insecure,
 		CAFile: s.Registry.CAFile, AuthFile: s.Registry.AuthFile})
 	o.Source = mirror.Endpoint{Insecure: s.Mirror.Source.Insecure, CAFile: s.Mirror.Source.CAFile, AuthFile: s.Mirror.Source.AuthFile}
 	o.SourceRegistry = s.Mirror.Source.Registry
@@ -109,33 +107,31 @@ func mirrorOptions(env *pipeline.Env) (mirror.Options, mirror.Target, error) {
 		o.RepoLog = filepath.Join(env.WorkDir, "mirror-repositories.log")
 		o.BlobLog = filepath.Join(env.WorkDir, "mirror-blobs.log")
 	}
-	return o, mirror.Target{Host: s.Registry.Host, Namespace: s.Registry.Namespace}, o.Validate()
+	return o, o.Validate()
 }
 
 // Run implements pipeline.Stage.
 func (m Mirror) Run(ctx context.Context, env *pipeline.Env) (any, error) {
-	o, target, err := mirrorOptions(env)
+	o, err := mirrorOptions(env)
 	if err != nil {
 		return nil, err
 	}
-	loaded, err := mirrorLoad(ctx, env, &o, target)
+	loaded, err := mirrorLoad(ctx, env, &o)
 	if err != nil {
 		return nil, err
 	}
-	res := loaded.Resolved
 	emit := func(e pipeline.Event) {
 		if env.Events != nil {
 			e.Time, e.Stage = time.Now(), m.Name()
 			env.Events(e)
 		}
 	}
-	for _, b := range res.Blocked {
-		emit(pipeline.Event{Kind: pipeline.Info, Message: "blocked by blockedImages: " + b})
-	}
-	for _, c := range res.Catalogs {
-		for _, w := range c.Warnings {
-			emit(pipeline.Event{Kind: pipeline.Warning, Message: "catalog " + c.Source + ": " + w})
+	for _, n := range loaded.Notes() {
+		kind := pipeline.Info
+		if n.Warning {
+			kind = pipeline.Warning
 		}
+		emit(pipeline.Event{Kind: kind, Message: n.Text})
 	}
 	o.Progress = func(p mirror.Progress) {
 		emit(pipeline.Event{Kind: pipeline.Progress, Current: p.BytesDone, Total: p.BytesTotal, Unit: "bytes",
@@ -187,17 +183,14 @@ func (m Mirror) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	return out, nil
 }
 
-// Verify implements pipeline.Verifier: everything in content.json is still at the destination.
+// Verify implements pipeline.Verifier: everything in content.json is still at the destination
+// (the check `bootstrap mirror --verify` makes).
 func (Mirror) Verify(ctx context.Context, env *pipeline.Env) error {
-	o, _, err := mirrorOptions(env)
+	o, err := mirrorOptions(env)
 	if err != nil {
 		return err
 	}
-	c, err := mirror.ReadContent(filepath.Join(env.WorkDir, "content.json"))
-	if err != nil {
-		return err
-	}
-	vr, err := mirror.Verify(ctx, c, o)
+	_, vr, err := mirror.VerifyDir(ctx, env.WorkDir, o)
 	if err != nil {
 		return err
 	}
@@ -209,55 +202,29 @@ func (Mirror) Verify(ctx context.Context, env *pipeline.Env) error {
 	return nil
 }
 
-// Plan implements pipeline.Planner: every image, the unique bytes and what is already present.
+// Plan implements pipeline.Planner: every image, the unique bytes and what is already present,
+// in the lines `bootstrap mirror --dry-run` shows.
 func (Mirror) Plan(ctx context.Context, env *pipeline.Env) ([]string, error) {
-	o, target, err := mirrorOptions(env)
+	o, err := mirrorOptions(env)
 	if err != nil {
 		return nil, err
 	}
-	loaded, err := mirrorLoad(ctx, env, &o, target)
+	loaded, err := mirrorLoad(ctx, env, &o)
 	if err != nil {
 		return nil, err
 	}
-	p, err := mirror.Plan(ctx, loaded.Resolved.Images, o)
+	p, err := loaded.Plan(ctx, o)
 	if err != nil {
 		return nil, err
 	}
-	lines := []string{fmt.Sprintf("%d images, %d unique blobs: %d bytes unique, %d saved by deduplication, %d present, %d to copy",
-		len(p.Images), p.UniqueBlobs, p.UniqueBytes, p.SavedBytes, p.PresentBytes, p.ToCopyBytes)}
-	if p.FilteredPlatforms > 0 {
-		lines = append(lines, sparsePlanLine(p, o.Platforms))
-	}
-	for _, im := range p.Images {
-		state := "copy"
-		if im.Present {
-			state = "present"
-		}
-		if im.Error != "" {
-			state = "error: " + im.Error
-		}
-		line := fmt.Sprintf("%s %s -> %s (%s, %d bytes)", state, im.Source, im.Dest, im.Digest, im.Size)
-		if im.FilteredPlatforms > 0 {
-			line += fmt.Sprintf(", %d platform(s) filtered out (%d bytes)", im.FilteredPlatforms, im.FilteredBytes)
-		}
-		lines = append(lines, line)
-	}
-	return lines, nil
-}
-
-// sparsePlanLine says what the platform filter leaves out and what it costs when the registry
-// refuses sparse indexes.
-func sparsePlanLine(p *mirror.PlanResult, platforms []string) string {
-	return fmt.Sprintf("platform filter %s: %d platform image(s) of multi-arch indexes left out; a registry that refuses sparse indexes "+
-		"(distribution by default, Quay without FEATURE_SPARSE_INDEX) gets them too: %d bytes more to copy",
-		strings.Join(platforms, ","), p.FilteredPlatforms, p.SparseFallbackBytes)
+	return p.Lines(), nil
 }
 
 // mirrorLoad turns the site's mirror section into a loaded mirror job: the ImageSetConfiguration
 // resolved against the source registries or, with mirror.source.archiveDir, the disk mirror
 // written by `bootstrap mirror file://DIR` (its parts checked and extracted first).
-func mirrorLoad(ctx context.Context, env *pipeline.Env, o *mirror.Options, target mirror.Target) (*mirror.Loaded, error) {
-	job := mirror.Job{Target: target, OutDir: env.WorkDir, SignatureStore: env.Site.Mirror.SignatureStore}
+func mirrorLoad(ctx context.Context, env *pipeline.Env, o *mirror.Options) (*mirror.Loaded, error) {
+	job := mirror.Job{OutDir: env.WorkDir, SignatureStore: env.Site.Mirror.SignatureStore}
 	if dir := env.Site.Mirror.Source.ArchiveDir; dir != "" {
 		job.FromDir = dir
 		l, err := mirror.Load(ctx, job, o)

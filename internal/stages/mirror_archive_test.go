@@ -13,6 +13,7 @@ import (
 	"github.com/regclient/regclient/config"
 	"github.com/sirupsen/logrus"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/mirror"
 	"github.com/bootstrap-dev/bootstrap/internal/mirror/mirrortest"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
@@ -33,9 +34,9 @@ func TestMirrorStageFromArchive(t *testing.T) {
 	}
 	// the connected side: a disk mirror in parts of 32 KiB
 	archive := t.TempDir()
-	o := mirror.DefaultOptions(mirror.Endpoint{})
+	o := mirror.DefaultOptions(mirror.Dest{})
 	o.Source = mirror.Endpoint{Insecure: true}
-	o.DestDir = mirror.ArchiveLayout(archive)
+	o.Dest.Dir = mirror.ArchiveLayout(archive)
 	images, _ := mirror.Images(refs, mirror.KindAdditional, "", "archive", "")
 	res, err := mirror.Copy(ctx, images, o)
 	if err != nil {
@@ -44,8 +45,8 @@ func TestMirrorStageFromArchive(t *testing.T) {
 	if err := mirror.WriteContent(mirror.ArchiveContent(archive), mirror.Content{Images: res.Images}); err != nil {
 		t.Fatal(err)
 	}
-	parts, err := mirror.WriteArchive(archive, o.DestDir, 32<<10, map[string]string{"content.json": mirror.ArchiveContent(archive),
-		"index.json": filepath.Join(o.DestDir, "index.json"), "oci-layout": filepath.Join(o.DestDir, "oci-layout")})
+	parts, err := mirror.WriteArchive(archive, o.Dest.Dir, 32<<10, map[string]string{"content.json": mirror.ArchiveContent(archive),
+		"index.json": filepath.Join(o.Dest.Dir, "index.json"), "oci-layout": filepath.Join(o.Dest.Dir, "oci-layout")})
 	if err != nil || len(parts) < 2 {
 		t.Fatalf("archive: %v, %d parts", err, len(parts))
 	}
@@ -72,7 +73,7 @@ func TestMirrorStageFromArchive(t *testing.T) {
 
 	rep := preflight.Runner{Timeout: 20 * time.Second}.Run(context.Background(), MirrorPreflightChecks(env))
 	for _, c := range rep.Checks {
-		if c.Status != preflight.Pass {
+		if c.Status != finding.Pass {
 			t.Errorf("preflight %s: %s %s", c.Name, c.Status, c.Message)
 		}
 	}
@@ -98,7 +99,7 @@ func TestMirrorStageFromArchive(t *testing.T) {
 	found := false
 	for _, c := range rep.Checks {
 		if c.Name == "mirror archive "+far+" readable" {
-			found = c.Status == preflight.Warn
+			found = c.Status == finding.Warn
 		}
 	}
 	if !found {
@@ -141,9 +142,9 @@ func TestMirrorStageLoadsFilteredCatalogFromArchive(t *testing.T) {
 		t.Fatal(err)
 	}
 	archive := t.TempDir()
-	o := mirror.DefaultOptions(mirror.Endpoint{})
+	o := mirror.DefaultOptions(mirror.Dest{Dir: archive})
 	o.Source = mirror.Endpoint{Insecure: true}
-	l, err := mirror.Load(ctx, mirror.Job{ISC: isc, ToDir: archive, ArchiveBytes: 64 << 10}, &o)
+	l, err := mirror.Load(ctx, mirror.Job{ISC: isc, ArchiveBytes: 64 << 10}, &o)
 	if err != nil {
 		t.Fatal(err)
 	}

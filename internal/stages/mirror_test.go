@@ -172,7 +172,7 @@ func TestMirrorStageMultiArchRelease(t *testing.T) {
 				t.Fatal(err)
 			}
 			plan := strings.Join(lines, "\n")
-			if got := strings.Contains(plan, "1 platform image(s) of multi-arch indexes left out"); got != tc.refused {
+			if got := strings.Contains(plan, "1 platform image(s) of multi-arch indexes filtered out"); got != tc.refused {
 				t.Errorf("plan mentions the filtered platform: %v, want %v\n%s", got, tc.refused, plan)
 			}
 			out, err := st.Run(ctx, env)

@@ -2,7 +2,10 @@ package stages
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"path/filepath"
+	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/cluster"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
@@ -46,6 +49,13 @@ func (h *UpgradeHop) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 		}
 	}
 	res, err := upgrade.Run(ctx, h.Client, env.Steps, o)
+	var trip *upgrade.Trip
+	if errors.As(err, &trip) { // read-only, and written even when the run was interrupted
+		dir := filepath.Join(env.WorkDir, "gather", h.Name()+"-"+time.Now().UTC().Format("20060102T150405Z"))
+		if g, gerr := upgrade.GatherTrip(context.WithoutCancel(ctx), h.Client, dir, trip); gerr == nil {
+			trip.Gathered = g
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -42,7 +42,7 @@ func TestUpgradeHopResumesThroughTheJournal(t *testing.T) {
 	kill := true
 	hop := &UpgradeHop{Client: c, Options: upgrade.RunOptions{
 		Hop:        upgrade.Hop{From: "4.17.10", To: "4.18.5", Payload: upgradetest.Payload("4.18.5")},
-		AcceptedBy: "Jane Doe", Soak: time.Minute, Poll: 25 * time.Millisecond, Now: clock.Now,
+		AcceptedBy: "Jane Doe", Soak: time.Minute, Poll: 25 * time.Millisecond, Now: clock.Now, NoBackup: "the lab has no etcd",
 		Crash: func(step string) error {
 			if step == upgrade.StepDesired && kill {
 				return killed

@@ -6,6 +6,10 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/bootstrap-dev/bootstrap/internal/cluster"
 	"github.com/bootstrap-dev/bootstrap/internal/cluster/clustertest"
 	"github.com/bootstrap-dev/bootstrap/internal/upgrade"
@@ -27,7 +31,11 @@ func TestCaptureFromTheAPIServer(t *testing.T) {
 	cfg := server.Config(t)
 	d := clustertest.Dynamic(t, cfg)
 	for _, ns := range []string{"nvidia-gpu-operator", "legacy", "other", "openshift-config", "openshift-config-managed"} {
-		clustertest.Create(t, d, clustertest.Namespaces, map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}})
+		// the lab tests leave their namespaces (namespace deletion is not finished in testbin)
+		ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}
+		if _, err := d.Resource(clustertest.Namespaces).Create(context.Background(), ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
 	}
 	clustertest.Create(t, d, clustertest.ClusterVersions, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion",
 		"metadata": map[string]any{"name": "version"}, "spec": map[string]any{"clusterID": "0b5c3a0e-0000-4000-8000-000000000001", "channel": "stable-4.17"}})

@@ -105,19 +105,19 @@ func Load(dir, arch string) (*Carried, error) {
 	read := func(rel string, limit int64) ([]byte, error) {
 		b, err := root.ReadFile(rel, limit)
 		if err != nil {
-			return nil, refuse(ReasonGraph, filepath.Join(dir, rel), "carry the graph again", "%v", err)
+			return nil, refuse(ReasonGraph, filepath.Join(dir, rel), carryAgain("carry the graph again", rel), "%v", err)
 		}
 		if listed == nil {
 			return b, nil
 		}
 		e, ok := listed[rel]
 		if !ok {
-			return nil, refuse(ReasonHash, filepath.Join(dir, rel), "carry the graph again with its content.json, or remove the file", "not listed in content.json's graph entries")
+			return nil, refuse(ReasonHash, filepath.Join(dir, rel), carryAgain("remove the file, or carry the graph again with its content.json", rel), "not listed in content.json's graph entries")
 		}
 		delete(listed, rel)
 		sum := sha256.Sum256(b)
 		if got := hex.EncodeToString(sum[:]); got != e.SHA256 || int64(len(b)) != e.Size {
-			return nil, refuse(ReasonHash, filepath.Join(dir, rel), "carry the graph again: the file was truncated or changed after the mirror wrote it",
+			return nil, refuse(ReasonHash, filepath.Join(dir, rel), carryAgain("the file was truncated or changed after the mirror wrote it: carry the graph again", rel),
 				"%d bytes hashing to sha256:%s; content.json says %d bytes, sha256:%s", len(b), got, e.Size, e.SHA256)
 		}
 		return b, nil
@@ -140,7 +140,7 @@ func Load(dir, arch string) (*Carried, error) {
 		c.Graphs[m[1]] = g
 	}
 	if len(c.Graphs) == 0 {
-		return nil, refuse(ReasonGraph, filepath.Join(dir, GraphDir), "add a channel (stable-4.NN) for each minor of the path to the ImageSetConfiguration's mirror.platform.channels, with graph: true, and mirror again",
+		return nil, refuse(ReasonGraph, filepath.Join(dir, GraphDir), "add a channel (stable-4.NN) for each minor of the path to the ImageSetConfiguration's mirror.platform.channels, with graph: true, and mirror again (--update-url URL):\n  mirror:\n    platform:\n      graph: true\n      architectures: ["+arch+"]\n      channels:\n      - name: stable-4.NN",
 			"no graph for architecture %s (files named <channel>-%s.json)", arch, arch)
 	}
 	if c.Data, err = loadData(dir, read); err != nil {
@@ -150,7 +150,7 @@ func Load(dir, arch string) (*Carried, error) {
 		for rel := range listed {
 			// listed and not read: a file of another architecture is fine, a missing one is not
 			if _, err := root.Lstat(rel); err != nil {
-				return nil, refuse(ReasonHash, filepath.Join(dir, rel), "carry the graph again: the directory lost files on the way",
+				return nil, refuse(ReasonHash, filepath.Join(dir, rel), carryAgain("the directory lost files on the way: carry the graph again", rel),
 					"listed in content.json and missing")
 			}
 		}
@@ -163,6 +163,17 @@ func Load(dir, arch string) (*Carried, error) {
 		}
 	}
 	return c, nil
+}
+
+// carryAgain is a remedy for a carried graph file that cannot be used: why, then the
+// ImageSetConfiguration lines that fetch it again (the channel and architecture of a graph
+// file; graph: true for the graph-data) and how to carry it.
+func carryAgain(why, rel string) string {
+	lines := "  mirror:\n    platform:\n      graph: true"
+	if m := graphFile.FindStringSubmatch(path.Base(filepath.ToSlash(rel))); m != nil {
+		lines += "\n      architectures: [" + m[2] + "]\n      channels:\n      - name: " + m[1]
+	}
+	return why + "; these ImageSetConfiguration lines bring it (bootstrap mirror --update-url URL), and content.json travels with it:\n" + lines
 }
 
 var minorRE = regexp.MustCompile(`^\d+\.\d+$`)

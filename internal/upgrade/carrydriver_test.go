@@ -86,10 +86,10 @@ func TestPlanFromGraphCarriedByTheMirrorDriver(t *testing.T) {
 	}
 
 	disk := t.TempDir()
-	o := mirror.DefaultOptions(mirror.Endpoint{})
+	o := mirror.DefaultOptions(mirror.Dest{Dir: disk})
 	o.Source = mirror.Endpoint{Insecure: true}
 	o.SourceRegistry = src.Host
-	l, err := mirror.Load(ctx, mirror.Job{ISC: isc, ToDir: disk, HTTP: srv.Client(),
+	l, err := mirror.Load(ctx, mirror.Job{ISC: isc, HTTP: srv.Client(),
 		UpdateURL: srv.URL + "/api/upgrades_info/v1/graph", GraphDataURL: srv.URL + "/api/upgrades_info/graph-data"}, &o)
 	if err != nil {
 		t.Fatal(err)
@@ -99,8 +99,8 @@ func TestPlanFromGraphCarriedByTheMirrorDriver(t *testing.T) {
 	}
 
 	out := t.TempDir()
-	o2 := mirror.DefaultOptions(mirror.Endpoint{Host: dst.Host, CAFile: dst.CAFile, AuthFile: dst.AuthFile})
-	l2, err := mirror.Load(ctx, mirror.Job{FromDir: disk, Target: mirror.Target{Host: dst.Host, Namespace: "ocp"}, OutDir: out}, &o2)
+	o2 := mirror.DefaultOptions(mirror.Dest{Host: dst.Host, Namespace: "ocp", CAFile: dst.CAFile, AuthFile: dst.AuthFile})
+	l2, err := mirror.Load(ctx, mirror.Job{FromDir: disk, OutDir: out}, &o2)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,9 +20,23 @@ type catalogs struct {
 	errs  map[string]error
 }
 
-// rel is a catalog's directory for a minor and CatalogSource name.
+// rel is a catalog's directory for a minor and CatalogSource name. A CatalogSource a mirror named
+// for one minor (cs-<index>-v4-18) stands, in another minor, for the same index's catalog the
+// mirror carried under that minor's name (cs-<index>-v4-19) when none is under the first.
 func (cs *catalogs) rel(minor, source string) string {
-	return filepath.ToSlash(filepath.Join(CatalogsDir, minor, source))
+	rel := filepath.ToSlash(filepath.Join(CatalogsDir, minor, source))
+	if m := mirroredCatalog.FindStringSubmatch(source); m != nil && !isDir(filepath.Join(cs.c.Dir, filepath.FromSlash(rel))) {
+		alt := filepath.ToSlash(filepath.Join(CatalogsDir, minor, "cs-"+m[1]+"-v"+strings.ReplaceAll(minor, ".", "-")))
+		if isDir(filepath.Join(cs.c.Dir, filepath.FromSlash(alt))) {
+			return alt
+		}
+	}
+	return rel
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }
 
 // get loads catalogs/<minor>/<source>; nil (and no error) when it was not carried.

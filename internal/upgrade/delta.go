@@ -2,6 +2,7 @@ package upgrade
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -19,6 +20,22 @@ var defaultCatalogs = map[string]string{
 	"certified-operators": "registry.redhat.io/redhat/certified-operator-index",
 	"community-operators": "registry.redhat.io/redhat/community-operator-index",
 	"redhat-marketplace":  "registry.redhat.io/redhat/redhat-marketplace-index",
+}
+
+// mirroredCatalog matches the CatalogSource names oc-mirror v2 and bootstrap mirror give the
+// catalogs they mirror (cs-<index repository>-v<major>-<minor>, clusterresources.go): a site
+// installed from a mirror subscribes through them, not through the default names.
+var mirroredCatalog = regexp.MustCompile(`^cs-(redhat-operator-index|certified-operator-index|community-operator-index|redhat-marketplace-index)-v\d+-\d+$`)
+
+// catalogIndex is the index image (without tag) a CatalogSource name stands for.
+func catalogIndex(source string) (string, bool) {
+	if idx, ok := defaultCatalogs[source]; ok {
+		return idx, true
+	}
+	if m := mirroredCatalog.FindStringSubmatch(source); m != nil {
+		return "registry.redhat.io/redhat/" + m[1], true
+	}
+	return "", false
 }
 
 // Delta is the ImageSetConfiguration that carries what the plan needs and the carried directory
@@ -68,9 +85,9 @@ func Delta(p *Plan, c *Carried) (isc []byte, notes []string, err error) {
 			if s.before {
 				minor = fm
 			}
-			idx, ok := defaultCatalogs[s.bundle.source]
+			idx, ok := catalogIndex(s.bundle.source)
 			if !ok {
-				notes = append(notes, fmt.Sprintf("bundle %s (%s) of CatalogSource %s: not a default catalog, add its index to the ImageSetConfiguration by hand", s.bundle.name, s.Image, s.bundle.source))
+				notes = append(notes, fmt.Sprintf("bundle %s (%s) of CatalogSource %s: neither a default catalog nor one a mirror named, add its index to the ImageSetConfiguration by hand", s.bundle.name, s.Image, s.bundle.source))
 				continue
 			}
 			k := pkgKey{idx + ":v" + minor, s.bundle.pkg, s.bundle.channel}

@@ -75,7 +75,7 @@ const maxGraphBytes = 64 << 20
 // versions that are not semantic versions, duplicate versions and payloads not by digest are
 // refused, naming file. A truncated file is refused as truncated.
 func ParseGraph(file string, b []byte) (*Graph, error) {
-	fix := "carry the channel's graph again (bootstrap mirror writes it with its hash into content.json)"
+	fix := carryAgain("carry the channel's graph again (bootstrap mirror writes it with its hash into content.json)", file)
 	if len(b) > maxGraphBytes {
 		return nil, refuse(ReasonGraph, file, fix, "%d bytes, more than a graph can be (%d)", len(b), maxGraphBytes)
 	}

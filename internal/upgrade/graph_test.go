@@ -101,6 +101,14 @@ func TestCarriedRefuses(t *testing.T) {
 			if !strings.Contains(r.Error(), tc.want) || r.Remedy() == "" {
 				t.Fatalf("%v (remedy %q), want %q", r, r.Remedy(), tc.want)
 			}
+			// the remedy names the ImageSetConfiguration lines that bring the file again
+			lines := "      graph: true"
+			if strings.Contains(r.File, "stable-4.18-amd64.json") {
+				lines += "\n      architectures: [amd64]\n      channels:\n      - name: stable-4.18"
+			}
+			if !strings.Contains(r.Remedy(), lines) {
+				t.Fatalf("%s: the remedy lacks the ISC lines %q:\n%s", r.File, lines, r.Remedy())
+			}
 		})
 	}
 }

@@ -102,7 +102,7 @@ func parseBlocked(file string, b []byte) (BlockedEdge, error) {
 	return e, nil
 }
 
-const graphDataFix = "carry the graph-data again (the graph-data image or tarball the mirror fetches)"
+const graphDataFix = "carry the graph-data again (the graph-data image or tarball the mirror fetches); these ImageSetConfiguration lines bring it, and content.json travels with it:\n  mirror:\n    platform:\n      graph: true"
 
 // decodeYAML decodes one YAML document strictly into out.
 func decodeYAML(file string, b []byte, out any) error {

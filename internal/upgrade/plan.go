@@ -85,6 +85,9 @@ type Step struct {
 	Action  string `json:"action"`
 	Source  string `json:"source"`
 	Image   string `json:"image,omitempty"` // the bundle or image the step needs carried
+	// CSV is the ClusterServiceVersion an operator update installs (its bundle's name): the
+	// InstallPlans `upgrade run` approves are those whose every CSV a step names.
+	CSV string `json:"csv,omitempty"`
 
 	bundle *stepBundle // the bundle an operator update installs (for the delta)
 	before bool        // from the source minor's catalog

@@ -25,7 +25,10 @@ type Journal interface {
 const (
 	StepContract     = "contract"
 	StepPreflight    = "preflight"
+	StepBackup       = "etcd-backup"
 	StepSignatures   = "signatures"
+	StepMirror       = "mirror-config" // the hop's IDMS/ITMS and next-minor CatalogSources
+	StepInstallPlans = "install-plans" // the operator updates the plan puts before the hop
 	StepCanary       = "canary-pool"
 	StepPause        = "pause"
 	StepIntent       = "desired-update-intent" // journaled BEFORE desiredUpdate is set
@@ -36,6 +39,7 @@ const (
 	StepUnpause      = "unpause"
 	StepWorkers      = "workers"
 	StepClose        = "close"
+	StepAfterPlans   = "install-plans-after" // those it puts after the hop
 )
 
 // CanaryLabel is the node role label that puts a node into the canary pool.
@@ -53,6 +57,9 @@ type RunOptions struct {
 	CanaryPool string
 	// Signatures are the hop's signature ConfigMaps, applied before desiredUpdate.
 	Signatures []*unstructured.Unstructured
+	// Mirror are the hop's ImageDigestMirrorSets, ImageTagMirrorSets and CatalogSources (the
+	// mirror's outputs for the hop's content), applied before the InstallPlans are approved.
+	Mirror     []*unstructured.Unstructured
 	Acks       []string
 	Soak       time.Duration
 	Thresholds Thresholds
@@ -60,6 +67,16 @@ type RunOptions struct {
 	// Now is the clock (time.Now when nil); tests compress it with the thresholds.
 	Now      func() time.Time
 	Progress func(string)
+	// Blacklist are the kernel modules the canary's rendered config must still blacklist after
+	// the update (the day-1 irdma blacklist); Prober, when set, also asks the node (lsmod over SSH).
+	Blacklist []string
+	Prober    cluster.ModuleProber
+	// GPUNamespace is where the GPU operator runs its driver pods (DefaultGPUNamespace).
+	GPUNamespace string
+	// Backup takes the hop's etcd backup (TakeBackup on a control-plane node); the hop's first
+	// change waits for it. A run without it refuses, unless NoBackup says why there is none.
+	Backup   func(ctx context.Context) (*Backup, error)
+	NoBackup string
 	// Crash, when set, is called after each cluster write and before its journal record, with
 	// the step: a test returns an error there to play a kill between the two.
 	Crash func(step string) error
@@ -91,6 +108,10 @@ func (e *PreflightError) Remedy() string {
 	return "fix each failed check (bootstrap upgrade preflight lists them with their objects), then run again"
 }
 
+// ErrNoBackup is returned when a run has no way to take the hop's etcd backup and no reason
+// given for going without one.
+var ErrNoBackup = errors.New("no etcd backup configured: name a control-plane node to back up (--backup-node NAME=ADDRESS with --ssh-key), or say why the hop goes without one (--no-etcd-backup REASON)")
+
 // ErrContract is returned when the rollback contract was not accepted.
 var ErrContract = errors.New("the rollback contract was not accepted: read it (printed above) and pass --accept-rollback-contract, or confirm it when asked")
 
@@ -119,6 +140,9 @@ func Run(ctx context.Context, c *cluster.Client, j Journal, o RunOptions) (*Resu
 	}
 	if o.Thresholds == (Thresholds{}) {
 		o.Thresholds = DefaultThresholds()
+	}
+	if o.Thresholds.GPUDriver <= 0 {
+		o.Thresholds.GPUDriver = DefaultThresholds().GPUDriver
 	}
 	if o.Hop.Payload == "" || !strings.Contains(o.Hop.Payload, "@sha256:") {
 		return nil, fmt.Errorf("hop %s: the release must be named by digest (pullspec@sha256:...), got %q", o.Hop.To, o.Hop.Payload)
@@ -149,7 +173,10 @@ func Run(ctx context.Context, c *cluster.Client, j Journal, o RunOptions) (*Resu
 		name string
 		do   func(context.Context) (any, error)
 	}{
+		{StepBackup, r.backup},
 		{StepSignatures, r.signatures},
+		{StepMirror, r.mirror},
+		{StepInstallPlans, func(ctx context.Context) (any, error) { return ApproveInstallPlans(ctx, r.c, r.o.Hop.CSVs(true)) }},
 		{StepCanary, r.canary},
 		{StepPause, r.pause},
 		{StepDesired, r.desired},
@@ -159,6 +186,7 @@ func Run(ctx context.Context, c *cluster.Client, j Journal, o RunOptions) (*Resu
 		{StepUnpause, r.unpause},
 		{StepWorkers, r.workers},
 		{StepClose, r.close},
+		{StepAfterPlans, func(ctx context.Context) (any, error) { return ApproveInstallPlans(ctx, r.c, r.o.Hop.CSVs(false)) }},
 	}
 	for _, s := range steps {
 		if r.j.Done(r.key(s.name), nil) {
@@ -210,6 +238,35 @@ func (r *runner) pausedByUs() []string {
 	return p.Pools
 }
 
+// backup takes the hop's etcd backup before anything of the hop changes the cluster; the
+// journal keeps its node, files and SHA-256 for the restore runbook and the report.
+func (r *runner) backup(ctx context.Context) (any, error) {
+	if r.o.Backup == nil {
+		if strings.TrimSpace(r.o.NoBackup) == "" {
+			return nil, ErrNoBackup
+		}
+		return map[string]string{"skipped": r.o.NoBackup}, nil
+	}
+	r.say("%s: etcd backup", r.o.Hop.To)
+	return r.o.Backup(ctx)
+}
+
+// mirrorKinds are what the mirror-config step applies.
+var mirrorKinds = map[string]bool{"ImageDigestMirrorSet": true, "ImageTagMirrorSet": true, "CatalogSource": true}
+
+func (r *runner) mirror(ctx context.Context) (any, error) {
+	for _, o := range r.o.Mirror {
+		if !mirrorKinds[o.GetKind()] {
+			return nil, fmt.Errorf("mirror config: %s %s is not an ImageDigestMirrorSet, ImageTagMirrorSet or CatalogSource", o.GetKind(), o.GetName())
+		}
+	}
+	res, err := r.c.Apply(ctx, r.o.Mirror, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("apply the hop's mirror config (IDMS/ITMS/CatalogSources): %w", err)
+	}
+	return res, r.crash(StepMirror)
+}
+
 func (r *runner) signatures(ctx context.Context) (any, error) {
 	res, err := r.c.Apply(ctx, r.o.Signatures, nil, nil)
 	if err != nil {
@@ -256,7 +313,13 @@ func (r *runner) canary(ctx context.Context) (any, error) {
 	if _, err := r.c.Patch(ctx, cluster.Ref{APIVersion: "v1", Kind: "Node", Name: node}, patch); err != nil {
 		return nil, fmt.Errorf("label the canary node %s: %w", node, err)
 	}
-	return map[string]string{"pool": r.o.CanaryPool, "node": node}, r.crash(StepCanary)
+	var before string
+	for _, n := range v.Nodes {
+		if n.Name == node {
+			before = n.OSImage
+		}
+	}
+	return map[string]string{"pool": r.o.CanaryPool, "node": node, "osImage": before}, r.crash(StepCanary)
 }
 
 // pause pauses every pool but master and the canary's.

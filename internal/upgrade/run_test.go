@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/openpgp" //nolint:staticcheck // the simulated CVO's keyring
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
@@ -36,7 +37,7 @@ func newLab(t *testing.T, lo upgradetest.LabOptions, f upgradetest.Faults) *lab 
 	return newLabSigned(t, lo, f, false)
 }
 
-func newLabSigned(t *testing.T, lo upgradetest.LabOptions, f upgradetest.Faults, signed bool) *lab {
+func newLabSigned(t *testing.T, lo upgradetest.LabOptions, f upgradetest.Faults, signed bool, keyring ...*openpgp.Entity) *lab {
 	t.Helper()
 	cfg := server.Config(t)
 	l := &lab{d: clustertest.Dynamic(t, cfg), clock: &upgradetest.Clock{Factor: factor}, cvPatch: &atomic.Int32{}}
@@ -50,7 +51,7 @@ func newLabSigned(t *testing.T, lo upgradetest.LabOptions, f upgradetest.Faults,
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim := &upgradetest.Sim{D: l.d, Clock: l.clock, Faults: f, RequireSignatures: signed}
+	sim := &upgradetest.Sim{D: l.d, Clock: l.clock, Faults: f, RequireSignatures: signed, Keyring: keyring}
 	sim.Start(t)
 	sim.Settle(t)
 	return l
@@ -59,7 +60,7 @@ func newLabSigned(t *testing.T, lo upgradetest.LabOptions, f upgradetest.Faults,
 func (l *lab) opts(t *testing.T) upgrade.RunOptions {
 	return upgrade.RunOptions{
 		Hop:        upgrade.Hop{From: "4.17.10", To: "4.18.5", Payload: upgradetest.Payload("4.18.5")},
-		AcceptedBy: "Jane Doe", Canary: "w0", Soak: 10 * time.Minute, Poll: 25 * time.Millisecond,
+		AcceptedBy: "Jane Doe", Canary: "w0", Soak: 10 * time.Minute, Poll: 25 * time.Millisecond, NoBackup: "the lab has no etcd", Blacklist: []string{"irdma"},
 		Now: l.clock.Now, Progress: func(s string) { t.Log(s) },
 	}
 }
@@ -108,8 +109,8 @@ func TestRunOneHopCanaryFirst(t *testing.T) {
 	if !res.Done {
 		t.Fatal("not done")
 	}
-	want := []string{"contract", "signatures", "canary-pool", "pause", "desired-update-intent", "desired-update", "control-plane",
-		"canary-done", "soak", "unpause", "workers", "close"}
+	want := []string{"contract", "etcd-backup", "signatures", "mirror-config", "install-plans", "canary-pool", "pause", "desired-update-intent", "desired-update", "control-plane",
+		"canary-done", "soak", "unpause", "workers", "close", "install-plans-after"}
 	if got := strings.Join(j.Keys, " "); got != "4.18.5/"+strings.Join(want, " 4.18.5/") {
 		t.Errorf("journal order:\n got %s\nwant %v", got, want)
 	}
@@ -193,10 +194,16 @@ func poolRef(name string) cluster.Ref {
 
 // signatures are the release's signature ConfigMap as the mirror writes it.
 func signatures(t *testing.T, version string) []*unstructured.Unstructured {
+	return signedBy(t, version, func(string) []byte { return []byte("throwaway signature") })
+}
+
+// signedBy is the signature ConfigMap holding sign(digest).
+func signedBy(t *testing.T, version string, sign func(digest string) []byte) []*unstructured.Unstructured {
 	t.Helper()
 	dir := t.TempDir()
 	p := upgradetest.Payload(version)
-	fs, err := mirror.WriteSignatureConfigMap(dir, []mirror.ReleaseSignatures{{Digest: p[strings.LastIndex(p, "@")+1:], Signatures: [][]byte{[]byte("throwaway signature")}}})
+	d := p[strings.LastIndex(p, "@")+1:]
+	fs, err := mirror.WriteSignatureConfigMap(dir, []mirror.ReleaseSignatures{{Digest: d, Signatures: [][]byte{sign(d)}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,6 +49,8 @@ type HistoryEntry struct {
 	State   string `json:"state"`
 	Version string `json:"version"`
 	Image   string `json:"image"`
+	// Verified is the CVO's word that it verified the release's signature before applying it.
+	Verified bool `json:"verified,omitempty"`
 }
 
 // CSV is an installed ClusterServiceVersion.

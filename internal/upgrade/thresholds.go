@@ -21,6 +21,10 @@ type Thresholds struct {
 	Progressing    time.Duration `json:"progressing"`
 	ProgressingMCO time.Duration `json:"progressingMachineConfig"`
 	Drain          time.Duration `json:"drain"`
+	// GPUDriver is how long an updated GPU canary may run without a Ready driver pod for its new
+	// OS build. Not the product's: ours, from the driver container's build-and-load on a new
+	// kernel (minutes; 30 leaves room for a slow pull from the mirror).
+	GPUDriver time.Duration `json:"gpuDriver"`
 }
 
 // DefaultThresholds are the product's thresholds (see Thresholds).
@@ -31,6 +35,7 @@ func DefaultThresholds() Thresholds {
 		Progressing:    30 * time.Minute,
 		ProgressingMCO: 90 * time.Minute,
 		Drain:          time.Hour,
+		GPUDriver:      30 * time.Minute,
 	}
 }
 
@@ -38,7 +43,7 @@ func DefaultThresholds() Thresholds {
 func (t Thresholds) Scale(f float64) Thresholds {
 	s := func(d time.Duration) time.Duration { return time.Duration(float64(d) / f) }
 	t.Unavailable, t.Degraded, t.Progressing = s(t.Unavailable), s(t.Degraded), s(t.Progressing)
-	t.ProgressingMCO, t.Drain = s(t.ProgressingMCO), s(t.Drain)
+	t.ProgressingMCO, t.Drain, t.GPUDriver = s(t.ProgressingMCO), s(t.Drain), s(t.GPUDriver)
 	return t
 }
 
@@ -51,6 +56,8 @@ type Trip struct {
 	Fix    string `json:"remedy"`
 	// Since is when the condition began (its lastTransitionTime), zero when unknown.
 	Since time.Time `json:"since,omitempty"`
+	// Gathered is the gather taken on the trip (GatherTrip), when one was.
+	Gathered *Gathered `json:"gathered,omitempty"`
 }
 
 // Trip kinds.

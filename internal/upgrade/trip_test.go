@@ -3,12 +3,16 @@ package upgrade_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/bootstrap-dev/bootstrap/internal/cluster/clustertest"
 	"github.com/bootstrap-dev/bootstrap/internal/upgrade"
 	"github.com/bootstrap-dev/bootstrap/internal/upgrade/upgradetest"
 )
@@ -22,6 +26,7 @@ func TestRunStopsAndExplains(t *testing.T) {
 		lab     upgradetest.LabOptions
 		faults  upgradetest.Faults
 		pdbOn   string
+		noMC    bool // the blacklist MachineConfig is deleted before the hop
 		kind    string
 		object  string
 		say     []string
@@ -42,12 +47,23 @@ func TestRunStopsAndExplains(t *testing.T) {
 		{name: "degraded node", faults: upgradetest.Faults{DegradedNode: "w0"},
 			kind: upgrade.TripPoolDegraded, object: "Node/w0", say: []string{"Degraded", "irdma-blacklist"},
 			lastRec: upgrade.StepDesired}, // the unpaused canary pool rolls while the control plane does
+		{name: "GPU driver not ready on the canary", lab: upgradetest.LabOptions{GPU: []string{"w0"}}, faults: upgradetest.Faults{DriverNode: "w0"},
+			kind: upgrade.TripEvidence, object: "Node/w0", say: []string{"no GPU driver pod for OS build \"418.94.4185\"", "not Ready", "the other pools stay paused"},
+			lastRec: upgrade.StepControlPlane},
+		{name: "blacklist MachineConfig gone", noMC: true,
+			kind: upgrade.TripEvidence, object: "Node/w0", say: []string{"rendered-worker-canary-4.18.5 does not blacklist irdma", "replay configure"},
+			lastRec: upgrade.StepControlPlane},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.lab.Version = "4.17.10"
 			l := newLabSigned(t, tc.lab, tc.faults, tc.signed)
 			if tc.pdbOn != "" {
 				upgradetest.BlockingPDB(t, l.d, "db", tc.pdbOn)
+			}
+			if tc.noMC {
+				if err := l.d.Resource(clustertest.MachineConfigs).Delete(context.Background(), upgradetest.BlacklistMC, metav1.DeleteOptions{}); err != nil {
+					t.Fatal(err)
+				}
 			}
 			j := &upgradetest.Journal{}
 			start := time.Now()
@@ -83,6 +99,22 @@ func TestRunStopsAndExplains(t *testing.T) {
 			}
 			if len(j.Keys) != n {
 				t.Errorf("journal grew after the trip: %v", j.Keys[n:])
+			}
+			g, err := upgrade.GatherTrip(context.Background(), l.c, t.TempDir(), trip)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(g.Files, " "); got != "clusteroperators.json clusterversion.json events.json machineconfigpools.json nodes.json poddisruptionbudgets.json trip.json" {
+				t.Errorf("gathered %s", got)
+			}
+			if tj, _ := os.ReadFile(filepath.Join(g.Dir, "trip.json")); !strings.Contains(string(tj), tc.object) {
+				t.Errorf("trip.json lacks the object: %s", tj)
+			}
+			if pd, _ := os.ReadFile(filepath.Join(g.Dir, "poddisruptionbudgets.json")); (tc.pdbOn != "") != strings.Contains(string(pd), `"name": "db"`) {
+				t.Errorf("the gathered PDBs: %s", pd)
+			}
+			if len(g.Missing) != 1 || !strings.Contains(g.Missing[0], "no pod k8s-app=machine-config-daemon") {
+				t.Errorf("missing: %v (the lab runs no machine-config daemon pods)", g.Missing)
 			}
 		})
 	}

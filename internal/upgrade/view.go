@@ -110,7 +110,8 @@ func ReadView(ctx context.Context, c *cluster.Client, now time.Time) (*View, err
 	for _, h := range hist {
 		m, _ := h.(map[string]any)
 		s := func(k string) string { x, _ := m[k].(string); return x }
-		v.CV.History = append(v.CV.History, HistoryEntry{State: s("state"), Version: s("version"), Image: s("image")})
+		verified, _ := m["verified"].(bool)
+		v.CV.History = append(v.CV.History, HistoryEntry{State: s("state"), Version: s("version"), Image: s("image"), Verified: verified})
 	}
 	cos, err := c.List(ctx, "config.openshift.io/v1", "ClusterOperator", "", "")
 	if err != nil {

@@ -17,6 +17,32 @@ import (
 type watcher struct {
 	r    *runner
 	seen map[string]time.Time
+	// last is each node's config when last seen Done; moved lists the configs each node was
+	// seen Done on after that, with when (the per-node transition times the close step journals).
+	last  map[string]string
+	moved map[string][]Transition
+}
+
+// Transition is a node seen Done on a new rendered config.
+type Transition struct {
+	Config string    `json:"config"`
+	At     time.Time `json:"at"`
+}
+
+// note records per-node transitions seen in v.
+func (w *watcher) note(v *View) {
+	if w.last == nil {
+		w.last, w.moved = map[string]string{}, map[string][]Transition{}
+	}
+	for _, n := range v.Nodes {
+		if n.State != "Done" || n.Current != n.Desired {
+			continue
+		}
+		if b, ok := w.last[n.Name]; ok && b != n.Current {
+			w.moved[n.Name] = append(w.moved[n.Name], Transition{Config: n.Current, At: v.At.UTC()})
+		}
+		w.last[n.Name] = n.Current
+	}
 }
 
 // until polls until done says so, stopping with a *Trip when a threshold is passed.
@@ -29,6 +55,7 @@ func (w *watcher) until(ctx context.Context, what string, done func(v *View) (bo
 		if err != nil {
 			return nil, err
 		}
+		w.note(v)
 		if trip := w.judge(ctx, v); trip != nil {
 			return v, trip
 		}
@@ -177,7 +204,9 @@ func (r *runner) canaryDone(ctx context.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]string{"node": node, "currentConfig": ev.Current, "osImage": ev.OSImage}, nil
+	var c struct{ OSImage string }
+	r.j.Done(r.key(StepCanary), &c)
+	return r.evidence(ctx, node, ev.Current, c.OSImage)
 }
 
 func (r *runner) soak(ctx context.Context) (any, error) {
@@ -227,6 +256,9 @@ func (r *runner) close(ctx context.Context) (any, error) {
 		if h := v.CV.History; len(h) == 0 || h[0].State != "Completed" || h[0].Version != r.o.Hop.To {
 			return false, "history not Completed"
 		}
+		if msg := r.backInPool(v, node); msg != "" {
+			return false, msg
+		}
 		for _, p := range v.Pools {
 			if !p.Done() {
 				return false, "MachineConfigPool/" + p.Name + " not updated"
@@ -237,5 +269,24 @@ func (r *runner) close(ctx context.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"history": v.CV.History[0], "canaryRemoved": node != ""}, nil
+	return map[string]any{"history": v.CV.History[0], "canaryRemoved": node != "", "nodes": r.w.moved}, nil
+}
+
+// backInPool says what is left before the canary node runs the worker pool's config again
+// (empty when it does): leaving the canary pool is a config change of its own (the rendered
+// name differs), and the next hop's preflight must not find the worker pool mid-update.
+func (r *runner) backInPool(v *View, node string) string {
+	if node == "" {
+		return ""
+	}
+	w := v.Pool("worker")
+	if w == nil {
+		return ""
+	}
+	for _, n := range v.Nodes {
+		if n.Name == node && (n.Current != w.RenderedSpec || n.Desired != n.Current || n.State != "Done") {
+			return fmt.Sprintf("node %s back in pool worker: current %q desired %q state %q", node, n.Current, n.Desired, n.State)
+		}
+	}
+	return ""
 }

@@ -87,6 +87,10 @@ func SeedContent(ctx context.Context, host, caFile string) ([]byte, error) {
 			return nil, fmt.Errorf("image %s: %w", im[0], err)
 		}
 	}
+	// Last, so the day-1 content keeps the digests it had before the upgrade releases existed.
+	if err := SeedReleases(ctx, b, host); err != nil {
+		return nil, err
+	}
 	return []byte(labISC()), nil
 }
 

@@ -16,11 +16,13 @@ type Options struct {
 // server while the boot stage does not start one itself.
 func Default(o Options) []Component {
 	bmcs, git := &BMCs{}, &Git{}
+	src := &Source{Seed: SeedContent, Cache: o.SourceCache}
 	cs := []Component{
 		&Files{},
 		&DNS{},
 		&NTP{Offset: o.NTPOffset},
-		&Source{Seed: SeedContent, Cache: o.SourceCache},
+		src,
+		&Updates{Source: src},
 		&Registry{},
 		&SSHD{},
 		bmcs,

@@ -42,6 +42,6 @@
 // too, remembered in lab-state.json). Nothing outside 127.0.0.0/8 is ever used.
 //
 //	.1 jump host (ISO server)   .5 API VIP   .7 ingress VIP   .21-.23 control plane   .31-.32 GPU workers
-//	.53 DNS      .123 NTP         .60-.69 registries   .70 Git   .100+ BMCs
+//	.53 DNS      .123 NTP         .60-.69 registries (.64 update service)   .70 Git   .100+ BMCs
 //	8090 on .21: the rendezvous API; the kube-apiserver listens on 127.0.0.1 (the VIP stays free)
 package harness

@@ -92,6 +92,9 @@ func (s *Source) Configure(st *site.Site, _ *Lab) error {
 	return nil
 }
 
+// Addr is the registry's host:port once started.
+func (s *Source) Addr() string { return s.addr }
+
 // Stop implements Component.
 func (s *Source) Stop(context.Context) error { return s.p.Stop() }
 
@@ -99,7 +102,7 @@ func (s *Source) Stop(context.Context) error { return s.p.Stop() }
 func (s *Source) Describe() string {
 	what := "empty"
 	if s.Seed != nil {
-		what = "seeded: release payload, operator catalog, extra images"
+		what = "seeded: release payloads (" + ReleaseVersion + " and the upgrade releases to " + UpgradeTarget + "), operator catalogs, extra images"
 	}
 	return fmt.Sprintf("source    https://%s docker-registry standing in for quay.io and registry.redhat.io (%s)", s.addr, what)
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -181,6 +182,27 @@ func (b *Builder) put(ctx context.Context, r ref.Ref, tag string, m manifest.Man
 func (b *Builder) Sign(ctx context.Context, repo string, dig string) (descriptor.Descriptor, error) {
 	payload := []byte(`{"critical":{"identity":{"docker-reference":"` + repo + `"},"image":{"docker-manifest-digest":"` + dig + `"},"type":"cosign container image signature"},"optional":null}`)
 	l := newBlob("application/vnd.dev.cosign.simplesigning.v1+json", payload)
+	return b.Image(ctx, repo, strings.Replace(dig, ":", "-", 1)+".sig", ImageSpec{Layers: []Blob{l}})
+}
+
+// CosignSignatureAnnotation is the layer annotation cosign stores a signature in (base64).
+const CosignSignatureAnnotation = "dev.cosignproject.cosign/signature"
+
+// SignWith pushes a cosign signature for the image digest in repo, tagged sha256-<hex>.sig: the
+// simple-signing payload naming identity (the image's public name) and dig, signed by sign, the
+// signature in the layer's CosignSignatureAnnotation as cosign writes it.
+func (b *Builder) SignWith(ctx context.Context, repo, identity, dig string, sign func(payload []byte) ([]byte, error)) (descriptor.Descriptor, error) {
+	payload, err := json.Marshal(map[string]any{"critical": map[string]any{"identity": map[string]string{"docker-reference": identity},
+		"image": map[string]string{"docker-manifest-digest": dig}, "type": "cosign container image signature"}, "optional": nil})
+	if err != nil {
+		return descriptor.Descriptor{}, err
+	}
+	sig, err := sign(payload)
+	if err != nil {
+		return descriptor.Descriptor{}, err
+	}
+	l := newBlob("application/vnd.dev.cosign.simplesigning.v1+json", payload)
+	l.Desc.Annotations = map[string]string{CosignSignatureAnnotation: base64.StdEncoding.EncodeToString(sig)}
 	return b.Image(ctx, repo, strings.Replace(dig, ":", "-", 1)+".sig", ImageSpec{Layers: []Blob{l}})
 }
 

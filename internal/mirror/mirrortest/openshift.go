@@ -26,6 +26,10 @@ type ReleaseSpec struct {
 	// InstallerTag names the installer component ("installer" when empty; older payloads carry
 	// openshift-install in "baremetal-installer").
 	InstallerTag string
+	// Previous, when set, are the versions release-metadata lists as valid update sources (its
+	// "previous", from which the update service draws the graph's edges), with an errata URL in
+	// its "metadata". Nil keeps the bare {kind, version} document.
+	Previous []string
 }
 
 // Release is what Release pushed.
@@ -84,9 +88,15 @@ func (b *Builder) Release(ctx context.Context, s ReleaseSpec) (*Release, error) 
 	if err != nil {
 		return nil, err
 	}
+	meta := []byte(`{"kind":"cincinnati-metadata-v0","version":"` + s.Version + `"}`)
+	if s.Previous != nil {
+		if meta, err = ReleaseMetadata(s.Version, s.Previous); err != nil {
+			return nil, err
+		}
+	}
 	payload, err := FilesLayer(map[string][]byte{
 		"release-manifests/image-references": is,
-		"release-manifests/release-metadata": []byte(`{"kind":"cincinnati-metadata-v0","version":"` + s.Version + `"}`),
+		"release-manifests/release-metadata": meta,
 	})
 	if err != nil {
 		return nil, err
@@ -107,6 +117,13 @@ func (b *Builder) Release(ctx context.Context, s ReleaseSpec) (*Release, error) 
 	out.Image = s.NameHost + "/openshift-release-dev/ocp-release:" + tagName
 	out.Digest = d.Digest.String()
 	return out, nil
+}
+
+// ReleaseMetadata renders a payload's release-manifests/release-metadata as release payloads
+// carry it (kind cincinnati-metadata-v0, version, previous, metadata.url).
+func ReleaseMetadata(version string, previous []string) ([]byte, error) {
+	return json.Marshal(map[string]any{"kind": "cincinnati-metadata-v0", "version": version, "previous": previous,
+		"metadata": map[string]any{"description": "", "url": "https://errata.example.com/" + version}})
 }
 
 // PackageSpec describes one operator package: channels list bundle versions oldest first, each

@@ -27,6 +27,10 @@ type LabOptions struct {
 	Operators []string
 	// NotUpgradeable sets ClusterVersion Upgradeable=False with this reason.
 	NotUpgradeable string
+	// GPU names the workers labelled nvidia.com/gpu.present=true (their driver pods follow the
+	// OS build); NoBlacklist leaves the day-1 irdma blacklist MachineConfig out.
+	GPU         []string
+	NoBlacklist bool
 }
 
 // PDBs and pods live here.
@@ -51,7 +55,7 @@ func Lab(t testing.TB, d dynamic.Interface, o LabOptions, clock *Clock) {
 	}
 	clean(t, d)
 	t.Cleanup(func() { clean(t, d) })
-	for _, ns := range []string{"openshift-config", "openshift-config-managed", WorkloadNamespace} {
+	for _, ns := range []string{"openshift-config", "openshift-config-managed", WorkloadNamespace, GPUNamespace} {
 		_, err := d.Resource(clustertest.Namespaces).Create(context.Background(), obj("v1", "Namespace", "", ns), metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
@@ -91,13 +95,22 @@ func Lab(t testing.TB, d dynamic.Interface, o LabOptions, clock *Clock) {
 	}
 	node := func(name, pool string) {
 		n := obj("v1", "Node", "", name)
-		n.SetLabels(map[string]string{"node-role.kubernetes.io/" + pool: "", "kubernetes.io/arch": "amd64"})
+		l := map[string]string{"node-role.kubernetes.io/" + pool: "", "kubernetes.io/arch": "amd64", upgrade.LabelOSBuild: OSBuild(o.Version)}
+		for _, g := range o.GPU {
+			if g == name {
+				l[upgrade.LabelGPUPresent] = "true"
+			}
+		}
+		n.SetLabels(l)
 		n.SetAnnotations(map[string]string{upgrade.AnnCurrentConfig: Rendered(pool, o.Version), upgrade.AnnDesiredConfig: Rendered(pool, o.Version), upgrade.AnnState: "Done"})
 		clustertest.Create(t, d, clustertest.Nodes, n.Object)
 		clustertest.MustSetStatus(t, d, clustertest.Nodes, "", name, map[string]any{
 			"conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status", "lastTransitionTime": now, "lastHeartbeatTime": now}},
-			"nodeInfo":   map[string]any{"architecture": "amd64", "osImage": "Red Hat Enterprise Linux CoreOS " + o.Version},
+			"nodeInfo":   map[string]any{"architecture": "amd64", "osImage": osImage(o.Version)},
 		}, true)
+	}
+	if !o.NoBlacklist {
+		clustertest.Create(t, d, clustertest.MachineConfigs, blacklistMC())
 	}
 	node("m0", "master")
 	for _, w := range o.Workers {
@@ -143,7 +156,7 @@ func clean(t testing.TB, d dynamic.Interface) {
 		gvr schema.GroupVersionResource
 		ns  string
 	}{{clustertest.ClusterVersions, ""}, {clustertest.ClusterOperators, ""}, {clustertest.MachineConfigPools, ""},
-		{clustertest.Nodes, ""}, {PDBs, WorkloadNamespace}, {Pods, WorkloadNamespace},
+		{clustertest.Nodes, ""}, {PDBs, WorkloadNamespace}, {Pods, WorkloadNamespace}, {Pods, GPUNamespace}, {clustertest.MachineConfigs, ""},
 		{clustertest.GVR("", "v1", "configmaps"), "openshift-config-managed"}, {clustertest.GVR("", "v1", "configmaps"), "openshift-config"}} {
 		l, err := d.Resource(r.gvr).Namespace(r.ns).List(ctx, metav1.ListOptions{})
 		if err != nil {

@@ -161,7 +161,15 @@ func (s *Sim) node(ctx context.Context, n *unstructured.Unstructured, rendered s
 	*n = *out
 	if a[upgrade.AnnState] == "Done" && before[upgrade.AnnState] != "Done" {
 		v := des[strings.LastIndex(des, "-")+1:]
-		_ = unstructured.SetNestedField(n.Object, "Red Hat Enterprise Linux CoreOS "+v, "status", "nodeInfo", "osImage")
+		if l := n.GetLabels(); l[upgrade.LabelOSBuild] != OSBuild(v) { // NFD relabels the rebooted node
+			l[upgrade.LabelOSBuild] = OSBuild(v)
+			n.SetLabels(l)
+			if out, err = s.D.Resource(clustertest.Nodes).Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+				return err
+			}
+			*n = *out
+		}
+		_ = unstructured.SetNestedField(n.Object, osImage(v), "status", "nodeInfo", "osImage")
 		out, err = s.D.Resource(clustertest.Nodes).UpdateStatus(ctx, n, metav1.UpdateOptions{})
 		if err == nil {
 			*n = *out
@@ -209,3 +217,8 @@ func (s *Sim) poolStatus(ctx context.Context, p *unstructured.Unstructured, rend
 
 // versionOf is the version a simulated rendered config name ends with.
 func versionOf(rendered string) string { return rendered[strings.LastIndex(rendered, "-")+1:] }
+
+// osImage is a node's status.nodeInfo.osImage at a version, as RHCOS writes it.
+func osImage(version string) string {
+	return "Red Hat Enterprise Linux CoreOS " + OSBuild(version) + " (Plow)"
+}

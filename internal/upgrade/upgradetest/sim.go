@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/openpgp" //nolint:staticcheck // see sign.go
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -27,6 +28,8 @@ type Faults struct {
 	StuckOperator string
 	// DegradedNode's machine-config daemon reports Degraded when asked to update.
 	DegradedNode string
+	// DriverNode's GPU driver pod never becomes Ready.
+	DriverNode string
 }
 
 // Sim plays the cluster-version operator and the machine-config operator on a real
@@ -45,8 +48,12 @@ type Sim struct {
 	// RequireSignatures has the CVO look the release's signature up as it does in the cluster
 	// (ConfigMaps in openshift-config-managed labelled release.openshift.io/verification-signatures,
 	// a binaryData key sha256-<hex>-N) and refuse the release without one (ReleaseAccepted=False,
-	// RetrievePayload). The signature's content is not verified here.
+	// RetrievePayload). Its content is verified when Keyring is set.
 	RequireSignatures bool
+	// Keyring, with RequireSignatures, has the CVO verify each signature found against it (an
+	// OpenPGP signed atomic container signature naming the release digest, see Signer): one
+	// signed by another key is refused as a missing one is.
+	Keyring openpgp.EntityList
 	// Tick is the real time between reconciles (default 20 ms).
 	Tick time.Duration
 
@@ -100,6 +107,12 @@ func (s *Sim) reconcile(ctx context.Context) error {
 	}
 	if err := s.mco(ctx); err != nil {
 		return fmt.Errorf("mco: %w", err)
+	}
+	if err := s.rendered(ctx); err != nil {
+		return fmt.Errorf("render: %w", err)
+	}
+	if err := s.gpu(ctx); err != nil {
+		return fmt.Errorf("gpu operator: %w", err)
 	}
 	return nil
 }
@@ -364,8 +377,8 @@ func (s *Sim) signed(ctx context.Context, image string) (bool, error) {
 	prefix := strings.Replace(digest(image), ":", "-", 1) + "-"
 	for _, cm := range l.Items {
 		bd, _, _ := unstructured.NestedMap(cm.Object, "binaryData")
-		for k := range bd {
-			if strings.HasPrefix(k, prefix) {
+		for k, v := range bd {
+			if strings.HasPrefix(k, prefix) && (s.Keyring == nil || verify(s.Keyring, decodeBinary(v), digest(image)) == nil) {
 				return true, nil
 			}
 		}

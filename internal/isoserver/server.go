@@ -1,4 +1,4 @@
-package stages
+package isoserver
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"net/url"
@@ -16,18 +17,17 @@ import (
 
 	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
 	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
-	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
-// ISOServer serves the agent ISO (and the per-node views) for as long as nodes may read it. The
-// command's session owns it (cmd/bootstrap/session.go: WithISOServer, Close when the process
-// ends); the stages that need it — boot, and install, which nodes spend reading their live ISO
-// — call Ensure, so a run resumed in install serves the ISO too. It also keeps the fetch log,
+// Server serves the agent ISO (and the per-node views) for as long as nodes may read it. The
+// command's session owns it (cmd/bootstrap/session.go: stages.WithISOServer, Close when the
+// process ends); the stages that need it — boot, and install, which nodes spend reading their
+// live ISO — call Ensure (through stages.ServeISO), so a run resumed in install serves the ISO too. It also keeps the fetch log,
 // the witness that a node really booted from its ISO after its power action
 // (bmc.WithBootEvidence), and persists its reads in the work dir (ReadLog) so that a resumed run
 // knows which nodes read their ISO before the previous process died. Ensure is idempotent.
-type ISOServer struct {
+type Server struct {
 	mu      sync.Mutex
 	started bool
 	fetches []agentiso.Fetch
@@ -83,7 +83,7 @@ const ReadLog = "iso-reads.jsonl"
 const readLogGap = 10 * time.Second
 
 // Close stops the server (if started) and closes the read log.
-func (s *ISOServer) Close() {
+func (s *Server) Close() {
 	s.mu.Lock()
 	stop, done, log := s.stop, s.done, s.log
 	s.stop, s.log, s.started = nil, nil, false
@@ -98,7 +98,7 @@ func (s *ISOServer) Close() {
 }
 
 // loadReads reads the reads an earlier process logged (a torn last line is ignored).
-func (s *ISOServer) loadReads(path string) {
+func (s *Server) loadReads(path string) {
 	b, err := fsroot.ReadBeneath(path, fsroot.Log)
 	if err != nil {
 		return
@@ -112,7 +112,7 @@ func (s *ISOServer) loadReads(path string) {
 }
 
 // record keeps a fetch in memory and writes a successful read to the log (caller holds s.mu).
-func (s *ISOServer) record(f agentiso.Fetch) {
+func (s *Server) record(f agentiso.Fetch) {
 	if len(s.fetches) < maxFetches {
 		s.fetches = append(s.fetches, f)
 	}
@@ -133,38 +133,52 @@ func (s *ISOServer) record(f agentiso.Fetch) {
 // maxFetches bounds the fetch log kept in memory (a boot reads a few hundred ranges per node).
 const maxFetches = 100_000
 
-// Ensure starts the server unless it runs already. It serves the ISO the iso stage built, at
-// iso.serveAddress, and returns once the listener is open.
-func (s *ISOServer) Ensure(ctx context.Context, env *pipeline.Env) error {
+// Config is what Ensure serves: the ISO the iso stage built and the site it was built for.
+type Config struct {
+	// Site gives the nodes (their per-node views and BMC addresses) and iso.serveAddress,
+	// iso.tlsCert and iso.tlsKey.
+	Site *site.Site
+	// WorkDir holds the read log (ReadLog) and the URL token key (TokenKeyFile); "" keeps neither.
+	WorkDir string
+	// ISO and SHA256 are the built agent ISO and its digest; URL is where nodes read it.
+	ISO, SHA256, URL string
+	// Log receives one debug record per fetch; nil discards them.
+	Log *slog.Logger
+	// OnServing, when set, is called once the listener is open, with a line saying where.
+	OnServing func(msg string)
+}
+
+// ErrNoISO says that no agent ISO has been built here to serve.
+var ErrNoISO = errors.New("no agent ISO has been built here: run `bootstrap run --until iso` first, or serve the ISO from another web server and set iso.baseURL to it (bootstrap then starts no server of its own)")
+
+// Ensure starts the server unless it runs already. It serves c.ISO at iso.serveAddress and
+// returns once the listener is open.
+func (s *Server) Ensure(ctx context.Context, c Config) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.started {
 		return nil
 	}
-	out, ok, err := ISOOutputKey.Read(env)
-	if err != nil {
-		return fmt.Errorf("read the iso stage's output: %w", err)
+	if c.ISO == "" {
+		return ErrNoISO
 	}
-	if !ok || out.Build == nil || out.Build.ISO == "" {
-		return errors.New("no agent ISO has been built here: run `bootstrap run --until iso` first, or serve the ISO from another web server and set iso.baseURL to it (bootstrap then starts no server of its own)")
-	}
-	custom, err := agentiso.NodeCustomizations(env.Site)
+	custom, err := agentiso.NodeCustomizations(c.Site)
 	if err != nil {
 		return err
 	}
-	p, err := agentiso.Prepare(agentiso.PrepareOptions{BaseISO: out.Build.ISO, BaseDigest: out.Build.SHA256, Nodes: custom})
+	p, err := agentiso.Prepare(agentiso.PrepareOptions{BaseISO: c.ISO, BaseDigest: c.SHA256, Nodes: custom})
 	if err != nil {
 		return err
 	}
 	var route func(string) (string, string, bool)
-	if env.WorkDir != "" {
-		if route, err = ISOTokenRoute(env.WorkDir, env.Site); err != nil {
+	if c.WorkDir != "" {
+		if route, err = TokenRoute(c.WorkDir, c.Site); err != nil {
 			p.Close()
 			return err
 		}
 	}
-	s.bmcs = bmcAddresses(env.Site.Nodes)
-	logPath := filepath.Join(env.WorkDir, ReadLog)
+	s.bmcs = bmcAddresses(c.Site.Nodes)
+	logPath := filepath.Join(c.WorkDir, ReadLog)
 	s.loadReads(logPath)
 	if s.log, err = os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
 		p.Close()
@@ -175,8 +189,8 @@ func (s *ISOServer) Ensure(ctx context.Context, env *pipeline.Env) error {
 		s.mu.Lock()
 		s.record(f)
 		s.mu.Unlock()
-		if env.Log != nil {
-			env.Log.Info("iso fetch", "remote", f.Remote, "path", f.Path, "node", f.Node, "range", f.Range, "status", f.Status, "bytes", f.Bytes)
+		if c.Log != nil {
+			c.Log.Info("iso fetch", "remote", f.Remote, "path", f.Path, "node", f.Node, "range", f.Range, "status", f.Status, "bytes", f.Bytes)
 		}
 	}})
 	if err != nil {
@@ -190,24 +204,23 @@ func (s *ISOServer) Ensure(ctx context.Context, env *pipeline.Env) error {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		err := agentiso.Serve(sctx, agentiso.ServeOptions{Addr: env.Site.ISO.ServeAddress, Handler: h,
-			TLSCert: env.Site.ISO.TLSCert, TLSKey: env.Site.ISO.TLSKey, Ready: func(a net.Addr) { ready <- a }})
+		err := agentiso.Serve(sctx, agentiso.ServeOptions{Addr: c.Site.ISO.ServeAddress, Handler: h,
+			TLSCert: c.Site.ISO.TLSCert, TLSKey: c.Site.ISO.TLSKey, Ready: func(a net.Addr) { ready <- a }})
 		p.Close()
 		failed <- err
 	}()
 	select {
 	case a := <-ready:
 		s.started, s.stop, s.done = true, stop, done
-		if env.Events != nil {
-			env.Events(pipeline.Event{Time: time.Now(), Kind: pipeline.Info, Stage: NameBoot,
-				Message: fmt.Sprintf("serving the agent ISO on %s (%s)", a, out.URL)})
+		if c.OnServing != nil {
+			c.OnServing(fmt.Sprintf("serving the agent ISO on %s (%s)", a, c.URL))
 		}
 		return nil
 	case err := <-failed:
 		stop()
 		_ = s.log.Close()
 		s.log = nil
-		return fmt.Errorf("%w (is another `bootstrap serve` already listening on %s?)", err, env.Site.ISO.ServeAddress)
+		return fmt.Errorf("%w (is another `bootstrap serve` already listening on %s?)", err, c.Site.ISO.ServeAddress)
 	}
 }
 
@@ -217,7 +230,7 @@ func (s *ISOServer) Ensure(ctx context.Context, env *pipeline.Env) error {
 // — as soon as any read came from a BMC address, the BMCs read from their own, and another
 // node's read must not stand for this one's; until then any reader counts (weaker evidence, for
 // BMCs behind NAT or fetching from another interface).
-func (s *ISOServer) Evidence(_ context.Context, node, rawURL string, since time.Time) error {
+func (s *Server) Evidence(_ context.Context, node, rawURL string, since time.Time) error {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return err

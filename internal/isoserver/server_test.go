@@ -1,8 +1,8 @@
-package stages
+package isoserver
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
-	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -35,16 +34,13 @@ func TestISOServerServesAndWitnesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := freeAddr(t)
-	out, _ := json.Marshal(ISOOutput{Build: nil})
-	env := &pipeline.Env{Site: &site.Site{ISO: site.ISO{ServeAddress: addr}}, WorkDir: dir,
-		Outputs: map[string]json.RawMessage{"iso": out}}
-	srv := &ISOServer{}
-	if err := srv.Ensure(context.Background(), env); err == nil || !strings.Contains(err.Error(), "no agent ISO") {
+	env := Config{Site: &site.Site{ISO: site.ISO{ServeAddress: addr}}, WorkDir: dir}
+	srv := &Server{}
+	if err := srv.Ensure(context.Background(), env); !errors.Is(err, ErrNoISO) {
 		t.Fatalf("Ensure without a built ISO: %v", err)
 	}
 
-	out, _ = json.Marshal(map[string]any{"build": map[string]any{"iso": iso}, "url": "http://" + addr + "/iso/agent.x86_64.iso"})
-	env.Outputs["iso"] = out
+	env.ISO, env.URL = iso, "http://"+addr+"/iso/agent.x86_64.iso"
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := srv.Ensure(ctx, env); err != nil {
 		t.Fatal(err)
@@ -95,7 +91,7 @@ func TestISOServerServesAndWitnesses(t *testing.T) {
 		resp.Body.Close()
 		t.Fatal("the server still answers after Close")
 	}
-	next := &ISOServer{}
+	next := &Server{}
 	defer next.Close()
 	if err := next.Ensure(context.Background(), env); err != nil {
 		t.Fatal(err)
@@ -115,7 +111,7 @@ func TestEvidenceBySource(t *testing.T) {
 	read := func(remote string) agentiso.Fetch {
 		return agentiso.Fetch{Time: since.Add(time.Second), Remote: remote, Method: "GET", Path: "/agent.x86_64.iso", Status: 206, Bytes: 2048}
 	}
-	s := &ISOServer{bmcs: bmcAddresses([]site.Node{
+	s := &Server{bmcs: bmcAddresses([]site.Node{
 		{Name: "m0", BMC: site.BMC{Address: "https://10.0.0.10"}},
 		{Name: "m1", BMC: site.BMC{Address: "10.0.0.11:8443"}},
 	})}

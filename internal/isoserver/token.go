@@ -1,4 +1,4 @@
-package stages
+package isoserver
 
 import (
 	"crypto/hmac"
@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -22,22 +23,22 @@ import (
 // carries its own token, /n/<token>/<iso>, and the server records the node the token names.
 //
 // The token is HMAC-SHA256(key, node name), hex, first 20 characters (80 bits), with a random key
-// kept in the work dir (ISOTokenKeyFile). It is not a secret (it grants nothing: the ISO is
+// kept in the work dir (TokenKeyFile). It is not a secret (it grants nothing: the ISO is
 // served to anyone); it is not guessable across sites (another work dir has another key), so a
 // stray read from another site's node, or a guessed URL, never counts as this node's evidence.
 
-// ISOTokenKeyFile is the work dir file holding the random key of the nodes' ISO URL tokens.
-const ISOTokenKeyFile = "iso-token.key"
+// TokenKeyFile is the work dir file holding the random key of the nodes' ISO URL tokens.
+const TokenKeyFile = "iso-token.key"
 
 // nodeTokenPrefix starts a tokenized ISO path: /n/<token>/<the shared ISO's path>.
 const nodeTokenPrefix = "/n/"
 
-// isoTokenKey reads the work dir's token key, creating it (32 random bytes, mode 0600) when
+// TokenKey reads the work dir's token key, creating it (32 random bytes, mode 0600) when
 // absent. Two processes creating it at once agree: the loser reads the winner's.
-func isoTokenKey(workDir string) ([]byte, error) {
-	path := filepath.Join(workDir, ISOTokenKeyFile)
+func TokenKey(workDir string) ([]byte, error) {
+	path := filepath.Join(workDir, TokenKeyFile)
 	for range 2 {
-		if b, err := os.ReadFile(path); err == nil && len(b) == 64 {
+		if b, err := fsroot.ReadBeneath(path, fsroot.Secret); err == nil && len(b) == 64 {
 			return hex.DecodeString(string(b))
 		}
 		key := make([]byte, 32)
@@ -63,9 +64,9 @@ func isoTokenKey(workDir string) ([]byte, error) {
 	return nil, fmt.Errorf("ISO URL token key: %s is not 64 hex characters: remove it (a new key changes every node's ISO URL, so boot runs again)", path)
 }
 
-// hasISOTokenKey reports whether the work dir holds a token key.
-func hasISOTokenKey(workDir string) bool {
-	_, err := os.Stat(filepath.Join(workDir, ISOTokenKeyFile))
+// HasTokenKey reports whether the work dir holds a token key.
+func HasTokenKey(workDir string) bool {
+	_, err := os.Stat(filepath.Join(workDir, TokenKeyFile))
 	return err == nil
 }
 
@@ -76,8 +77,8 @@ func nodeToken(key []byte, node string) string {
 	return hex.EncodeToString(m.Sum(nil))[:20]
 }
 
-// tokenURL returns the shared ISO URL u with node's token in front of its path.
-func tokenURL(u string, key []byte, node string) string {
+// TokenURL returns the shared ISO URL u with node's token in front of its path.
+func TokenURL(u string, key []byte, node string) string {
 	p, err := url.Parse(u)
 	if err != nil {
 		return u
@@ -106,10 +107,10 @@ func tokenRoute(key []byte, nodes []string) func(string) (string, string, bool) 
 	}
 }
 
-// ISOTokenRoute is agentiso.HandlerOptions.Route for the site's nodes' tokenized ISO URLs, with
+// TokenRoute is agentiso.HandlerOptions.Route for the site's nodes' tokenized ISO URLs, with
 // the work dir's key: `bootstrap serve` serves them as the run's own ISO server does.
-func ISOTokenRoute(workDir string, s *site.Site) (func(string) (string, string, bool), error) {
-	key, err := isoTokenKey(workDir)
+func TokenRoute(workDir string, s *site.Site) (func(string) (string, string, bool), error) {
+	key, err := TokenKey(workDir)
 	if err != nil {
 		return nil, err
 	}

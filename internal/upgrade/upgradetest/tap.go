@@ -1,0 +1,121 @@
+package upgradetest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"k8s.io/client-go/rest"
+)
+
+// Tap is a loopback front of the kube-apiserver (plain HTTP, no credentials: it forwards each
+// request with the test's) that counts the writes of ClusterVersion spec.desiredUpdate as they
+// reach the API server, per version. A write of the same value is counted too, which the API
+// server itself would not show (a no-op patch changes neither generation nor resourceVersion).
+type Tap struct {
+	URL string
+	// OnDesired, when set, is called after a desiredUpdate write succeeded at the API server and
+	// before its response goes back, with the version and that version's count: a test kills
+	// the client there, so the write is in the cluster and the client never learns it.
+	OnDesired func(version string, n int)
+
+	mu     sync.Mutex
+	writes map[string]int
+}
+
+type tapKey struct{}
+
+// NewTap starts a Tap in front of the API server cfg names, until the test ends.
+func NewTap(t testing.TB, cfg *rest.Config) *Tap {
+	t.Helper()
+	rt, err := rest.TransportFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, err := url.Parse(cfg.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := &Tap{writes: map[string]int{}}
+	proxy := &httputil.ReverseProxy{
+		Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
+		Transport:     rt,
+		FlushInterval: -1,
+		ModifyResponse: func(resp *http.Response) error {
+			v, _ := resp.Request.Context().Value(tapKey{}).(string)
+			if v == "" || resp.StatusCode >= 300 {
+				return nil
+			}
+			tp.mu.Lock()
+			tp.writes[v]++
+			n := tp.writes[v]
+			tp.mu.Unlock()
+			if tp.OnDesired != nil {
+				tp.OnDesired(v, n)
+			}
+			return nil
+		},
+	}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if v := desiredWrite(r); v != "" {
+			r = r.WithContext(context.WithValue(r.Context(), tapKey{}, v))
+		}
+		proxy.ServeHTTP(w, r)
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	tp.URL = "http://" + ln.Addr().String()
+	return tp
+}
+
+// desiredWrite reads (and puts back) a write's body to the ClusterVersion and returns the
+// desiredUpdate version it sets, or "".
+func desiredWrite(r *http.Request) string {
+	if r.Method == http.MethodGet || !strings.HasPrefix(r.URL.Path, "/apis/config.openshift.io/v1/clusterversions/") ||
+		strings.HasSuffix(r.URL.Path, "/status") || r.Body == nil {
+		return ""
+	}
+	b, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	if err != nil {
+		return ""
+	}
+	var body struct {
+		Spec struct {
+			DesiredUpdate struct{ Version string } `json:"desiredUpdate"`
+		} `json:"spec"`
+	}
+	_ = json.Unmarshal(b, &body)
+	return body.Spec.DesiredUpdate.Version
+}
+
+// Writes is how many desiredUpdate writes for version reached the API server.
+func (tp *Tap) Writes(version string) int {
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	return tp.writes[version]
+}
+
+// Kubeconfig is a kubeconfig naming the tap.
+func (tp *Tap) Kubeconfig() []byte {
+	return []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: tap, cluster: {server: "` + tp.URL + `"}}]
+users: [{name: tap, user: {}}]
+contexts: [{name: tap, context: {cluster: tap, user: tap}}]
+current-context: tap
+`)
+}
