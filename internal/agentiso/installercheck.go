@@ -156,6 +156,7 @@ var installerFields = []struct {
 	{regexp.MustCompile(`^proxy\.(httpProxy|httpsProxy|noProxy)`), "cluster.proxy.$1"},
 	{regexp.MustCompile(`^proxy`), "cluster.proxy"},
 	{regexp.MustCompile(`^capabilities\.(baselineCapabilitySet|additionalEnabledCapabilities)`), "cluster.capabilities.$1"},
+	{regexp.MustCompile(`^capabilities`), "cluster.capabilities"},
 	{regexp.MustCompile(`^cpuPartitioningMode`), "cluster.cpuPartitioningMode"},
 	{regexp.MustCompile(`^(?:controlPlane|compute)`), "nodes"},
 	{regexp.MustCompile(`^rendezvousIP`), "cluster.rendezvousIP"},

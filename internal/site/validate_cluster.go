@@ -283,7 +283,9 @@ func (c *checker) vips(path string, list []string, machine []netip.Prefix, seen 
 				"choose a free address inside cluster.networking.machineNetwork")
 		}
 		if first, dup := seen[a]; dup {
-			c.err(p, fmt.Sprintf("VIP %s is also %s", a, first), "the API and ingress VIPs must be different addresses")
+			// at the first of the two (the API VIP when an ingress VIP repeats it), where the installer
+			// places it too ("platform.baremetal.apiVIPs: ... must not be one of the Ingress VIPs")
+			c.err(first, fmt.Sprintf("VIP %s is also %s", a, p), "the API and ingress VIPs must be different addresses")
 		} else {
 			seen[a] = p
 		}
