@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -58,7 +59,7 @@ func TestProfilesValidate(t *testing.T) {
 			ps := s.Validate(site.MissingFilesAsWarnings(), site.WithLookupEnv(env))
 			missing := 0
 			for _, p := range ps {
-				if p.Severity == site.SeverityWarning && strings.Contains(p.Message, "does not exist") {
+				if p.Status == finding.Warn && strings.Contains(p.Message, "does not exist") {
 					missing++
 					continue
 				}
@@ -98,8 +99,8 @@ func TestProfilesValidate(t *testing.T) {
 	}
 }
 
-func allowed(profile string, p site.Problem) bool {
-	if p.Severity != site.SeverityWarning {
+func allowed(profile string, p finding.Finding) bool {
+	if p.Status != finding.Warn {
 		return false
 	}
 	for _, w := range expectedWarnings[profile] {

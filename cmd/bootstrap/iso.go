@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 	"github.com/bootstrap-dev/bootstrap/internal/stages"
@@ -115,14 +116,14 @@ func printISOOutput(g *globals, o *stages.ISOOutput) error {
 
 // isoProblems turns the iso stage's checks into profile problems, each at the position of its
 // field in the profile.
-func isoProblems(s *site.Site, in agentiso.Problems) site.Problems {
-	ps := make(site.Problems, 0, len(in))
+func isoProblems(s *site.Site, in finding.List) finding.List {
+	ps := make(finding.List, 0, len(in))
 	for _, p := range in {
 		msg := p.Message
 		if p.Node != "" {
 			msg = fmt.Sprintf("node %s: %s", p.Node, msg)
 		}
-		ps = append(ps, site.Problem{Position: s.At(p.Field), Path: p.Field, Severity: site.SeverityError, Message: msg})
+		ps = append(ps, finding.Finding{Position: s.At(p.Path), Path: p.Path, Status: finding.Fail, Message: msg})
 	}
 	ps.Sort()
 	return ps

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
 	"github.com/bootstrap-dev/bootstrap/internal/agentiso/agentisotest"
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -152,7 +152,7 @@ func TestISOProblemsShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	ps := isoProblems(s, agentiso.Problems{{Severity: agentiso.Error, Node: "cp-0", Field: "nodes[0].rootDevice", Message: "no such disk"}})
+	ps := isoProblems(s, finding.List{{Status: finding.Fail, Node: "cp-0", Path: "nodes[0].rootDevice", Message: "no such disk"}})
 	if err := ps.Format(&b); err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bootstrap-dev/bootstrap/internal/mirror"
-	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
 // mirrorFlags are the flags of `bootstrap mirror`, named as oc-mirror v2 names them.
@@ -220,13 +219,9 @@ func (f *mirrorFlags) options(dest mirror.Dest) mirror.Options {
 // a line each on stderr (remedy below), or a "problem" JSON line each; the error only summarizes.
 func loadISC(cmd *cobra.Command, path string) (*mirror.ImageSetConfig, error) {
 	isc, err := mirror.LoadISC(path)
-	iscProbs, ok := mirror.AsISCProblems(err)
+	ps, ok := mirror.AsISCProblems(err)
 	if !ok {
 		return isc, err
-	}
-	ps := make(site.Problems, len(iscProbs))
-	for i, p := range iscProbs {
-		ps[i] = site.Problem{Position: p.Position, Path: p.Path, Severity: site.SeverityError, Message: p.Message, Remedy: p.Remedy}
 	}
 	if j := jsonOut(cmd); j != nil {
 		for _, p := range ps {

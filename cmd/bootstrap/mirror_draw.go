@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/mirror"
 	"github.com/bootstrap-dev/bootstrap/internal/preflight"
 	"github.com/bootstrap-dev/bootstrap/internal/progress"
@@ -22,8 +23,8 @@ import (
 func mirrorDiskCheck(w io.Writer, dir string, need int64) error {
 	need += max(need/100, 64<<20)
 	r := preflight.CheckDisk(dir, need)
-	fmt.Fprintf(w, "%s disk %s: %s\n", r.Status, dir, r.Message)
-	if r.Status == preflight.Fail {
+	fmt.Fprintf(w, "%s disk %s: %s\n", r.Status.Label(), dir, r.Message)
+	if r.Status == finding.Fail {
 		fmt.Fprintf(w, "  → free space there or give file:// a larger file system; nothing was copied\n")
 		return &preflight.FailedError{Checks: []string{"disk " + dir}}
 	}

@@ -38,7 +38,7 @@ func (g *globals) loadSite() (*site.Site, error) {
 	case len(ps) == 0:
 	case g.json() && err != nil:
 		if j := jsonOut(g.cmd); j != nil {
-			jsonProblems(g.cmd, j, g.file, ps, nil)
+			jsonProblems(g.cmd, j, g.file, ps, nil, "")
 		}
 	default: // text, or -o json with warnings only: text on stderr, the command goes on
 		_ = ps.Format(g.stderr)

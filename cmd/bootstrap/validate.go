@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -40,14 +41,21 @@ Exit code 3 when the profile is invalid; warnings alone do not fail.`,
 					return inputError{err} // not there, unreadable: input that cannot be used (exit 3)
 				}
 			}
+			var note string
+			if s != nil && !ps.HasErrors() {
+				// the installer's own verdict on what iso would render, where the check binary is
+				var more finding.List
+				more, note = installerVerdict(cmd.Context(), s)
+				ps = append(ps, more...)
+			}
 			var chosen []site.Chosen
 			if s != nil && !ps.HasErrors() {
 				chosen = s.Chosen() // named once the profile is valid: the values a run will use
 			}
-			if err := printProblems(cmd, file, ps, chosen); err != nil {
+			if err := printProblems(cmd, file, ps, chosen, note); err != nil {
 				return err
 			}
-			return ps.Err()
+			return site.Invalid(ps)
 		},
 	}
 	cmd.Flags().StringP("file", "f", "site.yaml", "the site profile")
@@ -66,21 +74,23 @@ type validateReport struct {
 	// Defaults are the values bootstrap chose for the fields the profile leaves out (a valid
 	// profile only).
 	Defaults []site.Chosen `json:"defaults,omitempty"`
+	// Installer says whether the installer's own checks ran on the profile and what they said.
+	Installer string `json:"installer,omitempty"`
 }
 
 // jsonProblems writes one "problem" line per problem and leaves the summary as the result.
-func jsonProblems(cmd *cobra.Command, j *jsonLines, file string, ps site.Problems, chosen []site.Chosen) {
+func jsonProblems(cmd *cobra.Command, j *jsonLines, file string, ps finding.List, chosen []site.Chosen, note string) {
 	for _, p := range ps {
 		j.line("problem", p)
 	}
 	errs, warns := ps.Count()
-	setResult(cmd, validateReport{File: file, Valid: errs == 0, Errors: errs, Warnings: warns, Defaults: chosen})
+	setResult(cmd, validateReport{File: file, Valid: errs == 0, Errors: errs, Warnings: warns, Defaults: chosen, Installer: note})
 }
 
-func printProblems(cmd *cobra.Command, file string, ps site.Problems, chosen []site.Chosen) error {
+func printProblems(cmd *cobra.Command, file string, ps finding.List, chosen []site.Chosen, note string) error {
 	out := cmd.OutOrStdout()
 	if j := jsonOut(cmd); j != nil {
-		jsonProblems(cmd, j, file, ps, chosen)
+		jsonProblems(cmd, j, file, ps, chosen, note)
 		return nil
 	}
 	if len(ps) == 0 {
@@ -90,7 +100,14 @@ func printProblems(cmd *cobra.Command, file string, ps site.Problems, chosen []s
 	} else if err := ps.Format(out); err != nil {
 		return err
 	}
-	return printChosen(out, chosen)
+	if err := printChosen(out, chosen); err != nil {
+		return err
+	}
+	if note != "" {
+		_, err := fmt.Fprintln(out, note)
+		return err
+	}
+	return nil
 }
 
 // printChosen names the values bootstrap chose for what the profile leaves out.

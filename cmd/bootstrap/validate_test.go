@@ -142,17 +142,17 @@ func TestValidateJSONAndAllowMissing(t *testing.T) {
 		t.Fatalf("report %+v, lines %v: want one problem line per problem", rep, kinds)
 	}
 	var p struct {
-		File     string
-		Line     int
-		Column   int
-		Path     string
-		Severity string
-		Remedy   string
+		File   string
+		Line   int
+		Column int
+		Path   string
+		Status string
+		Remedy string
 	}
 	if err := json.Unmarshal([]byte(out[:strings.IndexByte(out, '\n')]), &p); err != nil {
 		t.Fatal(err)
 	}
-	if p.File != "files.yaml" || p.Line == 0 || p.Column == 0 || p.Path == "" || p.Remedy == "" || p.Severity != "error" {
+	if p.File != "files.yaml" || p.Line == 0 || p.Column == 0 || p.Path == "" || p.Remedy == "" || p.Status != "fail" {
 		t.Errorf("first problem lacks position, path or remedy: %+v", p)
 	}
 	// --allow-missing-files turns the missing CA into a warning but keeps the mode error.

@@ -73,8 +73,8 @@ var genRules = []genRule{
 	{name: "hostprefix-25", fits: hasV4Pods, edit: func(_ *testing.T, s *site.Site, _ string) { setV4HostPrefix(s, 25) },
 		installer: "accept", why: "the largest IPv4 hostPrefix: 128 pod addresses a node"},
 	{name: "hostprefix-26", fits: hasV4Pods, edit: func(_ *testing.T, s *site.Site, _ string) { setV4HostPrefix(s, 26) },
-		validateSays: "must be at most 25", installer: "accept",
-		why: "AgentClusterInstall refuses it when agent create image derives the cluster manifests; the installercheck module loads install-config and agent-config only"},
+		validateSays: "must be at most 25", installer: "reject", installerSays: "hostPrefix: Invalid value: 26: must be at most 25",
+		why: "fewer than 128 pod addresses a node: AgentClusterInstall refuses it when agent create image derives the cluster manifests"},
 	{name: "ipv6-hostprefix-63", fits: hasV6Pods, edit: func(_ *testing.T, s *site.Site, _ string) {
 		for i, cn := range s.Cluster.Networking.ClusterNetwork {
 			if strings.Contains(cn.CIDR, ":") {
@@ -88,8 +88,8 @@ var genRules = []genRule{
 				s.Cluster.Networking.ClusterNetwork[i].CIDR = netip.PrefixFrom(p.Addr(), cn.HostPrefix-1).Masked().String()
 			}
 		}
-	}, validateSays: "node subnets and the profile has", installer: "accept",
-		why: "two node subnets for more nodes: AgentClusterInstall and the assisted service refuse it, past what the installercheck module loads"},
+	}, validateSays: "node subnets and the profile has", installer: "reject", installerSays: "not large enough to accommodate",
+		why: "two node subnets for more nodes: AgentClusterInstall refuses it when agent create image derives the cluster manifests"},
 	{name: "service-network-12", fits: hasV4Service, edit: func(_ *testing.T, s *site.Site, _ string) { setV4Service(s, "172.16.0.0/12") },
 		installer: "accept", why: "the largest IPv4 service network"},
 	{name: "service-network-11", fits: hasV4Service, edit: func(_ *testing.T, s *site.Site, _ string) { setV4Service(s, "172.0.0.0/11") },

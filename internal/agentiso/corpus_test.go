@@ -11,8 +11,6 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
-
-	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
 // The installer corpus: site profiles generated from a table (profileSpec) and mutations of them
@@ -422,25 +420,10 @@ func TestInstallerCorpus(t *testing.T) {
 	t.Logf("installer corpus: %d table profiles, %d listed mutations, %d generated mutants", len(corpusProfiles), len(cases)-len(corpusProfiles)-len(generated), len(generated))
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			file := filepath.Join(dir, c.name+".yaml")
-			if err := os.WriteFile(file, []byte(c.text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			var ps site.Problems
-			s, err := site.Load(file)
-			if err != nil {
-				var ok bool
-				if ps, ok = site.AsProblems(err); !ok {
-					t.Fatal(err)
-				}
-			} else {
-				ps = s.Validate(site.WithLookupEnv(func(string) (string, bool) { return "", false }))
-			}
+			s, ps := validateCase(t, dir, c)
 			var errs []string
 			for _, p := range ps {
-				if p.Severity == site.SeverityError {
-					errs = append(errs, p.String())
-				}
+				errs = append(errs, p.String())
 			}
 			all := strings.ReplaceAll(strings.Join(errs, "\n"), dir+string(filepath.Separator), "")
 			switch {

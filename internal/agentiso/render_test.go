@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -216,7 +217,7 @@ func TestAnonymousPullSecret(t *testing.T) {
 	}
 	var warned bool
 	for _, p := range Validate(s) {
-		warned = warned || (p.Field == "registry.authFile" && p.Severity == Warning)
+		warned = warned || (p.Path == "registry.authFile" && p.Status == finding.Warn)
 	}
 	if !warned {
 		t.Error("no warning for the anonymous pull secret")

@@ -7,53 +7,14 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
-// Severity of a Problem.
-type Severity string
-
-// Severities.
-const (
-	Error   Severity = "error"
-	Warning Severity = "warning"
-)
-
-// Problem is one thing the installer would reject (Error) or that often goes wrong (Warning),
-// with the node and the field path in the profile.
-type Problem struct {
-	Severity Severity `json:"severity"`
-	Node     string   `json:"node,omitempty"`
-	// Field is the path in the site profile ("nodes[2].networkConfig.interfaces[0].name").
-	Field   string `json:"field"`
-	Message string `json:"message"`
-}
-
-func (p Problem) String() string {
-	node := ""
-	if p.Node != "" {
-		node = " (node " + p.Node + ")"
-	}
-	return fmt.Sprintf("%s: %s%s: %s", p.Severity, p.Field, node, p.Message)
-}
-
-// Problems is every problem found, in profile order.
-type Problems []Problem
-
-// Errors returns only the problems of severity Error.
-func (ps Problems) Errors() Problems {
-	var out Problems
-	for _, p := range ps {
-		if p.Severity == Error {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// Err returns an error listing every Error problem, or nil when there is none.
-func (ps Problems) Err() error {
-	errs := ps.Errors()
+// Invalid returns an error listing every failure of ps (a *ValidationError), or nil when there
+// is none.
+func Invalid(ps finding.List) error {
+	errs := ps.Only(finding.Fail)
 	if len(errs) == 0 {
 		return nil
 	}
@@ -67,7 +28,7 @@ func (ps Problems) Err() error {
 // ValidationError is returned when the profile has problems the installer would reject; callers
 // branch on it to exit with the invalid-profile code.
 type ValidationError struct {
-	Problems Problems
+	Problems finding.List
 	text     string
 }
 
@@ -75,7 +36,7 @@ func (e *ValidationError) Error() string { return e.text }
 
 // Validate checks the site for what the agent-based installer would reject later, often silently
 // or half-way through the install. It returns every problem at once.
-func Validate(s *site.Site) Problems {
+func Validate(s *site.Site) finding.List {
 	v := &validator{s: s}
 	v.roles()
 	v.macs()
@@ -85,18 +46,18 @@ func Validate(s *site.Site) Problems {
 	}
 	v.rendezvous()
 	if s.Registry.AuthFile == "" {
-		v.add(Warning, "", "registry.authFile", "not set: the pull secret gets a placeholder entry for %s, so the registry must allow anonymous pulls", s.Registry.Host)
+		v.add(finding.Warn, "", "registry.authFile", "not set: the pull secret gets a placeholder entry for %s, so the registry must allow anonymous pulls", s.Registry.Host)
 	}
 	return v.out
 }
 
 type validator struct {
 	s   *site.Site
-	out Problems
+	out finding.List
 }
 
-func (v *validator) add(sev Severity, node, field, format string, args ...any) {
-	v.out = append(v.out, Problem{Severity: sev, Node: node, Field: field, Message: fmt.Sprintf(format, args...)})
+func (v *validator) add(sev finding.Status, node, field, format string, args ...any) {
+	v.out = append(v.out, finding.Finding{Status: sev, Node: node, Path: field, Message: fmt.Sprintf(format, args...)})
 }
 
 func (v *validator) roles() {
@@ -106,28 +67,28 @@ func (v *validator) roles() {
 	for i, n := range s.Nodes {
 		f := fmt.Sprintf("nodes[%d]", i)
 		if n.Role != site.RoleMaster && n.Role != site.RoleWorker {
-			v.add(Error, n.Name, f+".role", "role %q is not master or worker", n.Role)
+			v.add(finding.Fail, n.Name, f+".role", "role %q is not master or worker", n.Role)
 		}
 		if j, ok := seen[n.Name]; ok {
-			v.add(Error, n.Name, f+".name", "hostname already used by nodes[%d]; agent-config hosts need unique hostnames", j)
+			v.add(finding.Fail, n.Name, f+".name", "hostname already used by nodes[%d]; agent-config hosts need unique hostnames", j)
 		}
 		seen[n.Name] = i
 		if len(n.Interfaces) == 0 {
-			v.add(Error, n.Name, f+".interfaces", "no interfaces: the agent matches a booted host to its entry by MAC, list at least the boot NIC")
+			v.add(finding.Fail, n.Name, f+".interfaces", "no interfaces: the agent matches a booted host to its entry by MAC, list at least the boot NIC")
 		}
 	}
 	if masters != 1 && masters != 3 && masters != 4 && masters != 5 {
-		v.add(Error, "", "nodes", "%d master nodes; the installer supports 1 (single node), 3, 4 or 5", masters)
+		v.add(finding.Fail, "", "nodes", "%d master nodes; the installer supports 1 (single node), 3, 4 or 5", masters)
 	}
 	single := masters == 1 && workers == 0
 	if single && len(s.Cluster.APIVIPs) > 0 {
-		v.add(Error, "", "cluster.apiVIPs", "a single-node cluster uses platform none: remove apiVIPs and ingressVIPs and point DNS at the node")
+		v.add(finding.Fail, "", "cluster.apiVIPs", "a single-node cluster uses platform none: remove apiVIPs and ingressVIPs and point DNS at the node")
 	}
 	if !single && len(s.Cluster.APIVIPs) == 0 {
-		v.add(Warning, "", "cluster.apiVIPs", "no VIPs on a multi-node cluster: platform none, an external load balancer must serve api and *.apps")
+		v.add(finding.Warn, "", "cluster.apiVIPs", "no VIPs on a multi-node cluster: platform none, an external load balancer must serve api and *.apps")
 	}
 	if len(s.Cluster.APIVIPs) > 0 && len(s.Cluster.IngressVIPs) != len(s.Cluster.APIVIPs) {
-		v.add(Error, "", "cluster.ingressVIPs", "give as many ingressVIPs as apiVIPs (one per IP family)")
+		v.add(finding.Fail, "", "cluster.ingressVIPs", "give as many ingressVIPs as apiVIPs (one per IP family)")
 	}
 }
 
@@ -139,13 +100,13 @@ func (v *validator) macs() {
 			f := fmt.Sprintf("nodes[%d].interfaces[%d].macAddress", i, j)
 			hw, err := net.ParseMAC(itf.MACAddress)
 			if err != nil || len(hw) != 6 {
-				v.add(Error, n.Name, f, "%q is not a MAC address (aa:bb:cc:dd:ee:ff)", itf.MACAddress)
+				v.add(finding.Fail, n.Name, f, "%q is not a MAC address (aa:bb:cc:dd:ee:ff)", itf.MACAddress)
 				continue
 			}
 			mac := hw.String()
 			mine = append(mine, mac)
 			if prev, ok := owner[mac]; ok {
-				v.add(Error, n.Name, f, "MAC %s is also listed at %s: each MAC identifies one host", mac, prev)
+				v.add(finding.Fail, n.Name, f, "MAC %s is also listed at %s: each MAC identifies one host", mac, prev)
 				continue
 			}
 			owner[mac] = fmt.Sprintf("nodes[%d] (%s)", i, n.Name)
@@ -153,9 +114,9 @@ func (v *validator) macs() {
 		if n.BootMAC != "" {
 			hw, err := net.ParseMAC(n.BootMAC)
 			if err != nil {
-				v.add(Error, n.Name, fmt.Sprintf("nodes[%d].bootMAC", i), "%q is not a MAC address", n.BootMAC)
+				v.add(finding.Fail, n.Name, fmt.Sprintf("nodes[%d].bootMAC", i), "%q is not a MAC address", n.BootMAC)
 			} else if !contains(mine, hw.String()) {
-				v.add(Error, n.Name, fmt.Sprintf("nodes[%d].bootMAC", i), "boot MAC %s is not among the node's interfaces; add it to interfaces[] so the agent can match the host", hw)
+				v.add(finding.Fail, n.Name, fmt.Sprintf("nodes[%d].bootMAC", i), "boot MAC %s is not among the node's interfaces; add it to interfaces[] so the agent can match the host", hw)
 			}
 		}
 	}
@@ -185,24 +146,24 @@ func (v *validator) networkConfig(i int) {
 	}
 	ref := func(field, name, what string) {
 		if !defined[name] {
-			v.add(Error, n.Name, field, "%s %q is neither in interfaces[] nor defined in networkConfig; "+
+			v.add(finding.Fail, n.Name, field, "%s %q is neither in interfaces[] nor defined in networkConfig; "+
 				"a typo here silently leaves the %s down", what, name, what)
 		}
 	}
 	for j, raw := range ifaces {
 		m, ok := raw.(map[string]any)
 		if !ok {
-			v.add(Error, n.Name, fmt.Sprintf("%s.interfaces[%d]", base, j), "not a mapping")
+			v.add(finding.Fail, n.Name, fmt.Sprintf("%s.interfaces[%d]", base, j), "not a mapping")
 			continue
 		}
 		f := fmt.Sprintf("%s.interfaces[%d]", base, j)
 		name, typ := str(m["name"]), str(m["type"])
 		if name == "" {
-			v.add(Error, n.Name, f+".name", "interface without a name")
+			v.add(finding.Fail, n.Name, f+".name", "interface without a name")
 			continue
 		}
 		if site.NMStateNeedsNIC(typ) && !physical[name] {
-			v.add(Error, n.Name, f+".name", "NIC %q is not in interfaces[] (names there: %s); "+
+			v.add(finding.Fail, n.Name, f+".name", "NIC %q is not in interfaces[] (names there: %s); "+
 				"the agent maps names to MACs through interfaces[], so this NIC would stay unconfigured", name, strings.Join(sortedKeys(physical), ", "))
 		}
 		if la, ok := m["link-aggregation"].(map[string]any); ok {
@@ -247,26 +208,26 @@ func (v *validator) rootDevice(i int) {
 	d := n.RootDevice
 	switch {
 	case d == "":
-		v.add(Error, n.Name, f, "no root device: give /dev/disk/by-path/... so the install lands on the right disk")
+		v.add(finding.Fail, n.Name, f, "no root device: give /dev/disk/by-path/... so the install lands on the right disk")
 		return
 	case strings.HasPrefix(d, "/dev/disk/by-id/"):
 		// The installer (pkg/types/baremetal/validation ValidateHostRootDeviceHints, 4.16+) accepts a
 		// deviceName only directly under /dev/ or under /dev/disk/by-path/.
-		v.add(Error, n.Name, f, "%s: the installer accepts rootDeviceHints.deviceName only under /dev/disk/by-path/ "+
+		v.add(finding.Fail, n.Name, f, "%s: the installer accepts rootDeviceHints.deviceName only under /dev/disk/by-path/ "+
 			"(by-id names are rejected); use the disk's by-path name (`ls -l /dev/disk/by-path` on the discovery ISO); "+
 			"for SATA/AHCI disks RHCOS 4.13+ (RHEL 9) uses the -ata-N.0 form, older releases (RHEL 8) -ata-N", d)
 		return
 	case !strings.HasPrefix(d, "/dev/disk/by-path/"):
-		v.add(Error, n.Name, f, "%q is not a stable name (kernel names like /dev/sda change between boots); use /dev/disk/by-path/...", d)
+		v.add(finding.Fail, n.Name, f, "%q is not a stable name (kernel names like /dev/sda change between boots); use /dev/disk/by-path/...", d)
 		return
 	}
 	// RHEL 8 kernels (RHCOS before 4.13) name SATA/AHCI paths ...-ata-1, RHEL 9 kernels (4.13+)
 	// ...-ata-1.0; a name from the other generation matches no disk and the agent waits forever.
 	if ataPath.MatchString(d) {
-		v.add(Warning, n.Name, f, "%s uses the RHEL 8 by-path form; RHCOS 4.13+ (RHEL 9) names this disk %s.0 — "+
+		v.add(finding.Warn, n.Name, f, "%s uses the RHEL 8 by-path form; RHCOS 4.13+ (RHEL 9) names this disk %s.0 — "+
 			"check `ls -l /dev/disk/by-path` on the discovery ISO", d, d)
 	} else if ataPathV9.MatchString(d) && releaseBefore(v.s.Cluster.Release.Version, 4, 13) {
-		v.add(Warning, n.Name, f, "%s uses the RHEL 9 by-path form but release %s boots a RHEL 8 kernel, which names it %s",
+		v.add(finding.Warn, n.Name, f, "%s uses the RHEL 9 by-path form but release %s boots a RHEL 8 kernel, which names it %s",
 			d, v.s.Cluster.Release.Version, strings.TrimSuffix(d, ".0"))
 	}
 }
@@ -276,12 +237,12 @@ func (v *validator) rendezvous() {
 	rip := s.Cluster.RendezvousIP
 	f := "cluster.rendezvousIP"
 	if rip == "" {
-		v.add(Error, "", f, "no rendezvousIP: set it to the static address of one control-plane node")
+		v.add(finding.Fail, "", f, "no rendezvousIP: set it to the static address of one control-plane node")
 		return
 	}
 	addr, err := netip.ParseAddr(rip)
 	if err != nil {
-		v.add(Error, "", f, "%q is not an IP address", rip)
+		v.add(finding.Fail, "", f, "%q is not an IP address", rip)
 		return
 	}
 	static := false
@@ -293,17 +254,17 @@ func (v *validator) rendezvous() {
 		for _, ip := range ips {
 			if ip == addr {
 				if n.Role != site.RoleMaster {
-					v.add(Error, n.Name, f, "%s is the static address of nodes[%d] (%s), a %s; the rendezvous host must be a control-plane node", rip, i, n.Name, n.Role)
+					v.add(finding.Fail, n.Name, f, "%s is the static address of nodes[%d] (%s), a %s; the rendezvous host must be a control-plane node", rip, i, n.Name, n.Role)
 				}
 				return
 			}
 		}
 	}
 	if static {
-		v.add(Error, "", f, "%s is not the static address of any control-plane node's networkConfig; the agents would wait for a rendezvous host that never appears", rip)
+		v.add(finding.Fail, "", f, "%s is not the static address of any control-plane node's networkConfig; the agents would wait for a rendezvous host that never appears", rip)
 		return
 	}
-	v.add(Warning, "", f, "no node has a static address (DHCP): the DHCP server must hand %s to one control-plane node — "+
+	v.add(finding.Warn, "", f, "no node has a static address (DHCP): the DHCP server must hand %s to one control-plane node — "+
 		"reserve it for that node's boot MAC, or the install never starts", rip)
 }
 

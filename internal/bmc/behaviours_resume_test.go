@@ -9,6 +9,7 @@ import (
 
 	"github.com/bootstrap-dev/bootstrap/internal/bmc"
 	"github.com/bootstrap-dev/bootstrap/internal/bmc/bmctest"
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 )
 
 // TestBehavioursKillAndResume runs every vendor behaviour that boots, and a node of the
@@ -53,7 +54,7 @@ func TestBehavioursKillAndResume(t *testing.T) {
 			})
 			n := start(t)
 			for _, f := range bmc.Preflight(context.Background(), bmc.PreflightNode{Target: n.target, Expect: bmc.Expect{ISOURL: isoURL}}, fast()...) {
-				if f.Status == bmc.Fail {
+				if f.Status == finding.Fail {
 					t.Errorf("preflight %s failed: %s", f.Check, f.Message)
 				}
 			}

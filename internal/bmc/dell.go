@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/poll"
 )
 
@@ -180,15 +181,15 @@ func (dell) ejectMedia(ctx context.Context, c *Client, slot Media) error {
 	return err
 }
 
-func (dell) preflight(ctx context.Context, c *Client, st State) []Finding {
-	var fs []Finding
+func (dell) preflight(ctx context.Context, c *Client, st State) []finding.Finding {
+	var fs []finding.Finding
 	desc := fmt.Sprintf("%s %s, iDRAC firmware %s, power %s", st.Vendor, st.Model, st.Firmware, st.Power)
 	if CompareVersions(st.Firmware, FirmwareFloor) < 0 {
-		fs = append(fs, Finding{Node: c.node, Check: CheckFirmware, Status: Warn,
+		fs = append(fs, finding.Finding{Node: c.node, Check: CheckFirmware, Status: finding.Warn,
 			Message: desc + ": below the iDRAC9 floor " + FirmwareFloor + " (one-time boot goes through ImportSystemConfiguration)",
 			Remedy:  "update iDRAC9 firmware to " + FirmwareFloor + " or later"})
 	} else {
-		fs = append(fs, Finding{Node: c.node, Check: CheckFirmware, Status: Pass, Message: desc})
+		fs = append(fs, finding.Finding{Node: c.node, Check: CheckFirmware, Status: finding.Pass, Message: desc})
 	}
 	if st.managerPath != "" {
 		fs = append(fs, c.jobQueueFinding(ctx, st.managerPath))

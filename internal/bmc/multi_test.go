@@ -9,6 +9,7 @@ import (
 
 	"github.com/bootstrap-dev/bootstrap/internal/bmc"
 	"github.com/bootstrap-dev/bootstrap/internal/bmc/bmctest"
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 )
 
 // threeVMs is sushy-tools driving three libvirt domains, as in the Metal3 development lab.
@@ -108,26 +109,26 @@ func TestMultiSystemRefusesWithoutASystem(t *testing.T) {
 				}
 			}
 			fs := bmc.Preflight(context.Background(), bmc.PreflightNode{Target: target}, fast()...)
-			if f := findingOf(fs, bmc.CheckSystem); f.Status != bmc.Fail || !strings.Contains(f.Remedy, m.SystemURL(1)) {
+			if f := findingOf(fs, bmc.CheckSystem); f.Status != finding.Fail || !strings.Contains(f.Remedy, m.SystemURL(1)) {
 				t.Errorf("preflight %s: %+v", bmc.CheckSystem, f)
 			}
 		})
 	}
 	fs := bmc.Preflight(context.Background(), bmc.PreflightNode{Target: multiTarget(t, m, "vm-a", m.SystemURL(0), ""),
 		Expect: bmc.Expect{BootMAC: threeVMs[0].MACs[0]}}, fast()...)
-	if f := findingOf(fs, bmc.CheckSystem); f.Status != bmc.Pass || !strings.Contains(f.Message, "vm-a") {
+	if f := findingOf(fs, bmc.CheckSystem); f.Status != finding.Pass || !strings.Contains(f.Message, "vm-a") {
 		t.Errorf("preflight of an addressed system: %+v", f)
 	}
-	if f := findingOf(fs, bmc.CheckMAC); f.Status != bmc.Pass {
+	if f := findingOf(fs, bmc.CheckMAC); f.Status != finding.Pass {
 		t.Errorf("preflight MAC check of vm-a: %+v", f)
 	}
 }
 
-func findingOf(fs []bmc.Finding, check string) bmc.Finding {
+func findingOf(fs []finding.Finding, check string) finding.Finding {
 	for _, f := range fs {
 		if f.Check == check {
 			return f
 		}
 	}
-	return bmc.Finding{}
+	return finding.Finding{}
 }

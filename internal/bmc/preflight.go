@@ -6,16 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-)
 
-// Status of a preflight finding.
-type Status string
-
-// Finding statuses.
-const (
-	Pass Status = "pass"
-	Warn Status = "warn"
-	Fail Status = "fail"
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 )
 
 // Preflight check names (stable: they appear in the preflight table and --json output).
@@ -40,15 +32,6 @@ const (
 func PreflightCheckNames() []string {
 	return []string{CheckISOURL, CheckReachable, CheckTLS, CheckAuth, CheckSystem, CheckRedfish, CheckFirmware,
 		CheckMedia, CheckBootTarget, CheckBootOnce, CheckStaleMedia, CheckMAC, CheckSessions, CheckJobQueue}
-}
-
-// Finding is one preflight result for one node.
-type Finding struct {
-	Node    string `json:"node"`
-	Check   string `json:"check"`
-	Status  Status `json:"status"`
-	Message string `json:"message"`
-	Remedy  string `json:"remedy,omitempty"`
 }
 
 // Expect is what the profile says about a node, to compare with what its BMC reports.
@@ -76,37 +59,37 @@ const minRedfish = "1.6.0"
 // Preflight checks one node's BMC, read-only: only GETs with basic auth, so not even a session
 // is created. Once a check fails that later ones depend on (reachability, TLS, credentials), it
 // stops there.
-func Preflight(ctx context.Context, n PreflightNode, opts ...Option) []Finding {
+func Preflight(ctx context.Context, n PreflightNode, opts ...Option) []finding.Finding {
 	cfg, err := newConfig(opts)
 	if err != nil {
-		return []Finding{{Node: n.Target.Node, Check: CheckReachable, Status: Fail, Message: err.Error()}}
+		return []finding.Finding{{Node: n.Target.Node, Check: CheckReachable, Status: finding.Fail, Message: err.Error()}}
 	}
 	return preflight(ctx, n, cfg)
 }
 
 // PreflightAll checks every node, WithConcurrency at a time; findings come in node order.
-func PreflightAll(ctx context.Context, nodes []PreflightNode, opts ...Option) ([]Finding, error) {
+func PreflightAll(ctx context.Context, nodes []PreflightNode, opts ...Option) ([]finding.Finding, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
 	}
-	out := make([][]Finding, len(nodes))
+	out := make([][]finding.Finding, len(nodes))
 	forEach(len(nodes), cfg.concurrency, func(i int) { out[i] = preflight(ctx, nodes[i], cfg) })
 	return slices.Concat(out...), nil
 }
 
-func preflight(ctx context.Context, n PreflightNode, cfg config) []Finding {
+func preflight(ctx context.Context, n PreflightNode, cfg config) []finding.Finding {
 	node := n.Target.Node
-	var fs []Finding
-	add := func(check string, s Status, msg, remedy string) {
-		fs = append(fs, Finding{Node: node, Check: check, Status: s, Message: msg, Remedy: remedy})
+	var fs []finding.Finding
+	add := func(check string, s finding.Status, msg, remedy string) {
+		fs = append(fs, finding.Finding{Node: node, Check: check, Status: s, Message: msg, Remedy: remedy})
 	}
 	if n.Expect.ISOURL != "" {
 		if l := len(n.Expect.ISOURL); l > MaxMediaURL {
-			add(CheckISOURL, Fail, fmt.Sprintf("ISO URL is %d characters; iDRAC9 InsertMedia accepts at most %d", l, MaxMediaURL),
+			add(CheckISOURL, finding.Fail, fmt.Sprintf("ISO URL is %d characters; iDRAC9 InsertMedia accepts at most %d", l, MaxMediaURL),
 				"shorten iso.baseURL (an IP address instead of a long host name, a shorter path)")
 		} else {
-			add(CheckISOURL, Pass, fmt.Sprintf("ISO URL is %d characters (limit %d)", l, MaxMediaURL), "")
+			add(CheckISOURL, finding.Pass, fmt.Sprintf("ISO URL is %d characters (limit %d)", l, MaxMediaURL), "")
 		}
 	}
 	if n.Target.BootMAC == "" {
@@ -117,71 +100,71 @@ func preflight(ctx context.Context, n PreflightNode, cfg config) []Finding {
 		var be *Error
 		switch {
 		case errors.Is(err, ErrManySystems) || errors.Is(err, ErrNoSuchSystem):
-			add(CheckReachable, Pass, "BMC answers on "+n.Target.Address, "")
-			add(CheckAuth, Pass, "credentials accepted for user "+n.Target.Username, "")
+			add(CheckReachable, finding.Pass, "BMC answers on "+n.Target.Address, "")
+			add(CheckAuth, finding.Pass, "credentials accepted for user "+n.Target.Username, "")
 			remedy := ""
 			if errors.As(err, &be) {
 				remedy = be.Remedy()
 			}
-			add(CheckSystem, Fail, rootCause(err), remedy)
+			add(CheckSystem, finding.Fail, rootCause(err), remedy)
 		case errors.Is(err, ErrTLS):
-			add(CheckReachable, Pass, "BMC answers on "+n.Target.Address, "")
-			add(CheckTLS, Fail, "certificate not trusted: "+rootCause(err), remedyFor("", ErrTLS))
+			add(CheckReachable, finding.Pass, "BMC answers on "+n.Target.Address, "")
+			add(CheckTLS, finding.Fail, "certificate not trusted: "+rootCause(err), remedyFor("", ErrTLS))
 		case errors.Is(err, ErrAuth):
-			add(CheckReachable, Pass, "BMC answers on "+n.Target.Address, "")
-			add(CheckAuth, Fail, "BMC refused user "+n.Target.Username, remedyFor("", ErrAuth))
+			add(CheckReachable, finding.Pass, "BMC answers on "+n.Target.Address, "")
+			add(CheckAuth, finding.Fail, "BMC refused user "+n.Target.Username, remedyFor("", ErrAuth))
 		case errors.Is(err, ErrUnreachable):
-			add(CheckReachable, Fail, "no Redfish service at "+n.Target.Address+": "+rootCause(err), remedyFor("", ErrUnreachable))
+			add(CheckReachable, finding.Fail, "no Redfish service at "+n.Target.Address+": "+rootCause(err), remedyFor("", ErrUnreachable))
 		default:
-			add(CheckReachable, Fail, rootCause(err), remedyFor("", err))
+			add(CheckReachable, finding.Fail, rootCause(err), remedyFor("", err))
 		}
 		return fs
 	}
 	defer c.raw.hc.CloseIdleConnections()
-	add(CheckReachable, Pass, "Redfish service at "+n.Target.Address, "")
+	add(CheckReachable, finding.Pass, "Redfish service at "+n.Target.Address, "")
 	if n.Target.Insecure {
-		add(CheckTLS, Warn, "TLS verification is off for this BMC (bmc.insecure: true); the report will say so",
+		add(CheckTLS, finding.Warn, "TLS verification is off for this BMC (bmc.insecure: true); the report will say so",
 			"set bmc.caFile to the CA that signed the BMC's certificate and remove bmc.insecure")
 	} else {
-		add(CheckTLS, Pass, "certificate verified", "")
+		add(CheckTLS, finding.Pass, "certificate verified", "")
 	}
 	if l := len(c.raw.pass); l < minPassword {
-		add(CheckAuth, Warn, fmt.Sprintf("credentials accepted for user %s, but the password is %d characters: values shorter than %d are not scrubbed from output, so a BMC error that echoes it would show it in the journal, logs and report", n.Target.Username, l, minPassword),
+		add(CheckAuth, finding.Warn, fmt.Sprintf("credentials accepted for user %s, but the password is %d characters: values shorter than %d are not scrubbed from output, so a BMC error that echoes it would show it in the journal, logs and report", n.Target.Username, l, minPassword),
 			fmt.Sprintf("use a BMC password of at least %d characters where you may change it (often a factory default); otherwise share the work dir's logs with care", minPassword))
 	} else {
-		add(CheckAuth, Pass, "credentials accepted for user "+n.Target.Username, "")
+		add(CheckAuth, finding.Pass, "credentials accepted for user "+n.Target.Username, "")
 	}
 	st, err := c.Inspect(ctx)
 	if err != nil {
-		add(CheckFirmware, Fail, "cannot read the system: "+err.Error(), remedyFor(StepInspect, err))
+		add(CheckFirmware, finding.Fail, "cannot read the system: "+err.Error(), remedyFor(StepInspect, err))
 		return fs
 	}
 	if c.multi {
-		add(CheckSystem, Pass, fmt.Sprintf("system %s (%q, named in bmc.address) of the several this BMC manages; every action goes to it", st.System, st.SystemName), "")
+		add(CheckSystem, finding.Pass, fmt.Sprintf("system %s (%q, named in bmc.address) of the several this BMC manages; every action goes to it", st.System, st.SystemName), "")
 	} else {
-		add(CheckSystem, Pass, fmt.Sprintf("the BMC's only system %s (%q)", st.System, st.SystemName), "")
+		add(CheckSystem, finding.Pass, fmt.Sprintf("the BMC's only system %s (%q)", st.System, st.SystemName), "")
 	}
 	bmcName := controllerOf(&st)
 	slot, hasCD := st.CDSlot()
 	switch {
 	case CompareVersions(st.RedfishVersion, minRedfish) >= 0:
-		add(CheckRedfish, Pass, "Redfish "+st.RedfishVersion, "")
+		add(CheckRedfish, finding.Pass, "Redfish "+st.RedfishVersion, "")
 	case hasCD && slot.CanInsert():
 		// The floor stands for the VirtualMedia actions; this BMC's slot shows how it takes media.
-		add(CheckRedfish, Pass, "Redfish "+st.RedfishVersion+" (older than "+minRedfish+", but its virtual CD takes media: see "+CheckMedia+")", "")
+		add(CheckRedfish, finding.Pass, "Redfish "+st.RedfishVersion+" (older than "+minRedfish+", but its virtual CD takes media: see "+CheckMedia+")", "")
 	default:
-		add(CheckRedfish, Warn, "Redfish "+st.RedfishVersion+" is older than "+minRedfish, "update "+bmcName+"'s firmware")
+		add(CheckRedfish, finding.Warn, "Redfish "+st.RedfishVersion+" is older than "+minRedfish, "update "+bmcName+"'s firmware")
 	}
 	vf := st.vendor.preflight(ctx, c, st)
-	if !slices.ContainsFunc(vf, func(f Finding) bool { return f.Check == CheckFirmware }) {
-		add(CheckFirmware, Pass, fmt.Sprintf("%s %s (%s), BMC firmware %s, power %s: the standard Redfish flow is used",
+	if !slices.ContainsFunc(vf, func(f finding.Finding) bool { return f.Check == CheckFirmware }) {
+		add(CheckFirmware, finding.Pass, fmt.Sprintf("%s %s (%s), BMC firmware %s, power %s: the standard Redfish flow is used",
 			st.Vendor, st.Model, st.Kind, st.Firmware, st.Power), "")
 	}
 	fs = append(fs, pick(vf, CheckFirmware)...)
 	if msg := vendorMismatch(n.Expect.Vendor, st); msg != "" {
 		for i := range fs {
-			if fs[i].Check == CheckFirmware && fs[i].Status == Pass {
-				fs[i].Status, fs[i].Message = Warn, fs[i].Message+"; "+msg
+			if fs[i].Check == CheckFirmware && fs[i].Status == finding.Pass {
+				fs[i].Status, fs[i].Message = finding.Warn, fs[i].Message+"; "+msg
 				fs[i].Remedy = "set bmc.vendor to match the BMC (or remove it), and check bmc.address points at this node's BMC"
 			}
 		}
@@ -189,12 +172,12 @@ func preflight(ctx context.Context, n PreflightNode, cfg config) []Finding {
 	fs = append(fs, mediaFindings(node, st, n.Expect.ISOURL)...)
 	switch {
 	case len(st.Boot.Allowed) == 0:
-		add(CheckBootTarget, Warn, "the BMC does not list its allowed boot targets",
+		add(CheckBootTarget, finding.Warn, "the BMC does not list its allowed boot targets",
 			"check in "+bmcName+"'s BIOS boot settings that the boot mode is UEFI")
 	case slices.Contains(st.Boot.Allowed, "Cd"):
-		add(CheckBootTarget, Pass, "Cd is an allowed boot override target", "")
+		add(CheckBootTarget, finding.Pass, "Cd is an allowed boot override target", "")
 	default:
-		add(CheckBootTarget, Fail, "Cd is not among the allowed boot targets "+strings.Join(st.Boot.Allowed, ", "), "check the BIOS boot mode (UEFI) and that virtual media is attached")
+		add(CheckBootTarget, finding.Fail, "Cd is not among the allowed boot targets "+strings.Join(st.Boot.Allowed, ", "), "check the BIOS boot mode (UEFI) and that virtual media is attached")
 	}
 	fs = append(fs, bootOnceFinding(node, st))
 	fs = append(fs, macFinding(node, st, n.Expect))
@@ -207,8 +190,8 @@ func preflight(ctx context.Context, n PreflightNode, cfg config) []Finding {
 	return fs
 }
 
-func pick(fs []Finding, check string) []Finding {
-	var out []Finding
+func pick(fs []finding.Finding, check string) []finding.Finding {
+	var out []finding.Finding
 	for _, f := range fs {
 		if f.Check == check {
 			out = append(out, f)
@@ -219,10 +202,10 @@ func pick(fs []Finding, check string) []Finding {
 
 // mediaFindings checks the CD slot can take media (an InsertMedia action, or PATCH) and that
 // every slot holding stale media can be emptied (an EjectMedia action, or PATCH), naming the slot.
-func mediaFindings(node string, st State, iso string) []Finding {
-	var fs []Finding
-	add := func(check string, s Status, msg, remedy string) {
-		fs = append(fs, Finding{Node: node, Check: check, Status: s, Message: msg, Remedy: remedy})
+func mediaFindings(node string, st State, iso string) []finding.Finding {
+	var fs []finding.Finding
+	add := func(check string, s finding.Status, msg, remedy string) {
+		fs = append(fs, finding.Finding{Node: node, Check: check, Status: s, Message: msg, Remedy: remedy})
 	}
 	bmcName := controllerOf(&st)
 	slot, ok := st.CDSlot()
@@ -232,16 +215,16 @@ func mediaFindings(node string, st State, iso string) []Finding {
 		if st.IsDell() {
 			remedy = "enable Virtual Media in the iDRAC (Configuration > Virtual Media, Attach Mode: Auto-Attach or Attached) and check the license"
 		}
-		add(CheckMedia, Fail, "no virtual-media slot accepts CD/DVD images", remedy)
+		add(CheckMedia, finding.Fail, "no virtual-media slot accepts CD/DVD images", remedy)
 	case slot.InsertTarget != "":
-		add(CheckMedia, Pass, fmt.Sprintf("virtual CD slot %s (%s layout) takes media through its InsertMedia action", slot.Path, st.Layout), "")
+		add(CheckMedia, finding.Pass, fmt.Sprintf("virtual CD slot %s (%s layout) takes media through its InsertMedia action", slot.Path, st.Layout), "")
 	case slot.Patchable() && len(slot.Allow) > 0:
-		add(CheckMedia, Pass, fmt.Sprintf("virtual CD slot %s (%s layout) has no InsertMedia action; it takes a PATCH of Image/Inserted (Allow: %s)", slot.Path, st.Layout, strings.Join(slot.Allow, ", ")), "")
+		add(CheckMedia, finding.Pass, fmt.Sprintf("virtual CD slot %s (%s layout) has no InsertMedia action; it takes a PATCH of Image/Inserted (Allow: %s)", slot.Path, st.Layout, strings.Join(slot.Allow, ", ")), "")
 	case slot.Patchable():
-		add(CheckMedia, Warn, fmt.Sprintf("virtual CD slot %s (%s layout) has no InsertMedia action and does not say whether it takes PATCH; the boot stage will PATCH Image/Inserted and read it back", slot.Path, st.Layout),
+		add(CheckMedia, finding.Warn, fmt.Sprintf("virtual CD slot %s (%s layout) has no InsertMedia action and does not say whether it takes PATCH; the boot stage will PATCH Image/Inserted and read it back", slot.Path, st.Layout),
 			"boot one node first (bootstrap replay boot --node "+node+") and watch the slot")
 	default:
-		add(CheckMedia, Fail, fmt.Sprintf("virtual CD slot %s has no InsertMedia action and does not take PATCH (Allow: %s): no media can be inserted over Redfish", slot.Path, strings.Join(slot.Allow, ", ")),
+		add(CheckMedia, finding.Fail, fmt.Sprintf("virtual CD slot %s has no InsertMedia action and does not take PATCH (Allow: %s): no media can be inserted over Redfish", slot.Path, strings.Join(slot.Allow, ", ")),
 			"check "+bmcName+"'s virtual-media license and settings, or update its firmware")
 	}
 	var stale, stuck []string
@@ -257,27 +240,27 @@ func mediaFindings(node string, st State, iso string) []Finding {
 	}
 	switch {
 	case len(stuck) > 0:
-		add(CheckStaleMedia, Fail, "media attached that cannot be removed over Redfish (no EjectMedia action, no PATCH): "+strings.Join(stuck, ", "),
+		add(CheckStaleMedia, finding.Fail, "media attached that cannot be removed over Redfish (no EjectMedia action, no PATCH): "+strings.Join(stuck, ", "),
 			"disconnect it by hand in "+bmcName+"'s web UI or virtual console before the boot stage")
 	case len(stale) > 0:
-		add(CheckStaleMedia, Warn, "media attached: "+strings.Join(stale, ", ")+"; the boot stage ejects it and reads each slot back on any node it boots (nodes kept from an earlier attempt are not touched)",
+		add(CheckStaleMedia, finding.Warn, "media attached: "+strings.Join(stale, ", ")+"; the boot stage ejects it and reads each slot back on any node it boots (nodes kept from an earlier attempt are not touched)",
 			"nothing to do unless someone is using it: close their virtual console session first")
 	default:
-		add(CheckStaleMedia, Pass, "no stale media attached", "")
+		add(CheckStaleMedia, finding.Pass, "no stale media attached", "")
 	}
 	return fs
 }
 
 // bootOnceFinding reports what the BMC offers for a one-time boot (read-only: what it lists in
 // BootSourceOverrideEnabled@Redfish.AllowableValues and what it reads back now).
-func bootOnceFinding(node string, st State) Finding {
-	f := Finding{Node: node, Check: CheckBootOnce, Status: Pass}
+func bootOnceFinding(node string, st State) finding.Finding {
+	f := finding.Finding{Node: node, Check: CheckBootOnce, Status: finding.Pass}
 	now := fmt.Sprintf("override now %s/%s", orDash(st.Boot.Target), orDash(st.Boot.Enabled))
 	switch {
 	case st.vendor.bootMethod(st) != MethodStandard:
 		f.Message = fmt.Sprintf("one-time boot through %s's OEM method (%s); %s", controllerOf(&st), st.vendor.bootMethod(st), now)
 	case !st.Boot.OnceOffered():
-		f.Status = Warn
+		f.Status = finding.Warn
 		f.Message = fmt.Sprintf("the BMC does not offer a one-time boot (BootSourceOverrideEnabled allows %s; %s): the boot stage sets a persistent Cd override and the install stage takes it off once the node has written its disk",
 			strings.Join(st.Boot.EnabledAllowed, ", "), now)
 		f.Remedy = "nothing to do; keep bootstrap running through install (a resumed run finishes the cleanup) so the node does not boot the ISO again"
@@ -298,8 +281,8 @@ func orDash(s string) string {
 
 // macFinding is the MAC truth check: every MAC the profile gives this node must be among the
 // system NICs its BMC reports; otherwise the BMC address or a cable belongs to another server.
-func macFinding(node string, st State, e Expect) Finding {
-	f := Finding{Node: node, Check: CheckMAC}
+func macFinding(node string, st State, e Expect) finding.Finding {
+	f := finding.Finding{Node: node, Check: CheckMAC}
 	want := []string{}
 	if e.BootMAC != "" {
 		want = append(want, NormalizeMAC(e.BootMAC))
@@ -310,7 +293,7 @@ func macFinding(node string, st State, e Expect) Finding {
 		}
 	}
 	if len(want) == 0 {
-		f.Status, f.Message = Warn, "the profile gives no MAC for this node; nothing to compare"
+		f.Status, f.Message = finding.Warn, "the profile gives no MAC for this node; nothing to compare"
 		f.Remedy = "set bootMAC (and interfaces) for node " + node + " so a swapped cable is caught before anything reboots"
 		return f
 	}
@@ -319,7 +302,7 @@ func macFinding(node string, st State, e Expect) Finding {
 		have = append(have, n.MAC)
 	}
 	if len(have) == 0 {
-		f.Status, f.Message = Warn, "the BMC reports no EthernetInterfaces; MACs cannot be verified"
+		f.Status, f.Message = finding.Warn, "the BMC reports no EthernetInterfaces; MACs cannot be verified"
 		f.Remedy = "power the server on once so the iDRAC collects its inventory, then rerun preflight"
 		return f
 	}
@@ -330,33 +313,33 @@ func macFinding(node string, st State, e Expect) Finding {
 		}
 	}
 	if len(missing) > 0 {
-		f.Status = Fail
+		f.Status = finding.Fail
 		f.Message = fmt.Sprintf("profile MAC(s) %s not on this server; its BMC reports %s",
 			strings.Join(missing, ", "), strings.Join(have, ", "))
 		f.Remedy = "this BMC address belongs to another server or a cable is swapped: fix bmc.address or bootMAC/interfaces for node " + node + " before anything reboots"
 		return f
 	}
-	f.Status, f.Message = Pass, fmt.Sprintf("all %d profile MAC(s) reported by the BMC", len(want))
+	f.Status, f.Message = finding.Pass, fmt.Sprintf("all %d profile MAC(s) reported by the BMC", len(want))
 	return f
 }
 
 // sessionFinding warns when the session table (8 on iDRAC9) is nearly full; a BMC without a
 // SessionService is driven with basic auth.
-func (c *Client) sessionFinding(ctx context.Context, st State) Finding {
-	f := Finding{Node: c.node, Check: CheckSessions, Status: Pass}
+func (c *Client) sessionFinding(ctx context.Context, st State) finding.Finding {
+	f := finding.Finding{Node: c.node, Check: CheckSessions, Status: finding.Pass}
 	if !st.Sessions {
 		f.Message = "the BMC has no SessionService: the boot stage uses basic auth"
 		return f
 	}
 	var col collection
 	if err := c.raw.get(ctx, "/redfish/v1/SessionService/Sessions", &col); err != nil {
-		f.Status, f.Message = Warn, "cannot list sessions: "+rootCause(err)
+		f.Status, f.Message = finding.Warn, "cannot list sessions: "+rootCause(err)
 		f.Remedy = "check the account has the Login privilege on " + controllerOf(&st)
 		return f
 	}
 	f.Message = fmt.Sprintf("%d Redfish session(s) open", len(col.Members))
 	if len(col.Members) >= 7 {
-		f.Status = Warn
+		f.Status = finding.Warn
 		f.Message += "; iDRAC9 allows 8 (the boot stage falls back to basic auth)"
 		f.Remedy = remedyFor("", ErrSessionLimit)
 		if r := st.vendor.remedy("", ErrSessionLimit); r != "" {
@@ -376,15 +359,15 @@ func rootCause(err error) string {
 }
 
 // jobQueueFinding warns about Lifecycle Controller jobs left in the iDRAC queue.
-func (c *Client) jobQueueFinding(ctx context.Context, managerPath string) Finding {
-	f := Finding{Node: c.node, Check: CheckJobQueue, Status: Pass, Message: "iDRAC job queue is empty"}
+func (c *Client) jobQueueFinding(ctx context.Context, managerPath string) finding.Finding {
+	f := finding.Finding{Node: c.node, Check: CheckJobQueue, Status: finding.Pass, Message: "iDRAC job queue is empty"}
 	jobs, err := c.pendingJobs(ctx, managerPath)
 	switch {
 	case err != nil:
-		f.Status, f.Message = Warn, "cannot read the iDRAC job queue: "+rootCause(err)
+		f.Status, f.Message = finding.Warn, "cannot read the iDRAC job queue: "+rootCause(err)
 		f.Remedy = "check the iDRAC Lifecycle Controller is enabled (iDRAC Settings > Lifecycle Controller)"
 	case len(jobs) > 0:
-		f.Status = Warn
+		f.Status = finding.Warn
 		f.Message = fmt.Sprintf("%d job(s) pending in the iDRAC queue: %s", len(jobs), strings.Join(jobs, ", "))
 		f.Remedy = "clear stale jobs before booting (racadm jobqueue delete -i JID_CLEARALL, or the Redfish DellJobService.DeleteJobQueue action); a stuck queue makes the iDRAC answer SYS446"
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bootstrap-dev/bootstrap/internal/bmc"
 	"github.com/bootstrap-dev/bootstrap/internal/bmc/bmctest"
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 )
 
 func closedAddress(t *testing.T) string {
@@ -29,29 +30,29 @@ func TestPreflight(t *testing.T) {
 		expect bmc.Expect
 		setup  func(*bmctest.BMC)
 		check  string
-		status bmc.Status
+		status finding.Status
 		want   string // in message or remedy
 	}{
-		{name: "healthy node passes", check: bmc.CheckMAC, status: bmc.Pass},
-		{name: "wrong password", check: bmc.CheckAuth, status: bmc.Fail, want: "password",
+		{name: "healthy node passes", check: bmc.CheckMAC, status: finding.Pass},
+		{name: "wrong password", check: bmc.CheckAuth, status: finding.Fail, want: "password",
 			target: func(_ *testing.T, tg bmc.Target) bmc.Target {
 				tg.Password = func() (string, error) { return "nope", nil }
 				return tg
 			}},
-		{name: "unreachable BMC", check: bmc.CheckReachable, status: bmc.Fail, want: "bmc.address",
+		{name: "unreachable BMC", check: bmc.CheckReachable, status: finding.Fail, want: "bmc.address",
 			target: func(t *testing.T, tg bmc.Target) bmc.Target { tg.Address = closedAddress(t); return tg }},
-		{name: "untrusted certificate", check: bmc.CheckTLS, status: bmc.Fail, want: "caFile",
+		{name: "untrusted certificate", check: bmc.CheckTLS, status: finding.Fail, want: "caFile",
 			target: func(_ *testing.T, tg bmc.Target) bmc.Target { tg.CAFile = ""; return tg }},
-		{name: "insecure is a warning", check: bmc.CheckTLS, status: bmc.Warn, want: "insecure",
+		{name: "insecure is a warning", check: bmc.CheckTLS, status: finding.Warn, want: "insecure",
 			target: func(_ *testing.T, tg bmc.Target) bmc.Target { tg.CAFile, tg.Insecure = "", true; return tg }},
-		{name: "wrong MAC: swapped cable", check: bmc.CheckMAC, status: bmc.Fail, want: "swapped",
+		{name: "wrong MAC: swapped cable", check: bmc.CheckMAC, status: finding.Fail, want: "swapped",
 			expect: bmc.Expect{BootMAC: "B0-7B-25-00-00-99", ISOURL: url}},
-		{name: "old firmware warns", opts: bmctest.Options{Firmware: "4.10.10.10"}, check: bmc.CheckFirmware, status: bmc.Warn, want: bmc.FirmwareFloor},
-		{name: "stale media warns", opts: bmctest.Options{StaleMedia: "http://old/x.iso"}, check: bmc.CheckStaleMedia, status: bmc.Warn, want: "http://old/x.iso"},
-		{name: "ISO URL too long", check: bmc.CheckISOURL, status: bmc.Fail, want: "iso.baseURL",
+		{name: "old firmware warns", opts: bmctest.Options{Firmware: "4.10.10.10"}, check: bmc.CheckFirmware, status: finding.Warn, want: bmc.FirmwareFloor},
+		{name: "stale media warns", opts: bmctest.Options{StaleMedia: "http://old/x.iso"}, check: bmc.CheckStaleMedia, status: finding.Warn, want: "http://old/x.iso"},
+		{name: "ISO URL too long", check: bmc.CheckISOURL, status: finding.Fail, want: "iso.baseURL",
 			expect: bmc.Expect{BootMAC: testMAC, ISOURL: url + "?" + strings.Repeat("a", 250)}},
-		{name: "stuck job queue", opts: bmctest.Options{StuckJobs: 2}, check: bmc.CheckJobQueue, status: bmc.Warn, want: "JID_CLEARALL"},
-		{name: "session table nearly full", setup: func(b *bmctest.BMC) { b.FillSessions(7) }, check: bmc.CheckSessions, status: bmc.Warn, want: "sessions"},
+		{name: "stuck job queue", opts: bmctest.Options{StuckJobs: 2}, check: bmc.CheckJobQueue, status: finding.Warn, want: "JID_CLEARALL"},
+		{name: "session table nearly full", setup: func(b *bmctest.BMC) { b.FillSessions(7) }, check: bmc.CheckSessions, status: finding.Warn, want: "sessions"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -68,7 +69,7 @@ func TestPreflight(t *testing.T) {
 			}
 			before := sim.Stats()
 			fs := bmc.Preflight(context.Background(), bmc.PreflightNode{Target: target, Expect: exp}, fast()...)
-			var got *bmc.Finding
+			var got *finding.Finding
 			for i := range fs {
 				if fs[i].Node != "rack2-node4" {
 					t.Errorf("finding without the node name: %+v", fs[i])
@@ -76,10 +77,10 @@ func TestPreflight(t *testing.T) {
 				if fs[i].Check == tc.check {
 					got = &fs[i]
 				}
-				if tc.status == bmc.Pass && fs[i].Status == bmc.Fail {
+				if tc.status == finding.Pass && fs[i].Status == finding.Fail {
 					t.Errorf("unexpected failure: %+v", fs[i])
 				}
-				if fs[i].Status != bmc.Pass && fs[i].Remedy == "" {
+				if fs[i].Status != finding.Pass && fs[i].Remedy == "" {
 					t.Errorf("failure without a remedy: %+v", fs[i])
 				}
 			}
@@ -111,7 +112,7 @@ func TestPreflightAllNamesEachNode(t *testing.T) {
 	}
 	failed := map[string]string{}
 	for _, f := range fs {
-		if f.Status == bmc.Fail {
+		if f.Status == finding.Fail {
 			failed[f.Node] = f.Check
 		}
 	}

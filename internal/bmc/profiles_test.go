@@ -8,6 +8,7 @@ import (
 
 	"github.com/bootstrap-dev/bootstrap/internal/bmc"
 	"github.com/bootstrap-dev/bootstrap/internal/bmc/bmctest"
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 )
 
 // profileCase is one kind of BMC the flow must boot: both iDRAC9 media layouts, a generic
@@ -90,14 +91,14 @@ func TestBootNodeMediaCannotBeRemoved(t *testing.T) {
 	url := iso.URL() + "/agent.x86_64.iso"
 	sim, target := simNode(t, "stuck", bmctest.Options{Profile: bmctest.ProfilePatchOnly, NoMediaPatch: true, StaleMedia: iso.URL() + "/old.iso"})
 	fs := bmc.Preflight(context.Background(), bmc.PreflightNode{Target: target, Expect: bmc.Expect{ISOURL: url, BootMAC: testMAC}}, fast()...)
-	got := map[string]bmc.Finding{}
+	got := map[string]finding.Finding{}
 	for _, f := range fs {
 		got[f.Check] = f
 	}
-	if f := got[bmc.CheckStaleMedia]; f.Status != bmc.Fail || !strings.Contains(f.Message, "/USB1=") || f.Remedy == "" {
+	if f := got[bmc.CheckStaleMedia]; f.Status != finding.Fail || !strings.Contains(f.Message, "/USB1=") || f.Remedy == "" {
 		t.Errorf("stale media finding %+v; want FAIL naming slot USB1 with a remedy", f)
 	}
-	if f := got[bmc.CheckMedia]; f.Status != bmc.Fail || !strings.Contains(f.Message, "CD1") {
+	if f := got[bmc.CheckMedia]; f.Status != finding.Fail || !strings.Contains(f.Message, "CD1") {
 		t.Errorf("media finding %+v; want FAIL: the CD slot takes no media", f)
 	}
 	_, err := bmc.BootNode(context.Background(), target, url, newMemJournal(), fast()...)
@@ -137,17 +138,17 @@ func TestPreflightProfiles(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, target := simNode(t, tc.name, tc.opts)
 			fs := bmc.Preflight(context.Background(), bmc.PreflightNode{Target: target, Expect: bmc.Expect{ISOURL: url, BootMAC: testMAC}}, fast()...)
-			got := map[string]bmc.Finding{}
+			got := map[string]finding.Finding{}
 			for _, f := range fs {
 				got[f.Check] = f
-				if f.Status != bmc.Pass && tc.opts.Profile != "" && strings.Contains(f.Remedy, "iDRAC") {
+				if f.Status != finding.Pass && tc.opts.Profile != "" && strings.Contains(f.Remedy, "iDRAC") {
 					t.Errorf("%s: remedy for a non-Dell BMC names the iDRAC: %s", f.Check, f.Remedy)
 				}
 			}
 			for check, want := range tc.want {
 				status, text, _ := strings.Cut(want, ":")
 				f := got[check]
-				if string(f.Status) != status || !strings.Contains(f.Message, text) {
+				if f.Status.String() != status || !strings.Contains(f.Message, text) {
 					t.Errorf("%s: %s %q; want %s mentioning %q", check, f.Status, f.Message, status, text)
 				}
 			}

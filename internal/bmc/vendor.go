@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 	"strings"
+
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 )
 
 // vendor is what differs from one BMC implementation to another, chosen once per connection
@@ -30,7 +32,7 @@ type vendor interface {
 	// ejectMedia empties slot; the caller reads the slot back.
 	ejectMedia(ctx context.Context, c *Client, slot Media) error
 	// preflight adds the vendor's own findings (firmware floor, job queue, …), read-only.
-	preflight(ctx context.Context, c *Client, st State) []Finding
+	preflight(ctx context.Context, c *Client, st State) []finding.Finding
 	// remedy is the vendor's wording for a failure, or "" for the vendor-neutral one.
 	remedy(op string, err error) string
 }
@@ -47,13 +49,13 @@ func vendorFor(st State) vendor {
 // Image/Inserted where it has none), the standard boot override, no OEM state.
 type generic struct{}
 
-func (generic) name() string                                          { return "generic Redfish" }
-func (generic) controller() string                                    { return "the BMC" }
-func (generic) readOEM(context.Context, *Client, *State) error        { return nil }
-func (generic) bootMethod(State) string                               { return MethodStandard }
-func (generic) preflight(context.Context, *Client, State) []Finding   { return nil }
-func (generic) remedy(string, error) string                           { return "" }
-func (generic) armOEM(context.Context, *Client, *State, string) error { return errNoOEM }
+func (generic) name() string                                                { return "generic Redfish" }
+func (generic) controller() string                                          { return "the BMC" }
+func (generic) readOEM(context.Context, *Client, *State) error              { return nil }
+func (generic) bootMethod(State) string                                     { return MethodStandard }
+func (generic) preflight(context.Context, *Client, State) []finding.Finding { return nil }
+func (generic) remedy(string, error) string                                 { return "" }
+func (generic) armOEM(context.Context, *Client, *State, string) error       { return errNoOEM }
 
 func (generic) insertMedia(ctx context.Context, c *Client, slot Media, url string) error {
 	return c.rawInsert(ctx, slot, url)

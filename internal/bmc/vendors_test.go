@@ -11,6 +11,7 @@ import (
 
 	"github.com/bootstrap-dev/bootstrap/internal/bmc"
 	"github.com/bootstrap-dev/bootstrap/internal/bmc/bmctest"
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 )
 
 // TestVendorBehaviours boots a node of every vendor behaviour the simulator reproduces, from
@@ -96,10 +97,10 @@ func TestVendorBehaviours(t *testing.T) {
 // preflight warning naming both (discovery decides), a matching or absent hint passes.
 func TestVendorHintChecked(t *testing.T) {
 	_, target := simNode(t, "n", bmctest.Options{Profile: bmctest.ProfileGeneric})
-	for hint, want := range map[string]bmc.Status{"dell": bmc.Warn, "generic": bmc.Pass, "": bmc.Pass} {
+	for hint, want := range map[string]finding.Status{"dell": finding.Warn, "generic": finding.Pass, "": finding.Pass} {
 		fs := bmc.Preflight(context.Background(), bmc.PreflightNode{Target: target, Expect: bmc.Expect{Vendor: hint}}, fast()...)
 		f := findingOf(fs, bmc.CheckFirmware)
-		if f.Status != want || (want == bmc.Warn && !strings.Contains(f.Message, `bmc.vendor says dell but the BMC reports Manufacturer "QEMU"`)) {
+		if f.Status != want || (want == finding.Warn && !strings.Contains(f.Message, `bmc.vendor says dell but the BMC reports Manufacturer "QEMU"`)) {
 			t.Errorf("hint %q: %+v; want %s", hint, f, want)
 		}
 	}

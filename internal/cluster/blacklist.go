@@ -58,7 +58,7 @@ func (c *Client) VerifyBlacklists(ctx context.Context, bls []Blacklist, prober M
 			for _, n := range nodes {
 				cfg := n.GetAnnotations()[currentConfigAnnotation]
 				if cfg == "" {
-					cfg = ReadPool(p).RenderedConfig
+					cfg = readPool(p).RenderedConfig
 				}
 				mc, err := c.Get(ctx, Ref{APIVersion: MachineConfigV1, Kind: "MachineConfig", Name: cfg})
 				if err != nil {

@@ -56,8 +56,8 @@ type PoolStatus struct {
 	RenderedConfig string `json:"renderedConfig,omitempty"`
 }
 
-// ReadPool reads the counts of a pool object.
-func ReadPool(u *unstructured.Unstructured) PoolStatus {
+// readPool reads the counts of a pool object.
+func readPool(u *unstructured.Unstructured) PoolStatus {
 	return PoolStatus{
 		Name:           u.GetName(),
 		Machines:       num(u, "status", "machineCount"),
@@ -77,7 +77,7 @@ func PoolUpdated(mustInclude ...string) Check {
 		if u == nil {
 			return Pending, ""
 		}
-		p := ReadPool(u)
+		p := readPool(u)
 		counts := fmt.Sprintf("%d/%d machines updated, %d ready, %d degraded", p.Updated, p.Machines, p.Ready, p.Degraded)
 		for _, typ := range []string{"Degraded", "NodeDegraded", "RenderDegraded"} {
 			if s, reason, msg, _ := Condition(u, typ); s == "True" {
@@ -119,9 +119,9 @@ func missingSources(u *unstructured.Unstructured, names []string) []string {
 	return missing
 }
 
-// ConditionTrue returns a Check done when the condition typ is True; failIf names conditions
+// conditionTrue returns a Check done when the condition typ is True; failIf names conditions
 // whose True status is a failure (Degraded).
-func ConditionTrue(typ string, failIf ...string) Check {
+func conditionTrue(typ string, failIf ...string) Check {
 	return func(u *unstructured.Unstructured) (State, string) {
 		if u == nil {
 			return Pending, ""
@@ -144,11 +144,11 @@ func ConditionTrue(typ string, failIf ...string) Check {
 }
 
 // NodeReady is done when a Node's Ready condition is True.
-var NodeReady = ConditionTrue("Ready")
+var NodeReady = conditionTrue("Ready")
 
 // ClusterVersionAvailable is done when the ClusterVersion is Available and fails when it reports
 // Failing.
-var ClusterVersionAvailable = ConditionTrue("Available", "Failing")
+var ClusterVersionAvailable = conditionTrue("Available", "Failing")
 
 // DeploymentAvailable is done when a Deployment is Available with every replica updated.
 func DeploymentAvailable(u *unstructured.Unstructured) (State, string) {

@@ -225,7 +225,7 @@ func (c *Client) Configure(ctx context.Context, o ConfigureOptions, progress Pro
 		if err != nil {
 			return res, fmt.Errorf("read %s: %w", ref, err)
 		}
-		res.Pools = append(res.Pools, ReadPool(u))
+		res.Pools = append(res.Pools, readPool(u))
 	}
 	res.Blacklist, err = c.VerifyBlacklists(ctx, o.Blacklists, o.Prober, progress)
 	return res, err

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"syscall"
@@ -46,3 +47,28 @@ func Reader(r io.Reader) (sum string, size int64, err error) {
 	}
 	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
+
+// Writer passes what is written on to an underlying writer while hashing and counting it: a
+// file's SHA-256 and size known the moment it is written, without reading it again.
+type Writer struct {
+	w io.Writer
+	h hash.Hash
+	n int64
+}
+
+// NewWriter returns a Writer writing to w.
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w, h: sha256.New()} }
+
+// Write writes p to the underlying writer, hashing and counting what it took.
+func (w *Writer) Write(p []byte) (int, error) {
+	n, err := w.w.Write(p)
+	w.h.Write(p[:n])
+	w.n += int64(n)
+	return n, err
+}
+
+// Sum is the lower-case hex SHA-256 of what was written so far.
+func (w *Writer) Sum() string { return hex.EncodeToString(w.h.Sum(nil)) }
+
+// Size is the number of bytes written so far.
+func (w *Writer) Size() int64 { return w.n }

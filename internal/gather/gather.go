@@ -5,8 +5,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +17,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/bootstrap-dev/bootstrap/internal/filehash"
 )
 
 // Source is one thing to collect. Name is its path inside the tarball ("nodes/master-0/kubelet.log").
@@ -114,8 +114,7 @@ func collect(ctx context.Context, s Source, path string, timeout time.Duration, 
 		e.Error = err.Error()
 		return e
 	}
-	h := sha256.New()
-	cw := &counter{w: io.MultiWriter(f, h)}
+	cw := filehash.NewWriter(f)
 	lw := &lineScrubber{w: cw, scrub: scrub}
 	sctx, cancel := context.WithTimeout(ctx, timeout)
 	err = s.Collect(sctx, lw)
@@ -126,22 +125,11 @@ func collect(ctx context.Context, s Source, path string, timeout time.Duration, 
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	e.Bytes, e.SHA256, e.Seconds = cw.n, hex.EncodeToString(h.Sum(nil)), time.Since(start).Seconds()
+	e.Bytes, e.SHA256, e.Seconds = cw.Size(), cw.Sum(), time.Since(start).Seconds()
 	if err != nil {
 		e.Error = err.Error()
 	}
 	return e
-}
-
-type counter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *counter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // lineScrubber hands whole lines to scrub. A line longer than maxLine (a BMC's one-line JSON) is

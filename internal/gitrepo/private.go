@@ -42,15 +42,15 @@ func privateDir(root string) (string, error) {
 			return "", err
 		}
 	}
-	CleanStale(root)
+	cleanStale(root)
 	return os.MkdirTemp(root, fmt.Sprintf("%s%d-", privatePrefix, os.Getpid()))
 }
 
 const privatePrefix = "bootstrap-git-prove-"
 
-// CleanStale removes the private folders under root whose process is gone, first killing any
+// cleanStale removes the private folders under root whose process is gone, first killing any
 // process still working in one (git-remote-https left behind by a killed bootstrap).
-func CleanStale(root string) {
+func cleanStale(root string) {
 	ents, err := os.ReadDir(root)
 	if err != nil {
 		return

@@ -41,7 +41,7 @@ type Options struct {
 	Timeout time.Duration
 	// Patience is how long Argo CD may report a problem with an Application (an error
 	// condition, Degraded health, a failed sync) before the handoff fails on it; default
-	// DefaultPatience.
+	// defaultPatience.
 	Patience time.Duration
 	// AppsDomain ("apps.<cluster>.<baseDomain>") gives the Argo CD URL when no Route is found.
 	AppsDomain string
@@ -190,7 +190,7 @@ func Run(ctx context.Context, c *cluster.Client, o Options, progress cluster.Pro
 	}
 
 	// 3. Argo CD's verdict.
-	st, err := WaitApplication(ctx, c, o.RootApp.Name, o.Commit, o.Timeout, o.Patience, progress)
+	st, err := waitApplication(ctx, c, o.RootApp.Name, o.Commit, o.Timeout, o.Patience, progress)
 	res.Sync, res.Health, res.Revision = st.Sync, st.Health, st.Revision
 	if err != nil {
 		return res, err

@@ -71,15 +71,15 @@ func waitOperator(ctx context.Context, c *cluster.Client, o Options, progress cl
 		}
 	}
 	ref := cluster.Ref{APIVersion: cluster.OperatorsV1a1, Kind: "ClusterServiceVersion", Namespace: OperatorNamespace, Name: csv}
-	err = c.Wait(ctx, ref, "Succeeded", o.Timeout, CSVSucceeded, progress)
+	err = c.Wait(ctx, ref, "Succeeded", o.Timeout, csvSucceeded, progress)
 	if err != nil {
 		return csv, plan, approved, fmt.Errorf("gitops operator: %w", err)
 	}
 	return csv, plan, approved, nil
 }
 
-// CSVSucceeded is done when a ClusterServiceVersion's phase is Succeeded and fails when Failed.
-func CSVSucceeded(u *unstructured.Unstructured) (cluster.State, string) {
+// csvSucceeded is done when a ClusterServiceVersion's phase is Succeeded and fails when Failed.
+func csvSucceeded(u *unstructured.Unstructured) (cluster.State, string) {
 	if u == nil {
 		return cluster.Pending, ""
 	}
@@ -205,11 +205,11 @@ func firstDegraded(u *unstructured.Unstructured) string {
 }
 
 // Patience is how long Argo CD may keep reporting a problem before the handoff gives up on it
-// (DefaultPatience unless set). A comparison error may be transient (the repo-server read the Git
+// (defaultPatience unless set). A comparison error may be transient (the repo-server read the Git
 // server's CA before its ConfigMap reached the pod), and Argo CD retries on its own only every
 // few minutes, so meanwhile the wait asks it for a hard refresh: at once, then every
 // refreshEvery (or a quarter of the patience, when shorter), so it sees a few retries.
-const DefaultPatience = 2 * time.Minute
+const defaultPatience = 2 * time.Minute
 
 const refreshEvery = 15 * time.Second
 
@@ -231,7 +231,7 @@ type waiter struct {
 
 func newWaiter(ctx context.Context, c *cluster.Client, patience time.Duration) *waiter {
 	if patience <= 0 {
-		patience = DefaultPatience
+		patience = defaultPatience
 	}
 	return &waiter{c: c, ctx: ctx, patience: patience, every: min(refreshEvery, patience/4), refreshed: map[string]time.Time{}}
 }
@@ -270,17 +270,17 @@ func (w *waiter) refreshNow(u *unstructured.Unstructured) {
 	_, _ = w.c.Patch(w.ctx, appRef(u.GetName()), []byte(patch)) // best effort: the wait goes on either way
 }
 
-// WaitApplication waits until Argo CD reports the named Application in ArgoNamespace Synced and
+// waitApplication waits until Argo CD reports the named Application in ArgoNamespace Synced and
 // Healthy, then every Application there (the root's children and what its ApplicationSets
 // generate) Synced and Healthy and every ApplicationSet's Applications up to date. A problem
-// Argo CD reports for longer than patience (DefaultPatience when 0) fails the wait, naming the
+// Argo CD reports for longer than patience (defaultPatience when 0) fails the wait, naming the
 // Application and Argo CD's message; so does the timeout, with the last status seen.
 //
 // With commit set (the full commit id the jump host found the revision at), the Application is
 // done only when Argo CD reports it synced at that commit: until then the wait asks Argo CD for a
 // hard refresh (it polls a repository only every few minutes), so a handoff run after a push
 // never takes a verdict on an older commit for one on the new.
-func WaitApplication(ctx context.Context, c *cluster.Client, name, commit string, timeout, patience time.Duration, progress cluster.Progress) (AppStatus, error) {
+func waitApplication(ctx context.Context, c *cluster.Client, name, commit string, timeout, patience time.Duration, progress cluster.Progress) (AppStatus, error) {
 	ref := appRef(name)
 	w := newWaiter(ctx, c, patience)
 	what := "Synced and Healthy"

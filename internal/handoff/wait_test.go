@@ -59,7 +59,7 @@ func TestWaiterPatience(t *testing.T) {
 	if st, _ := w.judge(cluster.Failed, "ComparisonError: authentication required"); st != cluster.Failed {
 		t.Fatalf("problems for longer than the patience: %v, want Failed", st)
 	}
-	if d := newWaiter(t.Context(), nil, 0); d.patience != DefaultPatience || d.every != refreshEvery {
+	if d := newWaiter(t.Context(), nil, 0); d.patience != defaultPatience || d.every != refreshEvery {
 		t.Errorf("defaults: patience %s, refresh every %s", d.patience, d.every)
 	}
 }

@@ -15,8 +15,8 @@ import (
 	"github.com/bootstrap-dev/bootstrap/internal/redact"
 )
 
-// APIPath is the assisted-service REST base path on the rendezvous host.
-const APIPath = "/api/assisted-install/v2"
+// apiPath is the assisted-service REST base path on the rendezvous host.
+const apiPath = "/api/assisted-install/v2"
 
 // Validation is one entry of a host's or the cluster's validations_info.
 type Validation struct {
@@ -25,8 +25,8 @@ type Validation struct {
 	Message string `json:"message"`
 }
 
-// APIHost is the part of assisted-service's Host model the follower reads.
-type APIHost struct {
+// apiHost is the part of assisted-service's Host model the follower reads.
+type apiHost struct {
 	ID                string `json:"id"`
 	RequestedHostname string `json:"requested_hostname"`
 	Role              string `json:"role"`
@@ -38,14 +38,14 @@ type APIHost struct {
 	} `json:"progress"`
 }
 
-// APICluster is the part of assisted-service's Cluster model the follower reads.
-type APICluster struct {
+// apiCluster is the part of assisted-service's Cluster model the follower reads.
+type apiCluster struct {
 	ID              string    `json:"id"`
 	Name            string    `json:"name"`
 	Status          string    `json:"status"`
 	StatusInfo      string    `json:"status_info"`
 	ValidationsInfo string    `json:"validations_info"`
-	Hosts           []APIHost `json:"hosts"`
+	Hosts           []apiHost `json:"hosts"`
 }
 
 // FindingKind says what a Finding reports.
@@ -106,9 +106,9 @@ type Follower struct {
 	stage       map[string]string     // key host
 }
 
-// Clusters reads the registered clusters with their hosts.
-func (f *Follower) Clusters(ctx context.Context) ([]APICluster, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(f.BaseURL, "/")+APIPath+"/clusters?with_hosts=true", nil)
+// clusters reads the registered clusters with their hosts.
+func (f *Follower) clusters(ctx context.Context) ([]apiCluster, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(f.BaseURL, "/")+apiPath+"/clusters?with_hosts=true", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +130,7 @@ func (f *Follower) Clusters(ctx context.Context) ([]APICluster, error) {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		return nil, fmt.Errorf("rendezvous API: GET clusters: %s: %s", resp.Status, redact.New(f.WatcherToken).Clip(bytes.TrimSpace(b), 512))
 	}
-	var out []APICluster
+	var out []apiCluster
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 32<<20)).Decode(&out); err != nil {
 		return nil, fmt.Errorf("rendezvous API: decode clusters: %w", err)
 	}
@@ -141,7 +141,7 @@ func (f *Follower) Clusters(ctx context.Context) ([]APICluster, error) {
 // failing (or changed message while failing), validations that pass again, and status changes of
 // the cluster and each host. Order is deterministic (cluster first, hosts by name, ids sorted).
 func (f *Follower) Poll(ctx context.Context) ([]Finding, error) {
-	clusters, err := f.Clusters(ctx)
+	clusters, err := f.clusters(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +151,7 @@ func (f *Follower) Poll(ctx context.Context) ([]Finding, error) {
 	var out []Finding
 	for _, c := range clusters {
 		out = append(out, f.diff("", c.Status, c.StatusInfo, c.ValidationsInfo)...)
-		hosts := append([]APIHost(nil), c.Hosts...)
+		hosts := append([]apiHost(nil), c.Hosts...)
 		sort.Slice(hosts, func(a, b int) bool { return hostName(hosts[a]) < hostName(hosts[b]) })
 		for _, h := range hosts {
 			out = append(out, f.diff(hostName(h), h.Status, h.StatusInfo, h.ValidationsInfo)...)
@@ -164,7 +164,7 @@ func (f *Follower) Poll(ctx context.Context) ([]Finding, error) {
 	return out, nil
 }
 
-func hostName(h APIHost) string {
+func hostName(h apiHost) string {
 	if h.RequestedHostname != "" {
 		return h.RequestedHostname
 	}

@@ -100,7 +100,7 @@ func Run(ctx context.Context, o Options, cb Callbacks) (Result, error) {
 		}
 	}
 	stop()
-	kc, err := CopyKubeconfig(o.AssetDir, o.WorkDir)
+	kc, err := copyKubeconfig(o.AssetDir, o.WorkDir)
 	if err != nil {
 		return res, err
 	}
@@ -122,9 +122,9 @@ func Run(ctx context.Context, o Options, cb Callbacks) (Result, error) {
 	return res, err
 }
 
-// CopyKubeconfig copies <assetDir>/auth/kubeconfig to <workDir>/kubeconfig with mode 0600
+// copyKubeconfig copies <assetDir>/auth/kubeconfig to <workDir>/kubeconfig with mode 0600
 // (written to a temporary file and renamed, so a reader never sees half of it).
-func CopyKubeconfig(assetDir, workDir string) (string, error) {
+func copyKubeconfig(assetDir, workDir string) (string, error) {
 	src := filepath.Join(assetDir, "auth", "kubeconfig")
 	dst := filepath.Join(workDir, "kubeconfig")
 	in, err := fsroot.OpenBeneath(src, fsroot.Secret) // the installer's output: a regular file, bounded

@@ -2,8 +2,6 @@ package mirror
 
 import (
 	"archive/tar"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -211,8 +209,7 @@ func writePart(root *fsroot.Root, name string, files []packFile) (ArchivePart, e
 		return p, err
 	}
 	defer f.Close()
-	h := sha256.New()
-	cw := &sizeWriter{w: io.MultiWriter(f, h)}
+	cw := filehash.NewWriter(f)
 	tw := tar.NewWriter(cw)
 	for _, pf := range files {
 		if err := addFile(tw, pf); err != nil {
@@ -237,7 +234,7 @@ func writePart(root *fsroot.Root, name string, files []packFile) (ArchivePart, e
 	if err := f.Sync(); err != nil {
 		return p, err
 	}
-	p.Size, p.SHA256 = cw.n, hex.EncodeToString(h.Sum(nil))
+	p.Size, p.SHA256 = cw.Size(), cw.Sum()
 	return p, f.Close()
 }
 
@@ -255,15 +252,4 @@ func addFile(tw *tar.Writer, pf packFile) error {
 		err = fmt.Errorf("changed while packing: %d bytes, want %d", n, pf.size)
 	}
 	return err
-}
-
-type sizeWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *sizeWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }

@@ -67,11 +67,7 @@ func readCatalogLight(ctx context.Context, image, plat string, o Options, forSel
 
 // readCatalogAs reads a catalog, retrying temporary failures.
 func readCatalogAs(ctx context.Context, image, plat string, o Options, mode readMode, packages []string) (*catalogRead, error) {
-	rc, err := newClient(o, hostsOf([]Image{{Source: image}})...)
-	if err != nil {
-		return nil, err
-	}
-	r, err := readRef(image, o.SourceRegistry)
+	rc, r, err := sourceClient(image, o)
 	if err != nil {
 		return nil, err
 	}

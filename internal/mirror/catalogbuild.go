@@ -5,17 +5,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"encoding/json"
 	"fmt"
 	"path"
 	"strings"
 
 	"github.com/opencontainers/go-digest"
 	"github.com/regclient/regclient"
-	"github.com/regclient/regclient/types/descriptor"
-	"github.com/regclient/regclient/types/manifest"
-	"github.com/regclient/regclient/types/mediatype"
-	v1 "github.com/regclient/regclient/types/oci/v1"
 	"github.com/regclient/regclient/types/ref"
 )
 
@@ -97,20 +92,6 @@ func pushFilteredCatalog(ctx context.Context, rc *regclient.RegClient, cat Resol
 	if err != nil {
 		return ImageResult{}, err
 	}
-	rootfs, _ := cfg["rootfs"].(map[string]any)
-	if rootfs == nil {
-		rootfs = map[string]any{"type": "layers"}
-		cfg["rootfs"] = rootfs
-	}
-	ids, _ := rootfs["diff_ids"].([]any)
-	rootfs["diff_ids"] = append(ids, diffID.String())
-	hist, _ := cfg["history"].([]any)
-	cfg["history"] = append(hist, map[string]any{"created_by": "bootstrap mirror: filtered catalog (" + strings.Join(cat.Packages, ",") + ")"})
-	newCfg, err := json.Marshal(cfg)
-	if err != nil {
-		return ImageResult{}, err
-	}
-
 	dst, err := ref.New(cat.Dest)
 	if err != nil {
 		return ImageResult{}, fmt.Errorf("destination %q: %w", cat.Dest, err)
@@ -119,54 +100,13 @@ func pushFilteredCatalog(ctx context.Context, rc *regclient.RegClient, cat Resol
 		dst.Tag = "latest"
 	}
 	dst = dst.SetTag(dst.Tag)
-	push := dst // a disk mirror's layout holds it by digest; content.json keeps its name
-	if o.Dest.Dir != "" {
-		if push, err = ref.New("ocidir://" + o.Dest.Dir); err != nil {
-			return ImageResult{}, err
-		}
-	}
-	for _, l := range layers {
-		err := o.retry(ctx, []string{src.Registry, push.Registry}, func(ctx context.Context) error {
-			return rc.BlobCopy(ctx, src, push, l)
-		})
-		if err != nil {
-			return ImageResult{}, fmt.Errorf("layer %s: %w", l.Digest, err)
-		}
-	}
-	layerDesc := descriptor.Descriptor{MediaType: mediatype.OCI1LayerGzip, Digest: digest.FromBytes(layer), Size: int64(len(layer))}
-	newCfgDesc := descriptor.Descriptor{MediaType: mediatype.OCI1ImageConfig, Digest: digest.FromBytes(newCfg), Size: int64(len(newCfg))}
-	for _, b := range []struct {
-		d    descriptor.Descriptor
-		data []byte
-	}{{layerDesc, layer}, {newCfgDesc, newCfg}} {
-		err := o.retry(ctx, []string{push.Registry}, func(ctx context.Context) error {
-			_, err := rc.BlobPut(ctx, push, b.d, bytes.NewReader(b.data))
-			return err
-		})
-		if err != nil {
-			return ImageResult{}, err
-		}
-	}
-	nm, err := manifest.New(manifest.WithOrig(v1.Manifest{Versioned: v1.ManifestSchemaVersion, MediaType: mediatype.OCI1Manifest,
-		Config: newCfgDesc, Layers: append(append([]descriptor.Descriptor{}, layers...), layerDesc)}))
+	dgst, size, err := appendLayer(ctx, rc, src, dst, layers, layer, diffID, cfg,
+		"bootstrap mirror: filtered catalog ("+strings.Join(cat.Packages, ",")+")", o)
 	if err != nil {
 		return ImageResult{}, err
-	}
-	if o.Dest.Dir != "" {
-		push = push.SetDigest(nm.GetDescriptor().Digest.String())
-	} else {
-		push = dst
-	}
-	err = o.retry(ctx, []string{push.Registry}, func(ctx context.Context) error { return rc.ManifestPut(ctx, push, nm) })
-	if err != nil {
-		return ImageResult{}, err
-	}
-	size := newCfgDesc.Size + layerDesc.Size
-	for _, l := range layers {
-		size += l.Size
 	}
 	return ImageResult{Image: Image{Source: cat.Source, Dest: repoOnly(cat.Dest) + ":" + dst.Tag, Kind: KindCatalog},
-		Digest: nm.GetDescriptor().Digest.String(), Size: size}, nil
+		Digest: dgst, Size: size}, nil
 }
 
 // dropCacheArgs removes opm's --cache-dir, --cache-only and --cache-enforce-integrity arguments

@@ -209,3 +209,16 @@ func hostsOf(images []Image) []string {
 	}
 	return out
 }
+
+// sourceClient is a client for reading one source image and that image's reference.
+func sourceClient(image string, o Options) (*regclient.RegClient, ref.Ref, error) {
+	rc, err := newClient(o, hostsOf([]Image{{Source: image}})...)
+	if err != nil {
+		return nil, ref.Ref{}, err
+	}
+	r, err := readRef(image, o.SourceRegistry)
+	if err != nil {
+		return nil, ref.Ref{}, err
+	}
+	return rc, r, nil
+}

@@ -34,6 +34,7 @@
 // It never prints, never reads flags and imports no package of this module but the leaves units
 // (byte formatting), filehash, fsroot (paths confined to a folder), suggest (the closest
 // names of a misspelled package or channel), yamlstrict (the strict YAML decoder the site
-// profile uses too, for the ImageSetConfiguration), poll (retry with backoff) and redact (a registry's error text is redacted, then cut), so never the pipeline: callers pass a
+// profile uses too, for the ImageSetConfiguration), finding (its problems), poll (retry with
+// backoff) and redact (a registry's error text is redacted, then cut), so never the pipeline: callers pass a
 // context, typed options and a progress callback, and receive typed results.
 package mirror

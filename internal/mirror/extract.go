@@ -41,11 +41,7 @@ type Extracted struct {
 // base layers are never downloaded. Every layer read is read to its end: regclient then checks
 // its digest. Layers may be gzip, zstd or uncompressed tar.
 func ExtractFile(ctx context.Context, image, plat, name string, w io.Writer, o Options) (*Extracted, error) {
-	rc, err := newClient(o, hostsOf([]Image{{Source: image}})...)
-	if err != nil {
-		return nil, err
-	}
-	r, err := readRef(image, o.SourceRegistry)
+	rc, r, err := sourceClient(image, o)
 	if err != nil {
 		return nil, err
 	}

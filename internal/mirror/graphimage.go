@@ -13,12 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/opencontainers/go-digest"
 	"github.com/regclient/regclient"
-	"github.com/regclient/regclient/types/descriptor"
 	"github.com/regclient/regclient/types/manifest"
-	"github.com/regclient/regclient/types/mediatype"
-	v1 "github.com/regclient/regclient/types/oci/v1"
 	"github.com/regclient/regclient/types/ref"
 )
 
@@ -198,65 +194,17 @@ func pushGraphImage(ctx context.Context, rc *regclient.RegClient, base, dest str
 		cfg["config"] = cc
 	}
 	cc["Cmd"] = []any{"/bin/bash", "-c", "exec cp -rp /" + graphDataInImage + "/* " + graphDataMount}
-	rootfs, _ := cfg["rootfs"].(map[string]any)
-	if rootfs == nil {
-		rootfs = map[string]any{"type": "layers"}
-		cfg["rootfs"] = rootfs
-	}
-	ids, _ := rootfs["diff_ids"].([]any)
-	rootfs["diff_ids"] = append(ids, diffID.String())
-	hist, _ := cfg["history"].([]any)
-	cfg["history"] = append(hist, map[string]any{"created_by": "bootstrap mirror: update service graph-data"})
-	newCfg, err := json.Marshal(cfg)
-	if err != nil {
-		return ImageResult{}, err
-	}
 	dst, err := ref.New(dest)
 	if err != nil {
 		return ImageResult{}, err
 	}
-	push := dst
-	if o.Dest.Dir != "" {
-		if push, err = ref.New("ocidir://" + o.Dest.Dir); err != nil {
-			return ImageResult{}, err
-		}
-	}
 	layers, _ := img.GetLayers()
-	for _, d := range layers {
-		if err := o.retry(ctx, []string{src.Registry, push.Registry}, func(ctx context.Context) error { return rc.BlobCopy(ctx, src, push, d) }); err != nil {
-			return ImageResult{}, fmt.Errorf("layer %s: %w", d.Digest, err)
-		}
-	}
-	layerDesc := descriptor.Descriptor{MediaType: mediatype.OCI1LayerGzip, Digest: digest.FromBytes(layer), Size: int64(len(layer))}
-	cfgDesc := descriptor.Descriptor{MediaType: mediatype.OCI1ImageConfig, Digest: digest.FromBytes(newCfg), Size: int64(len(newCfg))}
-	for _, b := range []struct {
-		d    descriptor.Descriptor
-		data []byte
-	}{{layerDesc, layer}, {cfgDesc, newCfg}} {
-		if err := o.retry(ctx, []string{push.Registry}, func(ctx context.Context) error {
-			_, err := rc.BlobPut(ctx, push, b.d, bytes.NewReader(b.data))
-			return err
-		}); err != nil {
-			return ImageResult{}, err
-		}
-	}
-	nm, err := manifest.New(manifest.WithOrig(v1.Manifest{Versioned: v1.ManifestSchemaVersion, MediaType: mediatype.OCI1Manifest,
-		Config: cfgDesc, Layers: append(append([]descriptor.Descriptor{}, layers...), layerDesc)}))
+	dgst, size, err := appendLayer(ctx, rc, src, dst, layers, layer, diffID, cfg, "bootstrap mirror: update service graph-data", o)
 	if err != nil {
 		return ImageResult{}, err
 	}
-	if o.Dest.Dir != "" {
-		push = push.SetDigest(nm.GetDescriptor().Digest.String())
-	}
-	if err := o.retry(ctx, []string{push.Registry}, func(ctx context.Context) error { return rc.ManifestPut(ctx, push, nm) }); err != nil {
-		return ImageResult{}, err
-	}
-	size := cfgDesc.Size + layerDesc.Size
-	for _, d := range layers {
-		size += d.Size
-	}
 	return ImageResult{Image: Image{Source: graphImageSourceID, Dest: dest, Kind: KindGraph, Origin: base},
-		Digest: nm.GetDescriptor().Digest.String(), Size: size}, nil
+		Digest: dgst, Size: size}, nil
 }
 
 // WriteUpdateService writes updateService.yaml into dir when the images hold a graph-data image

@@ -9,6 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 	"github.com/bootstrap-dev/bootstrap/internal/yamlstrict"
 )
@@ -31,7 +32,7 @@ type ImageSetConfig struct {
 	Mirror      ISCMirror `yaml:"mirror"`
 	File        string    `yaml:"-"`
 	// pos maps a field path ("mirror.operators[0].packages[1]") to where it is written in File.
-	pos map[string]yamlstrict.Position
+	pos map[string]finding.Position
 }
 
 // ISCMirror is the mirror section.
@@ -95,7 +96,7 @@ type ISCImage struct {
 // ISCError is an invalid ImageSetConfiguration: every problem found, each with file:line:column,
 // field path, what is wrong and (where there is one) how to fix it, in the site profile's form.
 type ISCError struct {
-	Problems []yamlstrict.Problem
+	Problems finding.List
 }
 
 // Error lists every problem, one per line.
@@ -108,7 +109,7 @@ func (e *ISCError) Error() string {
 }
 
 // AsISCProblems returns the problems carried by err, if it is (or wraps) an *ISCError.
-func AsISCProblems(err error) ([]yamlstrict.Problem, bool) {
+func AsISCProblems(err error) (finding.List, bool) {
 	var e *ISCError
 	if errors.As(err, &e) {
 		return e.Problems, true
@@ -126,7 +127,7 @@ func LoadISC(path string) (*ImageSetConfig, error) {
 	}
 	c := ImageSetConfig{File: path}
 	one := func(line, col int, msg, remedy string) error {
-		return &ISCError{[]yamlstrict.Problem{{Position: yamlstrict.Position{File: path, Line: line, Column: col},
+		return &ISCError{finding.List{{Status: finding.Fail, Position: finding.Position{File: path, Line: line, Column: col},
 			Message: msg, Remedy: remedy}}}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
@@ -163,7 +164,7 @@ func LoadISC(path string) (*ImageSetConfig, error) {
 		}
 	}
 	if len(probs) > 0 {
-		yamlstrict.Sort(probs)
+		probs.Sort()
 		return &c, &ISCError{probs}
 	}
 	return &c, nil
@@ -178,13 +179,13 @@ func docStart(n yaml.Node) int {
 }
 
 // position is where the field at path, or the nearest enclosing one written, is in File.
-func (c *ImageSetConfig) position(path string) yamlstrict.Position {
+func (c *ImageSetConfig) position(path string) finding.Position {
 	for p := path; ; {
 		if at, ok := c.pos[p]; ok {
 			return at
 		}
 		if p == "" {
-			return yamlstrict.Position{File: c.File}
+			return finding.Position{File: c.File}
 		}
 		i := max(strings.LastIndexAny(p, ".["), 0)
 		p = p[:i]
@@ -192,9 +193,9 @@ func (c *ImageSetConfig) position(path string) yamlstrict.Position {
 }
 
 // problem is one semantic problem at path; text is "message" or "message; remedy".
-func (c *ImageSetConfig) problem(path, text string) yamlstrict.Problem {
+func (c *ImageSetConfig) problem(path, text string) finding.Finding {
 	msg, remedy, _ := strings.Cut(text, "; ")
-	return yamlstrict.Problem{Position: c.position(path), Path: path, Message: msg, Remedy: remedy}
+	return finding.Finding{Status: finding.Fail, Position: c.position(path), Path: path, Message: msg, Remedy: remedy}
 }
 
 // At names a field of the configuration for an error message: "isc.yaml:12: mirror.operators[0]"
@@ -212,15 +213,15 @@ func (c *ImageSetConfig) At(path string) string {
 // Validate checks semantic rules, returning every problem at once (an *ISCError) with its field path.
 func (c *ImageSetConfig) Validate() error {
 	if ps := c.problems(); len(ps) > 0 {
-		yamlstrict.Sort(ps)
+		ps.Sort()
 		return &ISCError{ps}
 	}
 	return nil
 }
 
 // problems checks semantic rules, returning every problem with its field path and position.
-func (c *ImageSetConfig) problems() []yamlstrict.Problem {
-	var ps []yamlstrict.Problem
+func (c *ImageSetConfig) problems() finding.List {
+	var ps finding.List
 	add := func(path, f string, a ...any) { ps = append(ps, c.problem(path, fmt.Sprintf(f, a...))) }
 	if c.APIVersion != ISCAPIVersion {
 		add("apiVersion", "%q is not supported; want apiVersion: %s", c.APIVersion, ISCAPIVersion)

@@ -5,7 +5,7 @@ import (
 	"regexp"
 
 	"github.com/Masterminds/semver/v3"
-	"github.com/bootstrap-dev/bootstrap/internal/yamlstrict"
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/regclient/regclient/types/ref"
 )
 
@@ -21,8 +21,8 @@ var targetCatalogPattern = regexp.MustCompile(`^([a-z0-9]+((?:[._]|__|[-]*)[a-z0
 var tagPattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
 
 // validateOperators returns every problem of mirror.operators, each naming its file and line.
-func (c *ImageSetConfig) validateOperators() []yamlstrict.Problem {
-	var errs []yamlstrict.Problem
+func (c *ImageSetConfig) validateOperators() finding.List {
+	var errs finding.List
 	add := func(path, f string, a ...any) { errs = append(errs, c.problem(path, fmt.Sprintf(f, a...))) }
 	catalogs, sources := map[string]string{}, map[string]string{}
 	for i, op := range c.Mirror.Operators {

@@ -79,11 +79,7 @@ func (r *ReleaseInfo) Component(name string) (string, bool) {
 // ReadRelease reads release-manifests/image-references as ReleaseComponents does, with the
 // release's name.
 func ReadRelease(ctx context.Context, releaseImage, plat string, o Options) (*ReleaseInfo, error) {
-	rc, err := newClient(o, hostsOf([]Image{{Source: releaseImage}})...)
-	if err != nil {
-		return nil, err
-	}
-	r, err := readRef(releaseImage, o.SourceRegistry)
+	rc, r, err := sourceClient(releaseImage, o)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/bmc"
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -46,7 +47,7 @@ func bmcChecks(s *site.Site, o Options) []Check {
 		}}
 		for _, check := range bmc.PreflightCheckNames() {
 			name := "bmc " + n.Name + " " + strings.TrimPrefix(check, "bmc-")
-			out = append(out, Func(name, CategoryBMC, func(ctx context.Context) Result { return p.result(ctx, check) }))
+			out = append(out, Func(name, CategoryBMC, func(ctx context.Context) finding.Finding { return p.result(ctx, check) }))
 		}
 	}
 	return out
@@ -56,37 +57,27 @@ func bmcChecks(s *site.Site, o Options) []Check {
 type bmcProbe struct {
 	node     bmc.PreflightNode
 	once     sync.Once
-	findings []bmc.Finding
+	findings []finding.Finding
 }
 
-func (p *bmcProbe) result(ctx context.Context, check string) Result {
+func (p *bmcProbe) result(ctx context.Context, check string) finding.Finding {
 	p.once.Do(func() {
 		p.findings = bmc.Preflight(ctx, p.node, bmc.WithRetry(2, 500*time.Millisecond), bmc.WithCallTimeout(15*time.Second))
 	})
-	var blocker *bmc.Finding
+	var blocker *finding.Finding
 	for i, f := range p.findings {
 		if f.Check == check {
-			return Result{Status: bmcStatus(f.Status), Message: f.Message, Remedy: f.Remedy}
+			return finding.Finding{Status: f.Status, Message: f.Message, Remedy: f.Remedy}
 		}
-		if f.Status == bmc.Fail && blocker == nil {
+		if f.Status == finding.Fail && blocker == nil {
 			blocker = &p.findings[i]
 		}
 	}
 	if blocker != nil {
 		name := "bmc " + p.node.Target.Node + " " + strings.TrimPrefix(blocker.Check, "bmc-") // as the table names it
-		return Warnf("fix "+name+" first", "not checked: %s failed", name)
+		return finding.Warnf("fix "+name+" first", "not checked: %s failed", name)
 	}
-	return Passf("not applicable to this BMC") // e.g. the iDRAC job queue on another vendor's BMC
-}
-
-func bmcStatus(s bmc.Status) Status {
-	switch s {
-	case bmc.Pass:
-		return Pass
-	case bmc.Warn:
-		return Warn
-	}
-	return Fail
+	return finding.Passf("not applicable to this BMC") // e.g. the iDRAC job queue on another vendor's BMC
 }
 
 // bmcISOURL is the URL the BMCs will be given: iso.baseURL (default http://<serveAddress>) and

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/bootstrap-dev/bootstrap/internal/bmc/bmctest"
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -50,21 +51,21 @@ func TestBMCChecks(t *testing.T) {
 	}}
 	got := runChecks(t, bmcChecks(s, Options{}))
 	// "calvin", the iDRAC factory default, is accepted with a warning naming the risk.
-	if r := wantStatus(t, got, "bmc m0 credentials", Warn); !strings.Contains(r.Message, "6 characters") || !strings.Contains(r.Message, "not scrubbed") {
+	if r := wantStatus(t, got, "bmc m0 credentials", finding.Warn); !strings.Contains(r.Message, "6 characters") || !strings.Contains(r.Message, "not scrubbed") {
 		t.Errorf("m0 credentials: %q", r.Message)
 	}
 	for _, c := range []string{"reachable", "tls", "system", "redfish-version", "firmware", "virtual-media", "boot-target", "stale-media", "iso-url", "mac", "sessions"} {
-		wantStatus(t, got, "bmc m0 "+c, Pass)
+		wantStatus(t, got, "bmc m0 "+c, finding.Pass)
 	}
-	r := wantStatus(t, got, "bmc m1 credentials", Fail)
+	r := wantStatus(t, got, "bmc m1 credentials", finding.Fail)
 	if !strings.Contains(r.Remedy, "password") {
 		t.Errorf("m1 remedy: %q", r.Remedy)
 	}
-	r = wantStatus(t, got, "bmc m2 mac", Fail)
+	r = wantStatus(t, got, "bmc m2 mac", finding.Fail)
 	if !strings.Contains(r.Message, "b0:7b:25:00:00:03") || !strings.Contains(r.Remedy, "m2") {
 		t.Errorf("m2: %q / %q", r.Message, r.Remedy)
 	}
-	wantStatus(t, got, "bmc m3 reachable", Fail)
+	wantStatus(t, got, "bmc m3 reachable", finding.Fail)
 	// m3's other checks are not run behind the failed connection: one row says so and names them.
 	var folded *CheckResult
 	for n, r := range got {
@@ -72,7 +73,7 @@ func TestBMCChecks(t *testing.T) {
 			folded = &r
 		}
 	}
-	if folded == nil || folded.Status != Warn || !strings.HasPrefix(folded.Message, "not checked because bmc m3 reachable failed: ") ||
+	if folded == nil || folded.Status != finding.Warn || !strings.HasPrefix(folded.Message, "not checked because bmc m3 reachable failed: ") ||
 		!strings.Contains(folded.Message, "bmc m3 mac") {
 		t.Errorf("m3's skipped checks: %+v, want one row naming them", folded)
 	}
@@ -108,13 +109,13 @@ func TestBMCChecksKnowTheISOURLs(t *testing.T) {
 	s := &site.Site{ISO: site.ISO{ServeAddress: "10.0.0.1:8080"}, Nodes: []site.Node{{Name: "m0", BootMAC: "b0:7b:25:00:00:01",
 		Interfaces: []site.Interface{{Name: "eno1", MACAddress: "b0:7b:25:00:00:01"}},
 		BMC:        site.BMC{Address: booted.URL(), Username: "root", CAFile: ca, Password: site.SecretRef{File: pw}}}}}
-	r := wantStatus(t, runChecks(t, bmcChecks(s, Options{})), "bmc m0 stale-media", Warn)
+	r := wantStatus(t, runChecks(t, bmcChecks(s, Options{})), "bmc m0 stale-media", finding.Warn)
 	if !strings.Contains(r.Message, ours) {
 		t.Errorf("without the iso output: %q", r.Message)
 	}
 	got := runChecks(t, bmcChecks(s, Options{ISOURLs: map[string]string{"m0": ours}}))
-	wantStatus(t, got, "bmc m0 stale-media", Pass)
-	if r := wantStatus(t, got, "bmc m0 iso-url", Pass); !strings.Contains(r.Message, fmt.Sprint(len(ours))) {
+	wantStatus(t, got, "bmc m0 stale-media", finding.Pass)
+	if r := wantStatus(t, got, "bmc m0 iso-url", finding.Pass); !strings.Contains(r.Message, fmt.Sprint(len(ours))) {
 		t.Errorf("iso-url measured another URL: %q", r.Message)
 	}
 }

@@ -2,9 +2,9 @@ package preflight
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"time"
+
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 )
 
 // Category groups checks by what they touch. Categories are stable lower-case words; they appear
@@ -46,73 +46,6 @@ func categoryRank(c Category) int {
 	return 100
 }
 
-// Status is the verdict of one check.
-type Status int
-
-// Statuses, from best to worst. The zero value is Pass so that a Result built with only a
-// Message reads as a pass; checks that fail must say so.
-const (
-	Pass Status = iota
-	Warn
-	Fail
-)
-
-// String returns PASS, WARN or FAIL.
-func (s Status) String() string {
-	switch s {
-	case Pass:
-		return "PASS"
-	case Warn:
-		return "WARN"
-	case Fail:
-		return "FAIL"
-	}
-	return fmt.Sprintf("Status(%d)", int(s))
-}
-
-// MarshalJSON writes the status as "pass", "warn" or "fail".
-func (s Status) MarshalJSON() ([]byte, error) {
-	switch s {
-	case Pass:
-		return []byte(`"pass"`), nil
-	case Warn:
-		return []byte(`"warn"`), nil
-	case Fail:
-		return []byte(`"fail"`), nil
-	}
-	return nil, fmt.Errorf("preflight: unknown status %d", int(s))
-}
-
-// UnmarshalJSON reads "pass", "warn" or "fail" (so a journaled report reads back).
-func (s *Status) UnmarshalJSON(b []byte) error {
-	var v string
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	switch v {
-	case "pass":
-		*s = Pass
-	case "warn":
-		*s = Warn
-	case "fail":
-		*s = Fail
-	default:
-		return fmt.Errorf("preflight: unknown status %q", v)
-	}
-	return nil
-}
-
-// Result is what one check found.
-type Result struct {
-	Status Status `json:"status"`
-	// Message says what was seen ("api.lab.example.test → 10.0.0.5 (10.0.0.53:53)").
-	Message string `json:"message"`
-	// Remedy says what to do about a Warn or Fail; empty on Pass.
-	Remedy string `json:"remedy,omitempty"`
-	// Duration is how long the check ran; the runner fills it in.
-	Duration time.Duration `json:"-"`
-}
-
 // Check is one read-only check. Implementations must honour ctx (the runner cancels it at the
 // check's timeout), must not change anything, and must be safe to run concurrently with other
 // checks.
@@ -123,7 +56,7 @@ type Check interface {
 	// Category says what the check touches.
 	Category() Category
 	// Run performs the check.
-	Run(ctx context.Context) Result
+	Run(ctx context.Context) finding.Finding
 }
 
 // TimeoutCheck is a Check that needs a different time budget than the runner's default (a Git
@@ -144,31 +77,16 @@ type timeoutCheck struct {
 func (t timeoutCheck) Timeout() time.Duration { return t.d }
 
 // Func makes a Check from a function.
-func Func(name string, cat Category, run func(ctx context.Context) Result) Check {
+func Func(name string, cat Category, run func(ctx context.Context) finding.Finding) Check {
 	return funcCheck{name: name, cat: cat, run: run}
 }
 
 type funcCheck struct {
 	name string
 	cat  Category
-	run  func(ctx context.Context) Result
+	run  func(ctx context.Context) finding.Finding
 }
 
-func (f funcCheck) Name() string                   { return f.name }
-func (f funcCheck) Category() Category             { return f.cat }
-func (f funcCheck) Run(ctx context.Context) Result { return f.run(ctx) }
-
-// Passf, Warnf and Failf build Results; remedy may be empty for Passf.
-func Passf(format string, args ...any) Result {
-	return Result{Status: Pass, Message: fmt.Sprintf(format, args...)}
-}
-
-// Warnf builds a Warn result with a remedy.
-func Warnf(remedy, format string, args ...any) Result {
-	return Result{Status: Warn, Message: fmt.Sprintf(format, args...), Remedy: remedy}
-}
-
-// Failf builds a Fail result with a remedy.
-func Failf(remedy, format string, args ...any) Result {
-	return Result{Status: Fail, Message: fmt.Sprintf(format, args...), Remedy: remedy}
-}
+func (f funcCheck) Name() string                            { return f.name }
+func (f funcCheck) Category() Category                      { return f.cat }
+func (f funcCheck) Run(ctx context.Context) finding.Finding { return f.run(ctx) }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -113,7 +114,7 @@ type nameCheck struct {
 	fqdn    func() string            // the name to query (may be random per run)
 	want    []netip.Addr             // the addresses it must resolve to; empty: any
 	strict  bool                     // extra addresses are a failure (VIP names)
-	missing Status                   // status when the name does not resolve
+	missing finding.Status           // status when the name does not resolve
 	remedy  func(fqdn string) string // what to add to DNS
 	// targets overrides where the name is looked up (default: the profile's DNS servers).
 	targets []resolverTarget
@@ -141,9 +142,9 @@ func dnsChecks(s *site.Site, o Options) []Check {
 		}
 	}
 	names := []nameCheck{
-		{display: "api." + zone, fqdn: fixed("api." + zone), want: apiWant, strict: true, missing: Fail, remedy: vipRemedy(apiNote, apiWant)},
-		{display: "api-int." + zone, fqdn: fixed("api-int." + zone), want: apiWant, strict: true, missing: Fail, remedy: vipRemedy(apiNote, apiWant)},
-		{display: "*.apps." + zone, fqdn: func() string { return "preflight-" + randomLabel() + ".apps." + zone }, want: appsWant, strict: true, missing: Fail,
+		{display: "api." + zone, fqdn: fixed("api." + zone), want: apiWant, strict: true, missing: finding.Fail, remedy: vipRemedy(apiNote, apiWant)},
+		{display: "api-int." + zone, fqdn: fixed("api-int." + zone), want: apiWant, strict: true, missing: finding.Fail, remedy: vipRemedy(apiNote, apiWant)},
+		{display: "*.apps." + zone, fqdn: func() string { return "preflight-" + randomLabel() + ".apps." + zone }, want: appsWant, strict: true, missing: finding.Fail,
 			remedy: func(string) string {
 				return fmt.Sprintf("Add a wildcard record *.apps.%s resolving to exactly %s (the %s).", zone, joinAddrs(appsWant), appsNote)
 			}},
@@ -157,7 +158,7 @@ func dnsChecks(s *site.Site, o Options) []Check {
 			fqdn = n.Name + "." + zone
 		}
 		want := nodeAddrs(n)
-		names = append(names, nameCheck{display: fqdn, fqdn: fixed(fqdn), want: want, missing: Warn,
+		names = append(names, nameCheck{display: fqdn, fqdn: fixed(fqdn), want: want, missing: finding.Warn,
 			remedy: func(f string) string {
 				if len(want) == 0 {
 					return fmt.Sprintf("Add an A/AAAA record for %s (and its PTR) so logs and certificates name the node.", f)
@@ -175,7 +176,7 @@ func dnsChecks(s *site.Site, o Options) []Check {
 		if n.targets != nil {
 			t = n.targets
 		}
-		out = append(out, Func("dns "+n.display, CategoryDNS, func(ctx context.Context) Result {
+		out = append(out, Func("dns "+n.display, CategoryDNS, func(ctx context.Context) finding.Finding {
 			return n.run(ctx, t)
 		}))
 	}
@@ -188,7 +189,7 @@ func dnsChecks(s *site.Site, o Options) []Check {
 // only be a lab's (nodes cannot reach them), and its names are not in the host's DNS.
 func jumpHostAPI(zone string, want []netip.Addr, o Options) nameCheck {
 	return nameCheck{display: "api." + zone + " from the jump host", fqdn: fixed("api." + zone),
-		want: want, strict: true, missing: Warn, warnOnly: true, targets: systemTarget(o),
+		want: want, strict: true, missing: finding.Warn, warnOnly: true, targets: systemTarget(o),
 		remedy: func(fqdn string) string {
 			return fmt.Sprintf("Point the jump host's resolver (/etc/resolv.conf) at the site DNS, or add \"%s %s\" to /etc/hosts: "+
 				"the install and configure stages reach the cluster API from here.", joinAddrs(want[:min(1, len(want))]), fqdn)
@@ -212,9 +213,9 @@ func allLoopback(servers []string) bool {
 
 // run queries every target at once (one slow server must not hide the others' answers); the
 // worst verdict wins and every target's answer is reported, in profile order.
-func (n nameCheck) run(ctx context.Context, targets []resolverTarget) Result {
+func (n nameCheck) run(ctx context.Context, targets []resolverTarget) finding.Finding {
 	fqdn := n.fqdn()
-	results := make([]Result, len(targets))
+	results := make([]finding.Finding, len(targets))
 	var wg sync.WaitGroup
 	for i, t := range targets {
 		wg.Add(1)
@@ -226,7 +227,7 @@ func (n nameCheck) run(ctx context.Context, targets []resolverTarget) Result {
 		}()
 	}
 	wg.Wait()
-	var worst Result
+	var worst finding.Finding
 	msgs := make([]string, len(results))
 	for i, r := range results {
 		msgs[i] = r.Message
@@ -235,23 +236,23 @@ func (n nameCheck) run(ctx context.Context, targets []resolverTarget) Result {
 		}
 	}
 	worst.Message = strings.Join(msgs, "; ")
-	if n.warnOnly && worst.Status == Fail {
-		worst.Status = Warn
+	if n.warnOnly && worst.Status == finding.Fail {
+		worst.Status = finding.Warn
 	}
 	return worst
 }
 
-func (n nameCheck) judge(fqdn string, got []netip.Addr, err error) Result {
+func (n nameCheck) judge(fqdn string, got []netip.Addr, err error) finding.Finding {
 	if errors.Is(err, errNotFound) {
-		return Result{Status: n.missing, Message: fqdn + " does not resolve", Remedy: n.remedy(fqdn)}
+		return finding.Finding{Status: n.missing, Message: fqdn + " does not resolve", Remedy: n.remedy(fqdn)}
 	}
 	if err != nil {
-		return Failf("Check that the DNS server answers from the jump host (firewall, address, port).", "%s: %v", fqdn, err)
+		return finding.Failf("Check that the DNS server answers from the jump host (firewall, address, port).", "%s: %v", fqdn, err)
 	}
 	slices.SortFunc(got, netip.Addr.Compare)
 	got = slices.Compact(got)
 	if len(n.want) == 0 {
-		return Passf("%s → %s", fqdn, joinAddrs(got))
+		return finding.Passf("%s → %s", fqdn, joinAddrs(got))
 	}
 	var extra, missing []netip.Addr
 	for _, a := range got {
@@ -266,11 +267,11 @@ func (n nameCheck) judge(fqdn string, got []netip.Addr, err error) Result {
 	}
 	switch {
 	case n.strict && len(extra) > 0, !n.strict && len(extra) == len(got):
-		return Failf(n.remedy(fqdn), "%s → %s, want %s", fqdn, joinAddrs(got), joinAddrs(n.want))
+		return finding.Failf(n.remedy(fqdn), "%s → %s, want %s", fqdn, joinAddrs(got), joinAddrs(n.want))
 	case n.strict && len(missing) > 0:
-		return Warnf(n.remedy(fqdn), "%s → %s, missing %s", fqdn, joinAddrs(got), joinAddrs(missing))
+		return finding.Warnf(n.remedy(fqdn), "%s → %s, missing %s", fqdn, joinAddrs(got), joinAddrs(missing))
 	}
-	return Passf("%s → %s", fqdn, joinAddrs(got))
+	return finding.Passf("%s → %s", fqdn, joinAddrs(got))
 }
 
 func fixed(s string) func() string { return func() string { return s } }

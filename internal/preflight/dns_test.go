@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/bootstrap-dev/bootstrap/e2e/lab/dnsd"
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -23,7 +24,7 @@ func TestDNSAgainstConfiguredServer(t *testing.T) {
 
 	got := runChecks(t, dnsOnly(s, Options{}))
 	for _, n := range []string{"dns api.lab.example.test", "dns api-int.lab.example.test", "dns *.apps.lab.example.test", "dns m0.lab.example.test"} {
-		r := wantStatus(t, got, n, Pass)
+		r := wantStatus(t, got, n, finding.Pass)
 		if !strings.Contains(r.Message, srv.Addr()) {
 			t.Errorf("%s: message %q does not name the server", n, r.Message)
 		}
@@ -37,22 +38,22 @@ func TestDNSAgainstConfiguredServer(t *testing.T) {
 	z["m0.lab.example.test"] = addrs("127.0.0.21")                    // node name points elsewhere
 	srv.Set(z)
 	got = runChecks(t, dnsOnly(s, Options{}))
-	r := wantStatus(t, got, "dns api.lab.example.test", Fail)
+	r := wantStatus(t, got, "dns api.lab.example.test", finding.Fail)
 	if !strings.Contains(r.Message, "127.0.0.99") || !strings.Contains(r.Remedy, "127.0.0.10") {
 		t.Errorf("api: message %q / remedy %q should name what was found and what is wanted", r.Message, r.Remedy)
 	}
-	wantStatus(t, got, "dns api-int.lab.example.test", Fail)
-	r = wantStatus(t, got, "dns *.apps.lab.example.test", Fail)
+	wantStatus(t, got, "dns api-int.lab.example.test", finding.Fail)
+	r = wantStatus(t, got, "dns *.apps.lab.example.test", finding.Fail)
 	if !strings.Contains(r.Message, "does not resolve") || !strings.Contains(r.Message, ".apps.lab.example.test") {
 		t.Errorf("apps: message %q", r.Message)
 	}
-	wantStatus(t, got, "dns m0.lab.example.test", Fail)
+	wantStatus(t, got, "dns m0.lab.example.test", finding.Fail)
 
 	// A node without a record is a warning, not a failure.
 	delete(z, "m0.lab.example.test")
 	srv.Set(z)
 	got = runChecks(t, dnsOnly(s, Options{}))
-	wantStatus(t, got, "dns m0.lab.example.test", Warn)
+	wantStatus(t, got, "dns m0.lab.example.test", finding.Warn)
 }
 
 func TestDNSEveryServerMustAgree(t *testing.T) {
@@ -63,11 +64,11 @@ func TestDNSEveryServerMustAgree(t *testing.T) {
 	s := testSite()
 	s.Cluster.DNSServers = []string{good.Addr(), bad.Addr()}
 	got := runChecks(t, dnsOnly(s, Options{}))
-	r := wantStatus(t, got, "dns api.lab.example.test", Fail)
+	r := wantStatus(t, got, "dns api.lab.example.test", finding.Fail)
 	if !strings.Contains(r.Message, bad.Addr()) || !strings.Contains(r.Message, good.Addr()) {
 		t.Errorf("message %q should report both servers", r.Message)
 	}
-	wantStatus(t, got, "dns api-int.lab.example.test", Pass)
+	wantStatus(t, got, "dns api-int.lab.example.test", finding.Pass)
 }
 
 func TestDNSDualStackPartialIsWarning(t *testing.T) {
@@ -77,14 +78,14 @@ func TestDNSDualStackPartialIsWarning(t *testing.T) {
 	s.Cluster.DNSServers = []string{srv.Addr()}
 	s.Cluster.APIVIPs = []string{"127.0.0.10", "fd00::10"}
 	got := runChecks(t, dnsOnly(s, Options{}))
-	r := wantStatus(t, got, "dns api.lab.example.test", Warn)
+	r := wantStatus(t, got, "dns api.lab.example.test", finding.Warn)
 	if !strings.Contains(r.Message, "missing fd00::10") {
 		t.Errorf("message %q", r.Message)
 	}
 	z["api.lab.example.test"] = addrs("127.0.0.10", "fd00::10")
 	srv.Set(z)
 	got = runChecks(t, dnsOnly(s, Options{}))
-	wantStatus(t, got, "dns api.lab.example.test", Pass)
+	wantStatus(t, got, "dns api.lab.example.test", finding.Pass)
 }
 
 func TestDNSUnreachableServerFails(t *testing.T) {
@@ -94,7 +95,7 @@ func TestDNSUnreachableServerFails(t *testing.T) {
 	s := testSite()
 	s.Cluster.DNSServers = []string{addr}
 	got := runChecks(t, dnsOnly(s, Options{}))
-	r := wantStatus(t, got, "dns api.lab.example.test", Fail)
+	r := wantStatus(t, got, "dns api.lab.example.test", finding.Fail)
 	if !strings.Contains(r.Remedy, "DNS server answers") {
 		t.Errorf("remedy %q", r.Remedy)
 	}
@@ -110,19 +111,19 @@ func TestDNSSystemResolver(t *testing.T) {
 	}}
 	s := testSite()
 	got := runChecks(t, dnsOnly(s, Options{Resolver: r}))
-	res := wantStatus(t, got, "dns api.lab.example.test", Pass)
+	res := wantStatus(t, got, "dns api.lab.example.test", finding.Pass)
 	if !strings.Contains(res.Message, "system resolver") {
 		t.Errorf("message %q should say the system resolver was used", res.Message)
 	}
-	wantStatus(t, got, "dns *.apps.lab.example.test", Pass)
+	wantStatus(t, got, "dns *.apps.lab.example.test", finding.Pass)
 
 	z := goodZone()
 	z["api-int.lab.example.test"] = addrs("127.0.0.11")
 	delete(z, "api.lab.example.test")
 	srv.Set(z)
 	got = runChecks(t, dnsOnly(s, Options{Resolver: r}))
-	wantStatus(t, got, "dns api.lab.example.test", Fail)
-	wantStatus(t, got, "dns api-int.lab.example.test", Fail)
+	wantStatus(t, got, "dns api.lab.example.test", finding.Fail)
+	wantStatus(t, got, "dns api-int.lab.example.test", finding.Fail)
 }
 
 // Single-node sites have no VIPs: the names must resolve to the node's address.
@@ -136,8 +137,8 @@ func TestDNSSingleNodeUsesRendezvousIP(t *testing.T) {
 	s.Cluster.APIVIPs, s.Cluster.IngressVIPs = nil, nil
 	s.Cluster.DNSServers = []string{srv.Addr()}
 	got := runChecks(t, dnsOnly(s, Options{}))
-	wantStatus(t, got, "dns api.lab.example.test", Pass)
-	r := wantStatus(t, got, "dns *.apps.lab.example.test", Fail)
+	wantStatus(t, got, "dns api.lab.example.test", finding.Pass)
+	r := wantStatus(t, got, "dns *.apps.lab.example.test", finding.Fail)
 	if !strings.Contains(r.Remedy, "rendezvousIP") {
 		t.Errorf("remedy %q should explain where the wanted address comes from", r.Remedy)
 	}
@@ -152,19 +153,19 @@ func TestDNSFromTheJumpHost(t *testing.T) {
 		return d.DialContext(ctx, network, srv.Addr())
 	}}
 	c := jumpHostAPI("lab.example.test", addrs("127.0.0.10"), Options{Resolver: r}.withDefaults())
-	run := func() Result { return c.run(context.Background(), c.targets) }
-	if res := run(); res.Status != Pass || !strings.Contains(res.Message, "system resolver") {
+	run := func() finding.Finding { return c.run(context.Background(), c.targets) }
+	if res := run(); res.Status != finding.Pass || !strings.Contains(res.Message, "system resolver") {
 		t.Errorf("good: %+v", res)
 	}
 	z := goodZone()
 	z["api.lab.example.test"] = addrs("127.0.0.66")
 	srv.Set(z)
-	if res := run(); res.Status != Warn || !strings.Contains(res.Remedy, "/etc/hosts") {
+	if res := run(); res.Status != finding.Warn || !strings.Contains(res.Remedy, "/etc/hosts") {
 		t.Errorf("wrong answer: %+v", res)
 	}
 	delete(z, "api.lab.example.test")
 	srv.Set(z)
-	if res := run(); res.Status != Warn {
+	if res := run(); res.Status != finding.Warn {
 		t.Errorf("missing: %+v", res)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/bootstrap-dev/bootstrap/internal/bmc/bmctest"
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -18,12 +19,12 @@ func TestExternalISO(t *testing.T) {
 	if len(got) != 1 {
 		t.Fatalf("checks %v; want one URL check", got)
 	}
-	wantStatus(t, got, "iso url "+iso.URL()+"/isos/agent.x86_64.iso", Pass)
+	wantStatus(t, got, "iso url "+iso.URL()+"/isos/agent.x86_64.iso", finding.Pass)
 	if iso.RangeRequests() != 1 {
 		t.Errorf("%d range requests, want 1", iso.RangeRequests())
 	}
 	s.ISO.BaseURL = "http://127.0.0.1:2"
-	wantStatus(t, runChecks(t, serveChecks(s, Options{})), "iso url http://127.0.0.1:2/agent.x86_64.iso", Fail)
+	wantStatus(t, runChecks(t, serveChecks(s, Options{})), "iso url http://127.0.0.1:2/agent.x86_64.iso", finding.Fail)
 	s.ISO.BaseURL = ""
 	if got := runChecks(t, serveChecks(s, Options{})); len(got) != 1 {
 		t.Errorf("served here: %v; want the listen check", got)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -87,18 +88,18 @@ func fileChecks(s *site.Site, o Options) []Check {
 		if r.more > 0 {
 			name += fmt.Sprintf(" (+%d more)", r.more)
 		}
-		out = append(out, Func(name, CategoryFiles, func(context.Context) Result {
+		out = append(out, Func(name, CategoryFiles, func(context.Context) finding.Finding {
 			return checkFile(r.fileRef, o)
 		}))
 	}
 	for _, e := range secretEnvs(s) {
 		field, name := e[0], e[1]
-		out = append(out, Func("env "+field, CategoryFiles, func(context.Context) Result {
+		out = append(out, Func("env "+field, CategoryFiles, func(context.Context) finding.Finding {
 			if v, ok := os.LookupEnv(name); !ok || v == "" {
-				return Failf(fmt.Sprintf("Export %s in the shell that runs bootstrap.", name),
+				return finding.Failf(fmt.Sprintf("Export %s in the shell that runs bootstrap.", name),
 					"%s names $%s, which is not set or empty", field, name)
 			}
-			return Passf("$%s is set (value not shown)", name)
+			return finding.Passf("$%s is set (value not shown)", name)
 		}))
 	}
 	return out
@@ -127,22 +128,22 @@ func dedupe(refs []fileRef) []sharedRef {
 	return out
 }
 
-func checkFile(r fileRef, o Options) Result {
+func checkFile(r fileRef, o Options) finding.Finding {
 	fi, err := os.Stat(r.path)
 	if err != nil {
-		return Failf(fmt.Sprintf("Create %s or fix %s in the site profile.", r.path, r.field), "%s: %v", r.field, err)
+		return finding.Failf(fmt.Sprintf("Create %s or fix %s in the site profile.", r.path, r.field), "%s: %v", r.field, err)
 	}
 	if r.kind == kindDir {
 		if !fi.IsDir() {
-			return Failf(fmt.Sprintf("Point %s at a directory.", r.field), "%s: %s is not a directory", r.field, r.path)
+			return finding.Failf(fmt.Sprintf("Point %s at a directory.", r.field), "%s: %s is not a directory", r.field, r.path)
 		}
-		return Passf("%s is a directory", r.path)
+		return finding.Passf("%s is a directory", r.path)
 	}
 	if !fi.Mode().IsRegular() {
-		return Failf(fmt.Sprintf("Point %s at a regular file.", r.field), "%s: %s is not a regular file", r.field, r.path)
+		return finding.Failf(fmt.Sprintf("Point %s at a regular file.", r.field), "%s: %s is not a regular file", r.field, r.path)
 	}
 	if fi.Size() == 0 {
-		return Failf(fmt.Sprintf("Write the content %s needs into %s.", r.field, r.path), "%s: %s is empty", r.field, r.path)
+		return finding.Failf(fmt.Sprintf("Write the content %s needs into %s.", r.field, r.path), "%s: %s is empty", r.field, r.path)
 	}
 	switch r.kind {
 	case kindSSHPub:
@@ -152,7 +153,7 @@ func checkFile(r fileRef, o Options) Result {
 	case kindCA:
 		return checkCA(r, o.Now())
 	case kindSecret:
-		return Passf("%s exists, %d bytes (content not shown)", r.path, fi.Size())
+		return finding.Passf("%s exists, %d bytes (content not shown)", r.path, fi.Size())
 	}
-	return Passf("%s exists, %d bytes", r.path, fi.Size())
+	return finding.Passf("%s exists, %d bytes", r.path, fi.Size())
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -83,7 +84,7 @@ func TestFiles(t *testing.T) {
 	got := runChecks(t, fileChecks(good(), Options{}.withDefaults()))
 	for _, n := range []string{"file cluster.sshKeyFile", "file registry.authFile", "file registry.caFile",
 		"file mirror.imageSetConfig", "file nodes[0].bmc.password.file", "file day1.extraManifestsDir"} {
-		wantStatus(t, got, n, Pass)
+		wantStatus(t, got, n, finding.Pass)
 	}
 	assertNoCanary(t, got)
 
@@ -91,38 +92,38 @@ func TestFiles(t *testing.T) {
 		name   string
 		mutate func(s *site.Site)
 		check  string
-		want   Status
+		want   finding.Status
 		in     string // substring of message
 	}{
-		{"missing ssh key", func(s *site.Site) { s.Cluster.SSHKeyFile = filepath.Join(dir, "nope.pub") }, "file cluster.sshKeyFile", Fail, "no such file"},
+		{"missing ssh key", func(s *site.Site) { s.Cluster.SSHKeyFile = filepath.Join(dir, "nope.pub") }, "file cluster.sshKeyFile", finding.Fail, "no such file"},
 		{"private key given", func(s *site.Site) {
 			s.Cluster.SSHKeyFile = write(t, dir, "id", "-----BEGIN OPENSSH PRIVATE KEY-----\n"+canary+"\n-----END OPENSSH PRIVATE KEY-----\n", 0o600)
-		}, "file cluster.sshKeyFile", Fail, "private key"},
+		}, "file cluster.sshKeyFile", finding.Fail, "private key"},
 		{"garbled ssh key", func(s *site.Site) {
 			s.Cluster.SSHKeyFile = write(t, dir, "bad.pub", "ssh-ed25519 AAAAC3NzaC1yc2EAAAADAQAB x\n", 0o644)
-		}, "file cluster.sshKeyFile", Fail, "does not match its type"},
+		}, "file cluster.sshKeyFile", finding.Fail, "does not match its type"},
 		{"auth not JSON", func(s *site.Site) {
 			s.Registry.AuthFile = write(t, dir, "auth-bad.json", "{\n  \"auths\": {\n    \"x\": {\"auth\": \""+canary+"\",}\n}}", 0o600)
-		}, "file registry.authFile", Fail, "line 3, column"},
+		}, "file registry.authFile", finding.Fail, "line 3, column"},
 		{"auth wrong shape", func(s *site.Site) {
 			s.Registry.AuthFile = write(t, dir, "auth-shape.json", `{"auths": ["`+canary+`"]}`, 0o600)
-		}, "file registry.authFile", Fail, "auths at line 1"},
+		}, "file registry.authFile", finding.Fail, "auths at line 1"},
 		{"auth without the registry", func(s *site.Site) {
 			s.Registry.AuthFile = write(t, dir, "auth-other.json", authJSON("other.example:5000"), 0o600)
-		}, "file registry.authFile", Warn, "no entry for quay.lab:8443"},
+		}, "file registry.authFile", finding.Warn, "no entry for quay.lab:8443"},
 		{"auth entry malformed", func(s *site.Site) {
 			s.Registry.AuthFile = write(t, dir, "auth-mal.json", `{"auths":{"quay.lab:8443":{"auth":"`+canary+`"}}}`, 0o600)
-		}, "file registry.authFile", Fail, "malformed"},
-		{"CA not PEM", func(s *site.Site) { s.Registry.CAFile = write(t, dir, "ca-bad.pem", "hello\n", 0o644) }, "file registry.caFile", Fail, "no PEM certificate"},
+		}, "file registry.authFile", finding.Fail, "malformed"},
+		{"CA not PEM", func(s *site.Site) { s.Registry.CAFile = write(t, dir, "ca-bad.pem", "hello\n", 0o644) }, "file registry.caFile", finding.Fail, "no PEM certificate"},
 		{"CA expired", func(s *site.Site) {
 			s.Registry.CAFile = write(t, dir, "ca-old.pem", certPEM(t, "old CA", now.Add(-48*time.Hour), now.Add(-24*time.Hour)), 0o644)
-		}, "file registry.caFile", Fail, "expired"},
+		}, "file registry.caFile", finding.Fail, "expired"},
 		{"CA expiring", func(s *site.Site) {
 			s.Registry.CAFile = write(t, dir, "ca-soon.pem", certPEM(t, "soon CA", now.Add(-time.Hour), now.Add(5*24*time.Hour)), 0o644)
-		}, "file registry.caFile", Warn, "expires"},
-		{"empty secret file", func(s *site.Site) { s.Nodes[0].BMC.Password.File = write(t, dir, "empty", "", 0o600) }, "file nodes[0].bmc.password.file", Fail, "empty"},
-		{"manifests dir is a file", func(s *site.Site) { s.Day1.ExtraManifestsDir = filepath.Join(dir, "isc.yaml") }, "file day1.extraManifestsDir", Fail, "not a directory"},
-		{"secret env unset", func(s *site.Site) { s.Nodes[0].BMC.Password = site.SecretRef{Env: "PREFLIGHT_TEST_UNSET_VAR"} }, "env nodes[0].bmc.password.env", Fail, "not set"},
+		}, "file registry.caFile", finding.Warn, "expires"},
+		{"empty secret file", func(s *site.Site) { s.Nodes[0].BMC.Password.File = write(t, dir, "empty", "", 0o600) }, "file nodes[0].bmc.password.file", finding.Fail, "empty"},
+		{"manifests dir is a file", func(s *site.Site) { s.Day1.ExtraManifestsDir = filepath.Join(dir, "isc.yaml") }, "file day1.extraManifestsDir", finding.Fail, "not a directory"},
+		{"secret env unset", func(s *site.Site) { s.Nodes[0].BMC.Password = site.SecretRef{Env: "PREFLIGHT_TEST_UNSET_VAR"} }, "env nodes[0].bmc.password.env", finding.Fail, "not set"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -150,7 +151,7 @@ func TestSharedFileCheckedOnce(t *testing.T) {
 	if len(got) != 1 {
 		t.Fatalf("%d checks, want 1: %v", len(got), got)
 	}
-	wantStatus(t, got, "file nodes[0].bmc.password.file (+2 more)", Pass)
+	wantStatus(t, got, "file nodes[0].bmc.password.file (+2 more)", finding.Pass)
 }
 
 func TestSecretEnvSet(t *testing.T) {
@@ -158,7 +159,7 @@ func TestSecretEnvSet(t *testing.T) {
 	s := testSite()
 	s.Nodes = []site.Node{{Name: "m0", BMC: site.BMC{Password: site.SecretRef{Env: "PREFLIGHT_TEST_BMC_PASS"}}}}
 	got := runChecks(t, fileChecks(s, Options{}.withDefaults()))
-	wantStatus(t, got, "env nodes[0].bmc.password.env", Pass)
+	wantStatus(t, got, "env nodes[0].bmc.password.env", finding.Pass)
 	assertNoCanary(t, got)
 }
 

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 	"github.com/bootstrap-dev/bootstrap/internal/gitrepo"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
@@ -35,9 +36,9 @@ func gitChecks(s *site.Site, o Options) []Check {
 		path = "."
 	}
 	return []Check{
-		withTimeout(Func("git repository", CategoryGit, func(ctx context.Context) Result { return p.result(ctx, gitrepo.StepRepository) }), GitTimeout),
-		withTimeout(Func("git revision "+rev, CategoryGit, func(ctx context.Context) Result { return p.result(ctx, gitrepo.StepRevision) }), GitTimeout),
-		withTimeout(Func("git path "+path, CategoryGit, func(ctx context.Context) Result { return p.result(ctx, gitrepo.StepPath) }), GitTimeout),
+		withTimeout(Func("git repository", CategoryGit, func(ctx context.Context) finding.Finding { return p.result(ctx, gitrepo.StepRepository) }), GitTimeout),
+		withTimeout(Func("git revision "+rev, CategoryGit, func(ctx context.Context) finding.Finding { return p.result(ctx, gitrepo.StepRevision) }), GitTimeout),
+		withTimeout(Func("git path "+path, CategoryGit, func(ctx context.Context) finding.Finding { return p.result(ctx, gitrepo.StepPath) }), GitTimeout),
 	}
 }
 
@@ -81,7 +82,7 @@ func (p *gitProbe) repo() (gitrepo.Repo, error) {
 	return r, nil
 }
 
-func (p *gitProbe) result(ctx context.Context, step gitrepo.Step) Result {
+func (p *gitProbe) result(ctx context.Context, step gitrepo.Step) finding.Finding {
 	p.once.Do(func() {
 		r, err := p.repo()
 		if err != nil {
@@ -98,9 +99,9 @@ func (p *gitProbe) result(ctx context.Context, step gitrepo.Step) Result {
 		}
 		switch {
 		case ge.Step == step:
-			return Failf(ge.Fix, "%s", ge.Msg)
+			return finding.Failf(ge.Fix, "%s", ge.Msg)
 		case stepRank(step) > stepRank(ge.Step):
-			return Warnf("fix the git "+string(ge.Step)+" check first", "not checked: the git %s check failed", ge.Step)
+			return finding.Warnf("fix the git "+string(ge.Step)+" check first", "not checked: the git %s check failed", ge.Step)
 		}
 	}
 	short := p.proof.Commit
@@ -120,17 +121,17 @@ func (p *gitProbe) result(ctx context.Context, step gitrepo.Step) Result {
 		if g.Credentials.Username != "" || g.Credentials.SSHKeyFile != "" {
 			creds = "credentials accepted"
 		}
-		return Passf("%s answers (%s, %s)", g.RepoURL, how, creds)
+		return finding.Passf("%s answers (%s, %s)", g.RepoURL, how, creds)
 	case gitrepo.StepRevision:
 		if p.proof.Ref == "" {
-			return Passf("commit %s exists", p.proof.Commit)
+			return finding.Passf("commit %s exists", p.proof.Commit)
 		}
-		return Passf("%s is commit %s", p.proof.Ref, short)
+		return finding.Passf("%s is commit %s", p.proof.Ref, short)
 	default:
 		if p.proof.Path == "." {
-			return Passf("the repository root at %s", short)
+			return finding.Passf("the repository root at %s", short)
 		}
-		return Passf("%s is a directory at %s", p.proof.Path, short)
+		return finding.Passf("%s is a directory at %s", p.proof.Path, short)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/gitrepo/gitrepotest"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
@@ -31,18 +32,18 @@ func TestGitChecks(t *testing.T) {
 
 	good := site.GitOps{RepoURL: srv.URL, Revision: "main", Path: "clusters/lab", CAFile: ca,
 		Credentials: site.GitCredentials{Username: srv.Username, Password: site.SecretRef{File: token}}}
-	type want struct{ repo, rev, path Status }
+	type want struct{ repo, rev, path finding.Status }
 	tests := []struct {
 		name   string
 		change func(g *site.GitOps)
 		want   want
 		says   string // in the failing row's message and remedy
 	}{
-		{"pass", func(*site.GitOps) {}, want{Pass, Pass, Pass}, ""},
-		{"wrong revision", func(g *site.GitOps) { g.Revision = "mian" }, want{Pass, Fail, Warn}, "branches: main, release-1"},
-		{"wrong path", func(g *site.GitOps) { g.Path = "clusters/labs" }, want{Pass, Pass, Fail}, "clusters/ holds: lab/, prod/"},
-		{"wrong password", func(g *site.GitOps) { g.Credentials.Password.File = wrongToken }, want{Fail, Warn, Warn}, "refused the credentials"},
-		{"untrusted CA", func(g *site.GitOps) { g.CAFile = otherCA }, want{Fail, Warn, Warn}, "gitops.caFile"},
+		{"pass", func(*site.GitOps) {}, want{finding.Pass, finding.Pass, finding.Pass}, ""},
+		{"wrong revision", func(g *site.GitOps) { g.Revision = "mian" }, want{finding.Pass, finding.Fail, finding.Warn}, "branches: main, release-1"},
+		{"wrong path", func(g *site.GitOps) { g.Path = "clusters/labs" }, want{finding.Pass, finding.Pass, finding.Fail}, "clusters/ holds: lab/, prod/"},
+		{"wrong password", func(g *site.GitOps) { g.Credentials.Password.File = wrongToken }, want{finding.Fail, finding.Warn, finding.Warn}, "refused the credentials"},
+		{"untrusted CA", func(g *site.GitOps) { g.CAFile = otherCA }, want{finding.Fail, finding.Warn, finding.Warn}, "gitops.caFile"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -61,14 +62,14 @@ func TestGitChecks(t *testing.T) {
 				if strings.Contains(r.Message+r.Remedy, srv.Password) || strings.Contains(r.Message+r.Remedy, "not-the-token") {
 					t.Errorf("%s carries a password: %s", r.Name, r.Message)
 				}
-				if r.Status == Fail {
+				if r.Status == finding.Fail {
 					said += r.Message + " " + r.Remedy
 				}
 			}
 			if tc.says != "" && !strings.Contains(said, tc.says) {
 				t.Errorf("the failure does not say %q: %s", tc.says, said)
 			}
-			if tc.want.rev == Pass && !strings.Contains(rows[1].Message, srv.Commits[1][:12]) {
+			if tc.want.rev == finding.Pass && !strings.Contains(rows[1].Message, srv.Commits[1][:12]) {
 				t.Errorf("revision row does not name main's commit %s: %s", srv.Commits[1][:12], rows[1].Message)
 			}
 		})

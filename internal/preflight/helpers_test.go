@@ -8,6 +8,7 @@ import (
 
 	"github.com/bootstrap-dev/bootstrap/e2e/lab/dnsd"
 	"github.com/bootstrap-dev/bootstrap/e2e/lab/ntpd"
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -75,7 +76,7 @@ func runChecks(t *testing.T, cs []Check) map[string]CheckResult {
 	return out
 }
 
-func wantStatus(t *testing.T, got map[string]CheckResult, name string, want Status) CheckResult {
+func wantStatus(t *testing.T, got map[string]CheckResult, name string, want finding.Status) CheckResult {
 	t.Helper()
 	r, ok := got[name]
 	if !ok {
@@ -88,7 +89,7 @@ func wantStatus(t *testing.T, got map[string]CheckResult, name string, want Stat
 	if r.Status != want {
 		t.Errorf("%s: status %s, want %s: %s", name, r.Status, want, r.Message)
 	}
-	if r.Status != Pass && r.Remedy == "" {
+	if r.Status != finding.Pass && r.Remedy == "" {
 		t.Errorf("%s: %s without a remedy", name, r.Status)
 	}
 	return r

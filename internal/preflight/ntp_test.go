@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bootstrap-dev/bootstrap/e2e/lab/ntpd"
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 )
 
 func TestNTP(t *testing.T) {
@@ -22,20 +23,20 @@ func TestNTP(t *testing.T) {
 	s.Cluster.NTPSources = []string{good.Addr(), skewed.Addr(), unsynced.Addr(), goneAddr}
 	got := runChecks(t, ntpChecks(s, Options{}.withDefaults()))
 
-	r := wantStatus(t, got, "ntp "+good.Addr(), Pass)
+	r := wantStatus(t, got, "ntp "+good.Addr(), finding.Pass)
 	if !strings.Contains(r.Message, "stratum 2") {
 		t.Errorf("good: %q", r.Message)
 	}
-	r = wantStatus(t, got, "ntp "+skewed.Addr(), Fail)
+	r = wantStatus(t, got, "ntp "+skewed.Addr(), finding.Fail)
 	// The offset is measured: under load it is off by up to half the round trip.
 	if !regexp.MustCompile(`1m(29|30)(\.\d+)?s ahead of`).MatchString(r.Message) || !strings.Contains(r.Remedy, "clock") {
 		t.Errorf("skewed: message %q remedy %q should give the offset and how to fix the clock", r.Message, r.Remedy)
 	}
-	r = wantStatus(t, got, "ntp "+unsynced.Addr(), Fail)
+	r = wantStatus(t, got, "ntp "+unsynced.Addr(), finding.Fail)
 	if !strings.Contains(r.Message, "unusable") {
 		t.Errorf("unsynced: %q", r.Message)
 	}
-	wantStatus(t, got, "ntp "+goneAddr, Fail)
+	wantStatus(t, got, "ntp "+goneAddr, finding.Fail)
 }
 
 func TestNTPToleranceIsAnOption(t *testing.T) {
@@ -43,12 +44,12 @@ func TestNTPToleranceIsAnOption(t *testing.T) {
 	s := testSite()
 	s.Cluster.NTPSources = []string{src.Addr()}
 	got := runChecks(t, ntpChecks(s, Options{}.withDefaults()))
-	wantStatus(t, got, "ntp "+src.Addr(), Fail)
+	wantStatus(t, got, "ntp "+src.Addr(), finding.Fail)
 	got = runChecks(t, ntpChecks(s, Options{MaxClockOffset: 5 * time.Second}.withDefaults()))
-	wantStatus(t, got, "ntp "+src.Addr(), Pass)
+	wantStatus(t, got, "ntp "+src.Addr(), finding.Pass)
 }
 
 func TestNTPNoSourcesWarns(t *testing.T) {
 	got := runChecks(t, ntpChecks(testSite(), Options{}.withDefaults()))
-	wantStatus(t, got, "ntp sources", Warn)
+	wantStatus(t, got, "ntp sources", finding.Warn)
 }

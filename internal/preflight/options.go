@@ -17,8 +17,8 @@ const (
 	// agent ISO's certificates are stamped with the jump host's clock; nodes reject certificates
 	// from the future.
 	DefaultMaxClockOffset = 2 * time.Second
-	// DefaultProbeTimeout bounds one TCP probe of a VIP.
-	DefaultProbeTimeout = time.Second
+	// defaultProbeTimeout bounds one TCP probe of a VIP.
+	defaultProbeTimeout = time.Second
 )
 
 // defaultVIPPorts are probed to see whether a VIP is already taken: the API, the machine config
@@ -69,7 +69,7 @@ func (o Options) withDefaults() Options {
 		o.VIPPorts = DefaultVIPPorts()
 	}
 	if o.ProbeTimeout <= 0 {
-		o.ProbeTimeout = DefaultProbeTimeout
+		o.ProbeTimeout = defaultProbeTimeout
 	}
 	if o.ARPTable == "" {
 		o.ARPTable = "/proc/net/arp"

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 )
 
 // WriteTable writes the report as an aligned text table, one row per check, with each remedy on
@@ -20,7 +22,7 @@ func WriteTable(w io.Writer, r Report) error {
 		for _, l := range lines[1:] {
 			fmt.Fprintf(tw, "\t\t\t\t\t  %s\n", l)
 		}
-		if c.Remedy != "" && c.Status != Pass {
+		if c.Remedy != "" && c.Status != finding.Pass {
 			fmt.Fprintf(tw, "\t\t\t\t\t→ %s\n", c.Remedy)
 		}
 	}
@@ -33,10 +35,10 @@ func WriteTable(w io.Writer, r Report) error {
 
 // Verdict is PASS, WARN, FAIL, or "FAIL (not blocking)" for a failure none of whose stages runs.
 func (c CheckResult) Verdict() string {
-	if c.Status == Fail && !c.Blocking {
+	if c.Status == finding.Fail && !c.Blocking {
 		return "FAIL (not blocking)"
 	}
-	return c.Status.String()
+	return c.Status.Label()
 }
 
 // String is the summary line: "3 passed, 1 warning(s), 1 failed, 2 failed outside the stages

@@ -9,12 +9,14 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 )
 
 // Defaults for Runner.
 const (
 	DefaultTimeout  = 10 * time.Second
-	DefaultParallel = 8
+	defaultParallel = 8
 	// grace is how long the runner waits past a check's deadline for the check's own (more
 	// specific) result before recording a timeout.
 	grace = 200 * time.Millisecond
@@ -24,7 +26,7 @@ const (
 type Runner struct {
 	// Timeout bounds each check; 0 means DefaultTimeout.
 	Timeout time.Duration
-	// Parallel is how many checks run at once; 0 means DefaultParallel.
+	// Parallel is how many checks run at once; 0 means defaultParallel.
 	Parallel int
 	// Progress, when set, is called once per finished check, from many goroutines.
 	Progress func(CheckResult)
@@ -36,9 +38,10 @@ type CheckResult struct {
 	Category Category `json:"category"`
 	// NeededBy is the stages that need it (NeededBy; empty: every stage). Blocking says whether
 	// it failed and one of them runs (Report.Scoped).
-	NeededBy []string `json:"neededBy,omitempty"`
-	Blocking bool     `json:"blocking,omitempty"`
-	Result
+	Blocking bool `json:"blocking,omitempty"`
+	finding.Finding
+	// Duration is how long the check ran.
+	Duration time.Duration `json:"-"`
 	// DurationMS is Duration in milliseconds, for JSON readers.
 	DurationMS int64 `json:"durationMs"`
 }
@@ -116,7 +119,7 @@ func (r Runner) Run(ctx context.Context, checks []Check) Report {
 	}
 	par := r.Parallel
 	if par <= 0 {
-		par = DefaultParallel
+		par = defaultParallel
 	}
 	results := make([]CheckResult, len(checks))
 	sem := make(chan struct{}, par)
@@ -152,49 +155,50 @@ const maxMessage = 4 << 10
 
 func runOne(ctx context.Context, c Check, timeout time.Duration) CheckResult {
 	out := runCheck(ctx, c, timeout)
-	if m := out.Result.Message; len(m) > maxMessage {
+	out.NeededBy = NeededBy(out.Name, out.Category)
+	if m := out.Finding.Message; len(m) > maxMessage {
 		n := maxMessage
 		for n > 0 && !utf8.RuneStart(m[n]) {
 			n--
 		}
-		out.Result.Message = m[:n] + "… (truncated)"
+		out.Finding.Message = m[:n] + "… (truncated)"
 	}
 	return out
 }
 
 func runCheck(ctx context.Context, c Check, timeout time.Duration) CheckResult {
-	out := CheckResult{Name: c.Name(), Category: c.Category(), NeededBy: NeededBy(c.Name(), c.Category())}
+	out := CheckResult{Name: c.Name(), Category: c.Category()}
 	start := time.Now()
 	if tc, ok := c.(TimeoutCheck); ok && tc.Timeout() > 0 {
 		timeout = tc.Timeout()
 	}
 	if err := ctx.Err(); err != nil {
-		out.Result = Failf("Run preflight again.", "not run: %v", err)
+		out.Finding = finding.Failf("Run preflight again.", "not run: %v", err)
 		return out
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	done := make(chan Result, 1)
+	done := make(chan finding.Finding, 1)
 	go func() {
 		defer func() {
 			if p := recover(); p != nil {
-				done <- Failf("This is a bug in the check; report it with the stack below.",
+				done <- finding.Failf("This is a bug in the check; report it with the stack below.",
 					"check panicked: %v\n%s", p, debug.Stack())
 			}
 		}()
 		done <- c.Run(cctx)
 	}()
 	select {
-	case out.Result = <-done:
+	case out.Finding = <-done:
 	case <-cctx.Done():
 		t := time.NewTimer(grace)
 		select {
-		case out.Result = <-done:
+		case out.Finding = <-done:
 		case <-t.C:
 			if ctx.Err() != nil {
-				out.Result = Failf("Run preflight again.", "cancelled after %s", time.Since(start).Round(time.Millisecond))
+				out.Finding = finding.Failf("Run preflight again.", "cancelled after %s", time.Since(start).Round(time.Millisecond))
 			} else {
-				out.Result = Failf("Check that the peer is reachable from the jump host, or raise the preflight timeout.",
+				out.Finding = finding.Failf("Check that the peer is reachable from the jump host, or raise the preflight timeout.",
 					"no result within %s", timeout)
 			}
 		}
@@ -220,7 +224,7 @@ func collapseNotChecked(results []CheckResult) []CheckResult {
 	groups := map[string]*group{} // category, target, reason
 	for _, c := range results {
 		target, _, ok := cutLast(c.Name)
-		if c.Status != Warn || !strings.HasPrefix(c.Message, notCheckedPrefix) || !ok {
+		if c.Status != finding.Warn || !strings.HasPrefix(c.Message, notCheckedPrefix) || !ok {
 			out = append(out, c)
 			continue
 		}

@@ -9,27 +9,29 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 )
 
-func sleeper(name string, cat Category, d time.Duration, st Status) Check {
-	return Func(name, cat, func(ctx context.Context) Result {
+func sleeper(name string, cat Category, d time.Duration, st finding.Status) Check {
+	return Func(name, cat, func(ctx context.Context) finding.Finding {
 		select {
 		case <-time.After(d):
 		case <-ctx.Done():
-			return Failf("retry", "%s: %v", name, ctx.Err())
+			return finding.Failf("retry", "%s: %v", name, ctx.Err())
 		}
-		return Result{Status: st, Message: name + " done", Remedy: map[bool]string{true: "do something"}[st != Pass]}
+		return finding.Finding{Status: st, Message: name + " done", Remedy: map[bool]string{true: "do something"}[st != finding.Pass]}
 	})
 }
 
 func TestRunnerOrderIsDeterministic(t *testing.T) {
 	// Finishing order is the reverse of the given order; results must not care.
 	checks := []Check{
-		sleeper("ntp a", CategoryNTP, 40*time.Millisecond, Pass),
-		sleeper("dns b", CategoryDNS, 30*time.Millisecond, Warn),
-		sleeper("dns a", CategoryDNS, 20*time.Millisecond, Pass),
-		sleeper("git x", CategoryGit, 10*time.Millisecond, Fail),
-		sleeper("disk", CategoryJumpHost, 0, Pass),
+		sleeper("ntp a", CategoryNTP, 40*time.Millisecond, finding.Pass),
+		sleeper("dns b", CategoryDNS, 30*time.Millisecond, finding.Warn),
+		sleeper("dns a", CategoryDNS, 20*time.Millisecond, finding.Pass),
+		sleeper("git x", CategoryGit, 10*time.Millisecond, finding.Fail),
+		sleeper("disk", CategoryJumpHost, 0, finding.Pass),
 	}
 	rep := Runner{}.Run(context.Background(), checks)
 	var names []string
@@ -49,42 +51,42 @@ func TestRunnerOrderIsDeterministic(t *testing.T) {
 }
 
 func TestRunnerPerCheckTimeout(t *testing.T) {
-	stubborn := Func("stubborn", CategoryNetwork, func(ctx context.Context) Result {
+	stubborn := Func("stubborn", CategoryNetwork, func(ctx context.Context) finding.Finding {
 		time.Sleep(2 * time.Second) // ignores ctx: the runner must not wait for it
-		return Passf("late")
+		return finding.Passf("late")
 	})
-	polite := sleeper("polite", CategoryNetwork, time.Hour, Pass)
-	quick := sleeper("quick", CategoryNetwork, 0, Pass)
+	polite := sleeper("polite", CategoryNetwork, time.Hour, finding.Pass)
+	quick := sleeper("quick", CategoryNetwork, 0, finding.Pass)
 	start := time.Now()
 	rep := Runner{Timeout: 100 * time.Millisecond}.Run(context.Background(), []Check{stubborn, polite, quick})
 	if el := time.Since(start); el > 1500*time.Millisecond {
 		t.Errorf("run took %s; per-check timeout is 100ms", el)
 	}
-	if r := rep.Checks[0]; r.Status != Fail || !strings.Contains(r.Message, "no result within 100ms") {
-		t.Errorf("stubborn: %+v", r.Result)
+	if r := rep.Checks[0]; r.Status != finding.Fail || !strings.Contains(r.Message, "no result within 100ms") {
+		t.Errorf("stubborn: %+v", r.Finding)
 	}
 	// A check that honours ctx reports its own error (unless the machine is too loaded to let
 	// it run within the grace period, when the runner's timeout message stands).
-	if r := rep.Checks[1]; r.Status != Fail || !strings.Contains(r.Message, "deadline exceeded") && !strings.Contains(r.Message, "no result within") {
-		t.Errorf("polite: %+v", r.Result)
+	if r := rep.Checks[1]; r.Status != finding.Fail || !strings.Contains(r.Message, "deadline exceeded") && !strings.Contains(r.Message, "no result within") {
+		t.Errorf("polite: %+v", r.Finding)
 	}
-	if r := rep.Checks[2]; r.Status != Pass {
-		t.Errorf("quick: %+v", r.Result)
+	if r := rep.Checks[2]; r.Status != finding.Pass {
+		t.Errorf("quick: %+v", r.Finding)
 	}
 }
 
 func TestRunnerPanicAndCancel(t *testing.T) {
-	boom := Func("boom", CategoryFiles, func(context.Context) Result { panic("oops") })
+	boom := Func("boom", CategoryFiles, func(context.Context) finding.Finding { panic("oops") })
 	rep := Runner{}.Run(context.Background(), []Check{boom})
-	if r := rep.Checks[0]; r.Status != Fail || !strings.Contains(r.Message, "panicked: oops") {
-		t.Errorf("panic: %+v", r.Result)
+	if r := rep.Checks[0]; r.Status != finding.Fail || !strings.Contains(r.Message, "panicked: oops") {
+		t.Errorf("panic: %+v", r.Finding)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	rep = Runner{}.Run(ctx, []Check{sleeper("x", CategoryDNS, time.Hour, Pass)})
-	if r := rep.Checks[0]; r.Status != Fail {
-		t.Errorf("cancelled: %+v", r.Result)
+	rep = Runner{}.Run(ctx, []Check{sleeper("x", CategoryDNS, time.Hour, finding.Pass)})
+	if r := rep.Checks[0]; r.Status != finding.Fail {
+		t.Errorf("cancelled: %+v", r.Finding)
 	}
 }
 
@@ -92,7 +94,7 @@ func TestRunnerParallelLimit(t *testing.T) {
 	var cur, peak atomic.Int32
 	var checks []Check
 	for i := range 12 {
-		checks = append(checks, Func("c"+string(rune('a'+i)), CategoryDNS, func(context.Context) Result {
+		checks = append(checks, Func("c"+string(rune('a'+i)), CategoryDNS, func(context.Context) finding.Finding {
 			n := cur.Add(1)
 			for {
 				p := peak.Load()
@@ -102,7 +104,7 @@ func TestRunnerParallelLimit(t *testing.T) {
 			}
 			time.Sleep(10 * time.Millisecond)
 			cur.Add(-1)
-			return Passf("ok")
+			return finding.Passf("ok")
 		}))
 	}
 	var progress atomic.Int32
@@ -117,8 +119,10 @@ func TestRunnerParallelLimit(t *testing.T) {
 
 func TestRender(t *testing.T) {
 	rep := Runner{}.Run(context.Background(), []Check{
-		Func("dns api.x", CategoryDNS, func(context.Context) Result { return Failf("Add the record.", "api.x does not resolve") }),
-		Func("disk /w", CategoryJumpHost, func(context.Context) Result { return Passf("9 GiB free") }),
+		Func("dns api.x", CategoryDNS, func(context.Context) finding.Finding {
+			return finding.Failf("Add the record.", "api.x does not resolve")
+		}),
+		Func("disk /w", CategoryJumpHost, func(context.Context) finding.Finding { return finding.Passf("9 GiB free") }),
 	})
 	var tb bytes.Buffer
 	if err := WriteTable(&tb, rep); err != nil {
@@ -142,7 +146,7 @@ func TestRender(t *testing.T) {
 	if err := json.Unmarshal(jb.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}
-	if back.Checks[1].Status != Fail || back.Checks[1].Remedy != "Add the record." || back.Summary.Fail != 1 {
+	if back.Checks[1].Status != finding.Fail || back.Checks[1].Remedy != "Add the record." || back.Summary.Fail != 1 {
 		t.Errorf("JSON round trip: %s", jb.String())
 	}
 	if !strings.Contains(jb.String(), `"status": "fail"`) || !strings.Contains(jb.String(), `"durationMs"`) {
@@ -152,14 +156,14 @@ func TestRender(t *testing.T) {
 
 // A check with its own budget (TimeoutCheck, as the Git checks are) is not cut at the runner's.
 func TestRunnerCheckOwnTimeout(t *testing.T) {
-	slow := withTimeout(sleeper("slow", CategoryGit, 300*time.Millisecond, Pass), 5*time.Second)
-	tight := withTimeout(sleeper("tight", CategoryGit, time.Hour, Pass), 100*time.Millisecond)
+	slow := withTimeout(sleeper("slow", CategoryGit, 300*time.Millisecond, finding.Pass), 5*time.Second)
+	tight := withTimeout(sleeper("tight", CategoryGit, time.Hour, finding.Pass), 100*time.Millisecond)
 	rep := Runner{Timeout: 50 * time.Millisecond}.Run(context.Background(), []Check{slow, tight})
-	if r := rep.Checks[0]; r.Status != Pass {
-		t.Errorf("slow check within its own 5s budget: %+v", r.Result)
+	if r := rep.Checks[0]; r.Status != finding.Pass {
+		t.Errorf("slow check within its own 5s budget: %+v", r.Finding)
 	}
-	if r := rep.Checks[1]; r.Status != Fail {
-		t.Errorf("tight check past its own budget: %+v", r.Result)
+	if r := rep.Checks[1]; r.Status != finding.Fail {
+		t.Errorf("tight check past its own budget: %+v", r.Finding)
 	}
 }
 
@@ -167,21 +171,21 @@ func TestRunnerCheckOwnTimeout(t *testing.T) {
 // them; a check skipped alone keeps its own row; other targets and reasons stay apart.
 func TestNotCheckedCollapsesPerTarget(t *testing.T) {
 	skip := func(name, blocker string) Check {
-		return Func(name, CategoryBMC, func(context.Context) Result {
-			return Warnf("fix "+blocker+" first", "not checked: %s failed", blocker)
+		return Func(name, CategoryBMC, func(context.Context) finding.Finding {
+			return finding.Warnf("fix "+blocker+" first", "not checked: %s failed", blocker)
 		})
 	}
 	checks := []Check{
-		Func("bmc cp-0 connect", CategoryBMC, func(context.Context) Result { return Failf("check the address", "connection refused") }),
+		Func("bmc cp-0 connect", CategoryBMC, func(context.Context) finding.Finding { return finding.Failf("check the address", "connection refused") }),
 		skip("bmc cp-0 media", "connect"), skip("bmc cp-0 power", "connect"), skip("bmc cp-0 boot", "connect"),
 		skip("bmc cp-1 media", "connect"),
-		Func("bmc cp-1 connect", CategoryBMC, func(context.Context) Result { return Failf("check the address", "timeout") }),
-		Func("bmc cp-2 media", CategoryBMC, func(context.Context) Result { return Passf("ok") }),
+		Func("bmc cp-1 connect", CategoryBMC, func(context.Context) finding.Finding { return finding.Failf("check the address", "timeout") }),
+		Func("bmc cp-2 media", CategoryBMC, func(context.Context) finding.Finding { return finding.Passf("ok") }),
 	}
 	rep := Runner{Parallel: 1}.Run(context.Background(), checks)
 	var got []string
 	for _, c := range rep.Checks {
-		got = append(got, c.Status.String()+" "+c.Name+": "+c.Message)
+		got = append(got, c.Status.Label()+" "+c.Name+": "+c.Message)
 	}
 	want := []string{
 		"FAIL bmc cp-0 connect: connection refused",

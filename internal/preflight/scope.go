@@ -3,6 +3,8 @@ package preflight
 import (
 	"slices"
 	"strings"
+
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 )
 
 // The pipeline's stage names a check can be needed by. They are stable words (CLI arguments and
@@ -63,11 +65,11 @@ func (r Report) Scoped(selected []string) Report {
 	out := Report{Checks: slices.Clone(r.Checks), Scope: selected}
 	for i := range out.Checks {
 		c := &out.Checks[i]
-		c.Blocking = c.Status == Fail && blocks(c.NeededBy, selected)
+		c.Blocking = c.Status == finding.Fail && blocks(c.NeededBy, selected)
 		switch {
-		case c.Status == Pass:
+		case c.Status == finding.Pass:
 			out.Summary.Pass++
-		case c.Status == Warn:
+		case c.Status == finding.Warn:
 			out.Summary.Warn++
 		case c.Blocking:
 			out.Summary.Fail++

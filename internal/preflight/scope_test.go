@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 )
 
 // A BMC that does not answer and a missing DNS record fail preflight; a run of the stages before
@@ -14,10 +16,12 @@ import (
 // names the stages they block and the longest run from the first stage that would proceed.
 func TestScopedToTheStagesThatRun(t *testing.T) {
 	rep := Runner{}.Run(context.Background(), []Check{
-		Func("bmc cp-0 reachable", CategoryBMC, func(context.Context) Result { return Failf("Check the BMC.", "connection refused") }),
-		Func("dns api.x", CategoryDNS, func(context.Context) Result { return Failf("Add the record.", "api.x does not resolve") }),
-		Func("disk /w", CategoryJumpHost, func(context.Context) Result { return Passf("9 GiB free") }),
-		Func("file gitops.credentials.password.file", CategoryFiles, func(context.Context) Result { return Passf("ok") }),
+		Func("bmc cp-0 reachable", CategoryBMC, func(context.Context) finding.Finding { return finding.Failf("Check the BMC.", "connection refused") }),
+		Func("dns api.x", CategoryDNS, func(context.Context) finding.Finding {
+			return finding.Failf("Add the record.", "api.x does not resolve")
+		}),
+		Func("disk /w", CategoryJumpHost, func(context.Context) finding.Finding { return finding.Passf("9 GiB free") }),
+		Func("file gitops.credentials.password.file", CategoryFiles, func(context.Context) finding.Finding { return finding.Passf("ok") }),
 	})
 	all := []string{"preflight", StageMirror, StageISO, StageBoot, StageInstall, StageConfigure, StageHandoff}
 
@@ -54,7 +58,7 @@ func TestScopedToTheStagesThatRun(t *testing.T) {
 	}
 	// a check preflight does not know is needed by every stage: nothing proceeds
 	unknown := Runner{}.Run(context.Background(), []Check{
-		Func("something new", Category("other"), func(context.Context) Result { return Failf("Fix it.", "broken") }),
+		Func("something new", Category("other"), func(context.Context) finding.Finding { return finding.Failf("Fix it.", "broken") }),
 	}).Scoped([]string{"preflight", StageMirror})
 	if !errors.As(unknown.Err(), &fe) || len(fe.Proceed) != 0 {
 		t.Errorf("an unknown check's failure does not block every stage: %v", unknown.Err())

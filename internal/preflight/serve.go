@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -24,36 +25,36 @@ func serveChecks(s *site.Site, o Options) []Check {
 		return nil
 	}
 	tls := s.ISO.TLSCert != ""
-	return []Check{Func("iso serve address "+addr, CategoryJumpHost, func(ctx context.Context) Result {
+	return []Check{Func("iso serve address "+addr, CategoryJumpHost, func(ctx context.Context) finding.Finding {
 		return checkListen(ctx, addr, tls)
 	})}
 }
 
-func checkListen(ctx context.Context, addr string, tls bool) Result {
+func checkListen(ctx context.Context, addr string, tls bool) finding.Finding {
 	var lc net.ListenConfig
 	l, err := lc.Listen(ctx, "tcp", addr)
 	switch {
 	case err == nil:
 		l.Close()
-		return Passf("the jump host can listen on %s", addr)
+		return finding.Passf("the jump host can listen on %s", addr)
 	case errors.Is(err, syscall.EADDRINUSE):
 		// `bootstrap serve` may hold it on purpose (the boot stage then leaves serving to it).
 		if tls {
-			return Warnf("If `bootstrap serve` holds it, this is expected; otherwise stop what listens there or change iso.serveAddress.",
+			return finding.Warnf("If `bootstrap serve` holds it, this is expected; otherwise stop what listens there or change iso.serveAddress.",
 				"%s is taken (HTTPS: not probed)", addr)
 		}
 		if iso, ok := servesISO(ctx, addr); ok {
-			return Passf("%s already serves %s (bootstrap serve is running)", addr, iso)
+			return finding.Passf("%s already serves %s (bootstrap serve is running)", addr, iso)
 		}
-		return Failf(fmt.Sprintf("Stop what listens on %s (ss -ltnp names it) or change iso.serveAddress.", addr),
+		return finding.Failf(fmt.Sprintf("Stop what listens on %s (ss -ltnp names it) or change iso.serveAddress.", addr),
 			"%s is taken by another process, which does not serve the agent ISO", addr)
 	case errors.Is(err, syscall.EADDRNOTAVAIL):
-		return Failf("Set iso.serveAddress to an address of the jump host on the machine network (or 0.0.0.0:PORT).",
+		return finding.Failf("Set iso.serveAddress to an address of the jump host on the machine network (or 0.0.0.0:PORT).",
 			"the jump host has no address %s", addr)
 	case errors.Is(err, syscall.EACCES):
-		return Failf("Run bootstrap as root, or serve on a port of 1024 or more.", "not allowed to listen on %s", addr)
+		return finding.Failf("Run bootstrap as root, or serve on a port of 1024 or more.", "not allowed to listen on %s", addr)
 	}
-	return Failf("Fix iso.serveAddress (host:port).", "cannot listen on %s: %v", addr, err)
+	return finding.Failf("Fix iso.serveAddress (host:port).", "cannot listen on %s: %v", addr, err)
 }
 
 // externalISOChecks fetch, from the jump host, each distinct URL the BMCs will be given when the
@@ -70,12 +71,12 @@ func externalISOChecks(s *site.Site, o Options) []Check {
 	}
 	var out []Check
 	for _, u := range urls {
-		out = append(out, Func("iso url "+u, CategoryJumpHost, func(ctx context.Context) Result {
+		out = append(out, Func("iso url "+u, CategoryJumpHost, func(ctx context.Context) finding.Finding {
 			if err := agentiso.ProbeISO(ctx, u, 5*time.Second); err != nil {
-				return Failf("Put the agent ISO (bootstrap run --until iso builds it) on the web server behind iso.baseURL, with range requests enabled, reachable from the jump host and the BMC network.",
+				return finding.Failf("Put the agent ISO (bootstrap run --until iso builds it) on the web server behind iso.baseURL, with range requests enabled, reachable from the jump host and the BMC network.",
 					"the ISO served elsewhere at %s cannot be read: %v", u, err)
 			}
-			return Passf("%s answers a ranged GET with an ISO 9660 image (served elsewhere: no local server needed)", u)
+			return finding.Passf("%s answers a ranged GET with an ISO 9660 image (served elsewhere: no local server needed)", u)
 		}))
 	}
 	return out

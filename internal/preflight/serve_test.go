@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 )
 
 func TestServeAddress(t *testing.T) {
@@ -36,14 +38,14 @@ func TestServeAddress(t *testing.T) {
 	isoSrv := iso.Listener.Addr().String()
 	for _, tc := range []struct {
 		addr string
-		want Status
+		want finding.Status
 		in   string
 	}{
-		{"127.0.0.1:0", Pass, "can listen"},
-		{taken, Fail, "does not serve the agent ISO"},
-		{isoSrv, Pass, "already serves"},
-		{"192.0.2.1:8080", Fail, "has no address"}, // TEST-NET-1: never a local address; nothing is sent
-		{"nonsense", Fail, "cannot listen"},
+		{"127.0.0.1:0", finding.Pass, "can listen"},
+		{taken, finding.Fail, "does not serve the agent ISO"},
+		{isoSrv, finding.Pass, "already serves"},
+		{"192.0.2.1:8080", finding.Fail, "has no address"}, // TEST-NET-1: never a local address; nothing is sent
+		{"nonsense", finding.Fail, "cannot listen"},
 	} {
 		s := testSite()
 		s.ISO.ServeAddress = tc.addr

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -58,7 +59,7 @@ func vipChecks(s *site.Site, o Options) []Check {
 	}
 	var out []Check
 	for _, v := range vips {
-		out = append(out, Func(fmt.Sprintf("vip %s (%s) free", v.addr, v.role), CategoryNetwork, func(ctx context.Context) Result {
+		out = append(out, Func(fmt.Sprintf("vip %s (%s) free", v.addr, v.role), CategoryNetwork, func(ctx context.Context) finding.Finding {
 			return checkVIP(ctx, v.addr, v.role, o)
 		}))
 	}
@@ -73,18 +74,18 @@ const (
 	probeAccepted                     // connection accepted
 )
 
-func checkVIP(ctx context.Context, addr, role string, o Options) Result {
+func checkVIP(ctx context.Context, addr, role string, o Options) finding.Finding {
 	ip, err := netip.ParseAddr(addr)
 	if err != nil {
-		return Failf("Fix the address in the site profile.", "%q is not an IP address", addr)
+		return finding.Failf("Fix the address in the site profile.", "%q is not an IP address", addr)
 	}
 	ip = ip.Unmap()
 	if o.ClusterInstalled {
-		return Passf("%s: cluster already installed, the %s VIP is expected to answer; not probed", ip, role)
+		return finding.Passf("%s: cluster already installed, the %s VIP is expected to answer; not probed", ip, role)
 	}
 	remedy := fmt.Sprintf("Pick a free address in the machine network for the %s VIP, or find and stop what holds %s (a previous cluster, a load balancer).", role, ip)
 	if name, ok := localInterface(ip); ok {
-		return Failf(remedy, "%s is in use: the jump host itself holds it (interface %s)", ip, name)
+		return finding.Failf(remedy, "%s is in use: the jump host itself holds it (interface %s)", ip, name)
 	}
 	ports := o.VIPPorts
 	pinged := make(chan pingResult, 1)
@@ -109,22 +110,22 @@ func checkVIP(ctx context.Context, addr, role string, o Options) Result {
 		}
 	}
 	if len(accepted) > 0 {
-		return Failf(remedy, "%s is in use: accepted TCP on port %s", ip, strings.Join(accepted, ", "))
+		return finding.Failf(remedy, "%s is in use: accepted TCP on port %s", ip, strings.Join(accepted, ", "))
 	}
 	if ip.Is4() && !ip.IsLoopback() {
 		if mac, ok := arpComplete(o.ARPTable, ip); ok {
 			// The kernel keeps a resolved entry for a while after its host leaves: a host
 			// switched off in the last minute can still show here.
-			return Failf(remedy+" If that host was just switched off, wait a minute and check again.",
+			return finding.Failf(remedy+" If that host was just switched off, wait a minute and check again.",
 				"%s is in use: it answered ARP with %s", ip, mac)
 		}
 	}
 	if icmpRes == pingAnswered {
-		return Failf(remedy, "%s is in use: it answered ICMP echo", ip)
+		return finding.Failf(remedy, "%s is in use: it answered ICMP echo", ip)
 	}
 	ports2 := joinInts(ports)
 	if len(refused) > 0 && !ip.IsLoopback() {
-		return Warnf("Make sure no host owns "+ip.String()+"; if a firewall rejects for it, this warning is expected.",
+		return finding.Warnf("Make sure no host owns "+ip.String()+"; if a firewall rejects for it, this warning is expected.",
 			"%s reset TCP on port %s: a host or a rejecting firewall is there", ip, strings.Join(refused, ", "))
 	}
 	msg := fmt.Sprintf("%s: nothing accepted TCP on %s", ip, ports2)
@@ -138,7 +139,7 @@ func checkVIP(ctx context.Context, addr, role string, o Options) Result {
 	if len(wildcard) > 0 {
 		msg += fmt.Sprintf(" (port %s answers on every loopback address: a wildcard listener, not counted)", strings.Join(wildcard, ", "))
 	}
-	return Passf("%s", msg)
+	return finding.Passf("%s", msg)
 }
 
 func probePorts(ctx context.Context, ip netip.Addr, ports []int, o Options) []probeOutcome {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
 
@@ -86,21 +87,21 @@ func TestVIPOnRealLink(t *testing.T) {
 	if err != nil {
 		t.Fatalf("probe in %s: %v\n%s", a, err, out)
 	}
-	var got map[string]Result
+	var got map[string]finding.Finding
 	if err := json.Unmarshal(out[strings.IndexByte(string(out), '{'):strings.LastIndexByte(string(out), '}')+1], &got); err != nil {
 		t.Fatalf("probe output: %v\n%s", err, out)
 	}
 	for _, tc := range []struct {
 		vip  string
-		want Status
+		want finding.Status
 		in   string
 	}{
-		{"10.250.0.4", Fail, "accepted TCP on port " + port}, // a service answers
-		{"10.250.0.2", Fail, "answered ARP"},                 // a host that serves nothing still answers ARP
-		{"10.251.0.5", Fail, "answered ICMP echo"},           // off-link: no ARP, but it answers ping
-		{"10.252.0.5", Warn, "reset TCP"},                    // off-link, ignores ping: only its TCP reset shows it
-		{"10.250.0.3", Pass, "no ICMP echo reply"},           // nobody there
-		{"10.251.0.6", Pass, "no ICMP echo reply"},           // off-link and silent: invisible (the documented limit)
+		{"10.250.0.4", finding.Fail, "accepted TCP on port " + port}, // a service answers
+		{"10.250.0.2", finding.Fail, "answered ARP"},                 // a host that serves nothing still answers ARP
+		{"10.251.0.5", finding.Fail, "answered ICMP echo"},           // off-link: no ARP, but it answers ping
+		{"10.252.0.5", finding.Warn, "reset TCP"},                    // off-link, ignores ping: only its TCP reset shows it
+		{"10.250.0.3", finding.Pass, "no ICMP echo reply"},           // nobody there
+		{"10.251.0.6", finding.Pass, "no ICMP echo reply"},           // off-link and silent: invisible (the documented limit)
 	} {
 		r, ok := got[tc.vip]
 		if !ok {
@@ -137,7 +138,7 @@ func TestNetnsHelper(t *testing.T) {
 		vips := []string{"10.250.0.4", "10.250.0.2", "10.251.0.5", "10.252.0.5", "10.250.0.3", "10.251.0.6"}
 		s := &site.Site{Cluster: site.Cluster{APIVIPs: vips}}
 		o := Options{VIPPorts: []int{port}, ProbeTimeout: 500 * time.Millisecond}.withDefaults()
-		out := map[string]Result{}
+		out := map[string]finding.Finding{}
 		for _, c := range vipChecks(s, o) {
 			r := c.Run(context.Background())
 			out[strings.Fields(c.Name())[1]] = r

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 )
 
 func listen(t *testing.T, addr string) int {
@@ -36,16 +38,16 @@ func TestVIPInUse(t *testing.T) {
 	s.Cluster.IngressVIPs = []string{"127.0.0.78"} // free: loopback resets do not count
 	o := Options{VIPPorts: []int{port}}.withDefaults()
 	got := runChecks(t, vipChecks(s, o))
-	r := wantStatus(t, got, "vip 127.0.0.77 (api) free", Fail)
+	r := wantStatus(t, got, "vip 127.0.0.77 (api) free", finding.Fail)
 	if !strings.Contains(r.Message, "accepted TCP") {
 		t.Errorf("message %q", r.Message)
 	}
-	wantStatus(t, got, "vip 127.0.0.78 (ingress) free", Pass)
+	wantStatus(t, got, "vip 127.0.0.78 (ingress) free", finding.Pass)
 
 	// Once the cluster is installed, the VIPs answer by design.
 	o.ClusterInstalled = true
 	got = runChecks(t, vipChecks(s, o))
-	wantStatus(t, got, "vip 127.0.0.77 (api) free", Pass)
+	wantStatus(t, got, "vip 127.0.0.77 (api) free", finding.Pass)
 }
 
 // A listener on every loopback address (as 0.0.0.0 is) also answers on the control address:
@@ -56,7 +58,7 @@ func TestVIPWildcardListenerNotCounted(t *testing.T) {
 	s := testSite()
 	s.Cluster.APIVIPs, s.Cluster.IngressVIPs = []string{"127.0.0.79"}, nil
 	got := runChecks(t, vipChecks(s, Options{VIPPorts: []int{port}}.withDefaults()))
-	r := wantStatus(t, got, "vip 127.0.0.79 (api) free", Pass)
+	r := wantStatus(t, got, "vip 127.0.0.79 (api) free", finding.Pass)
 	if !strings.Contains(r.Message, "wildcard") {
 		t.Errorf("message %q should explain the discounted port", r.Message)
 	}
@@ -66,7 +68,7 @@ func TestVIPHeldByJumpHost(t *testing.T) {
 	s := testSite()
 	s.Cluster.APIVIPs, s.Cluster.IngressVIPs = []string{"127.0.0.1"}, nil // lo holds it
 	got := runChecks(t, vipChecks(s, Options{VIPPorts: []int{1}}.withDefaults()))
-	r := wantStatus(t, got, "vip 127.0.0.1 (api) free", Fail)
+	r := wantStatus(t, got, "vip 127.0.0.1 (api) free", finding.Fail)
 	if !strings.Contains(r.Message, "jump host itself") {
 		t.Errorf("message %q", r.Message)
 	}
@@ -76,7 +78,7 @@ func TestVIPBadAddress(t *testing.T) {
 	s := testSite()
 	s.Cluster.APIVIPs, s.Cluster.IngressVIPs = []string{"10.0.0.300"}, nil
 	got := runChecks(t, vipChecks(s, Options{}.withDefaults()))
-	wantStatus(t, got, "vip 10.0.0.300 (api) free", Fail)
+	wantStatus(t, got, "vip 10.0.0.300 (api) free", finding.Fail)
 }
 
 func TestARPTable(t *testing.T) {

@@ -11,17 +11,17 @@ import (
 	"net/http"
 )
 
-// Max is the most redirects followed, as net/http's default.
-const Max = 10
+// maxRedirects is the most redirects followed, as net/http's default.
+const maxRedirects = 10
 
 // SameOrigin is an http.Client CheckRedirect: it refuses a redirect to another scheme, host or
-// port (https to http in particular), and more than Max.
+// port (https to http in particular), and more than maxRedirects.
 func SameOrigin(req *http.Request, via []*http.Request) error {
 	if len(via) == 0 {
 		return nil
 	}
-	if len(via) >= Max {
-		return fmt.Errorf("stopped after %d redirects", Max)
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
 	}
 	from, to := via[0].URL, req.URL
 	switch {

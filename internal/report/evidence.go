@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/bmc"
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/stages"
@@ -39,13 +40,11 @@ type PersistentNode struct {
 	HandedOver string `json:"handedOver,omitempty"`
 }
 
-// Check is one preflight result (preflight.json).
+// Check is one preflight result (preflight.json): the check's name and category and its finding.
 type Check struct {
 	Name     string `json:"name"`
 	Category string `json:"category"`
-	Status   string `json:"status"`
-	Message  string `json:"message"`
-	Remedy   string `json:"remedy,omitempty"`
+	finding.Finding
 }
 
 // Image is one mirrored image (content.json, mirror.ImageResult's fields).

@@ -3,6 +3,8 @@ package site
 import (
 	"strings"
 	"testing"
+
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 )
 
 // TestChosen: the values SetDefaults filled in are named, those the profile writes are not.
@@ -30,7 +32,7 @@ func TestChosen(t *testing.T) {
 		}
 	}
 	// A written value is not the tool's choice.
-	s.pos["cluster.networking.serviceNetwork"] = Position{Line: 1}
+	s.pos["cluster.networking.serviceNetwork"] = finding.Position{Line: 1}
 	for _, c := range s.Chosen() {
 		if c.Path == "cluster.networking.serviceNetwork" {
 			t.Errorf("written serviceNetwork named as chosen: %s", c)

@@ -9,6 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/yamlstrict"
 )
 
@@ -17,9 +18,9 @@ import (
 // given), line, column and field path. It does not apply defaults, resolve paths or validate;
 // Load does all of that.
 func Parse(data []byte, file string) (*Site, error) {
-	s := &Site{src: file, pos: map[string]Position{}}
+	s := &Site{src: file, pos: map[string]finding.Position{}}
 	one := func(line, col int, msg, remedy string) error {
-		return Problems{{Position: Position{File: file, Line: line, Column: col}, Severity: SeverityError, Message: msg, Remedy: remedy}}.Err()
+		return Invalid(finding.List{{Position: finding.Position{File: file, Line: line, Column: col}, Status: finding.Fail, Message: msg, Remedy: remedy}})
 	}
 	root, second, err := parseYAML(data)
 	if second > 0 {
@@ -35,15 +36,15 @@ func Parse(data []byte, file string) (*Site, error) {
 	}
 	r := yamlstrict.Decode(root.Content[0], file, s, yamlstrict.Options{Extensions: true, Inline: inlineSecret})
 	s.pos = r.Pos
-	probs := make(Problems, 0, len(r.Problems))
+	probs := make(finding.List, 0, len(r.Problems))
 	for _, p := range r.Problems {
-		probs = append(probs, Problem{Position: p.Position, Path: p.Path, Severity: SeverityError, Message: p.Message, Remedy: p.Remedy})
+		probs = append(probs, finding.Finding{Position: p.Position, Path: p.Path, Status: finding.Fail, Message: p.Message, Remedy: p.Remedy})
 	}
-	probs = probs.unique()
+	probs = unique(probs)
 	if len(probs) > 0 && !r.Hard {
 		return s, &softErrors{probs}
 	}
-	return s, probs.Err()
+	return s, Invalid(probs)
 }
 
 var secretRefType = reflect.TypeOf(SecretRef{})

@@ -5,9 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 )
 
-func parseProblems(t *testing.T, text string) (*Site, Problems) {
+func parseProblems(t *testing.T, text string) (*Site, finding.List) {
 	t.Helper()
 	s, err := Parse([]byte(text), "t.yaml")
 	if err == nil {

@@ -8,43 +8,43 @@ import (
 // Default values. They are written down once here; the schema's "default" annotations come
 // from Defaults() too.
 const (
-	DefaultNetworkType        = "OVNKubernetes"
-	DefaultClusterNetworkCIDR = "10.128.0.0/14"
-	DefaultClusterHostPrefix  = 23
-	DefaultServiceNetwork     = "172.30.0.0/16"
+	defaultNetworkType        = "OVNKubernetes"
+	defaultClusterNetworkCIDR = "10.128.0.0/14"
+	defaultClusterHostPrefix  = 23
+	defaultServiceNetwork     = "172.30.0.0/16"
 	// The IPv6 defaults, used when the machine network is IPv6 (IPv6 only, or dual-stack
 	// alongside the IPv4 ones in the machine network's order); the installer requires hostPrefix
 	// 64 for IPv6.
-	DefaultClusterNetworkCIDRv6 = "fd01::/48"
-	DefaultClusterHostPrefixV6  = 64
-	DefaultServiceNetworkV6     = "fd02::/112"
-	DefaultArchitecture         = "amd64"
-	DefaultGitOpsChannel        = "latest"
-	DefaultInstallPlanApproval  = "Automatic"
-	DefaultGitRevision          = "HEAD"
-	DefaultGitPath              = "."
-	DefaultRootAppName          = "root"
-	DefaultGitOpsNamespace      = "openshift-gitops"
-	DefaultArgoProject          = "default"
-	DefaultGitOpsTimeout        = "20m"
+	defaultClusterNetworkCIDRv6 = "fd01::/48"
+	defaultClusterHostPrefixV6  = 64
+	defaultServiceNetworkV6     = "fd02::/112"
+	defaultArchitecture         = "amd64"
+	defaultGitOpsChannel        = "latest"
+	defaultInstallPlanApproval  = "Automatic"
+	defaultGitRevision          = "HEAD"
+	defaultGitPath              = "."
+	defaultRootAppName          = "root"
+	defaultGitOpsNamespace      = "openshift-gitops"
+	defaultArgoProject          = "default"
+	defaultGitOpsTimeout        = "20m"
 	// Bare-metal installs are slow to bootstrap: an XE7740 with 8 GPUs spends 10+ minutes in POST
 	// on each of its reboots, so the timeouts are generous.
-	DefaultBootstrapTimeout = "90m"
-	DefaultInstallTimeout   = "180m"
-	DefaultMirrorParallel   = 12 // = mirror.DefaultParallel; see Mirror.Parallel
-	// DefaultBootParallel 0 boots every node at once (bmc.MaxConcurrency at most, see
-	// Boot.Parallel); DefaultBootConfirmTimeout bounds the wait for
-	// power On with the one-time boot consumed; DefaultBootResumeGrace is how long a resumed run
+	defaultBootstrapTimeout = "90m"
+	defaultInstallTimeout   = "180m"
+	defaultMirrorParallel   = 12 // = mirror.DefaultParallel; see Mirror.Parallel
+	// defaultBootParallel 0 boots every node at once (bmc.MaxConcurrency at most, see
+	// Boot.Parallel); defaultBootConfirmTimeout bounds the wait for
+	// power On with the one-time boot consumed; defaultBootResumeGrace is how long a resumed run
 	// watches a node whose power action may have been sent (an iDRAC9 warm reset reaches the boot
 	// menu within about 2 minutes).
-	DefaultBootParallel       = 0
-	DefaultBootConfirmTimeout = "10m"
-	DefaultBootResumeGrace    = "3m"
+	defaultBootParallel       = 0
+	defaultBootConfirmTimeout = "10m"
+	defaultBootResumeGrace    = "3m"
 	PlatformBaremetal         = "baremetal"
 	PlatformNone              = "none"
-	// DefaultGPUBlacklistModule is blacklisted on GPU nodes: irdma (Intel E810 RDMA) loads on
+	// defaultGPUBlacklistModule is blacklisted on GPU nodes: irdma (Intel E810 RDMA) loads on
 	// Dell's E810 LOMs and conflicts with the RDMA stack the NVIDIA network/GPU operators set up.
-	DefaultGPUBlacklistModule = "irdma"
+	defaultGPUBlacklistModule = "irdma"
 )
 
 // Defaults returns a Site holding only the values that do not depend on the rest of the profile.
@@ -54,24 +54,24 @@ func Defaults() Site {
 		APIVersion: APIVersion,
 		Kind:       Kind,
 		Cluster: Cluster{
-			Release: Release{Architecture: DefaultArchitecture},
+			Release: Release{Architecture: defaultArchitecture},
 			Networking: Networking{
-				NetworkType:    DefaultNetworkType,
-				ClusterNetwork: []ClusterNetwork{{CIDR: DefaultClusterNetworkCIDR, HostPrefix: DefaultClusterHostPrefix}},
-				ServiceNetwork: []string{DefaultServiceNetwork},
+				NetworkType:    defaultNetworkType,
+				ClusterNetwork: []ClusterNetwork{{CIDR: defaultClusterNetworkCIDR, HostPrefix: defaultClusterHostPrefix}},
+				ServiceNetwork: []string{defaultServiceNetwork},
 			},
-			Installer: Installer{BootstrapTimeout: DefaultBootstrapTimeout, InstallTimeout: DefaultInstallTimeout},
+			Installer: Installer{BootstrapTimeout: defaultBootstrapTimeout, InstallTimeout: defaultInstallTimeout},
 		},
-		Mirror: Mirror{Parallel: DefaultMirrorParallel},
-		Boot:   Boot{Parallel: DefaultBootParallel, ConfirmTimeout: DefaultBootConfirmTimeout, ResumeGrace: DefaultBootResumeGrace},
+		Mirror: Mirror{Parallel: defaultMirrorParallel},
+		Boot:   Boot{Parallel: defaultBootParallel, ConfirmTimeout: defaultBootConfirmTimeout, ResumeGrace: defaultBootResumeGrace},
 		Day1:   Day1{DisableDefaultSources: &t},
 		GitOps: GitOps{
-			Channel:             DefaultGitOpsChannel,
-			InstallPlanApproval: DefaultInstallPlanApproval,
-			Revision:            DefaultGitRevision,
-			Path:                DefaultGitPath,
-			RootApp:             RootApp{Name: DefaultRootAppName, Namespace: DefaultGitOpsNamespace, Project: DefaultArgoProject},
-			Timeout:             DefaultGitOpsTimeout,
+			Channel:             defaultGitOpsChannel,
+			InstallPlanApproval: defaultInstallPlanApproval,
+			Revision:            defaultGitRevision,
+			Path:                defaultGitPath,
+			RootApp:             RootApp{Name: defaultRootAppName, Namespace: defaultGitOpsNamespace, Project: defaultArgoProject},
+			Timeout:             defaultGitOpsTimeout,
 		},
 	}
 }
@@ -92,8 +92,8 @@ func (s *Site) SetDefaults() {
 		var service []string
 		for _, fam := range machineFamilies(c.Networking.MachineNetwork) {
 			if fam == 6 {
-				cluster = append(cluster, ClusterNetwork{CIDR: DefaultClusterNetworkCIDRv6, HostPrefix: DefaultClusterHostPrefixV6})
-				service = append(service, DefaultServiceNetworkV6)
+				cluster = append(cluster, ClusterNetwork{CIDR: defaultClusterNetworkCIDRv6, HostPrefix: defaultClusterHostPrefixV6})
+				service = append(service, defaultServiceNetworkV6)
 			} else {
 				cluster = append(cluster, d.Cluster.Networking.ClusterNetwork...)
 				service = append(service, d.Cluster.Networking.ServiceNetwork...)
@@ -137,7 +137,7 @@ func (s *Site) SetDefaults() {
 	if s.Day1.ModuleBlacklist == nil {
 		if pools := gpuPools(s.Nodes); len(pools) > 0 {
 			s.Day1.ModuleBlacklist = []ModuleBlacklist{{
-				Modules: []string{DefaultGPUBlacklistModule},
+				Modules: []string{defaultGPUBlacklistModule},
 				Pools:   pools,
 				Reason:  "default on GPU nodes: the Intel E810 RDMA driver conflicts with the NVIDIA RDMA stack",
 			}}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 )
 
 // testEnv is the environment Validate sees in tests: TEST_GIT_TOKEN is set, nothing else.
@@ -52,9 +54,9 @@ func copyTestdata(t *testing.T) string {
 
 // validateText loads and validates one profile and returns what `bootstrap validate` prints,
 // with the temp dir replaced by $DIR.
-func validateText(t *testing.T, root, file string) (string, Problems) {
+func validateText(t *testing.T, root, file string) (string, finding.List) {
 	t.Helper()
-	var ps Problems
+	var ps finding.List
 	s, err := Load(file)
 	if err != nil {
 		var ok bool

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 )
 
@@ -42,13 +43,13 @@ func Load(path string) (*Site, error) {
 
 // softErrors are decode problems that leave every known value decoded (unknown fields, a key
 // written twice): the profile is invalid, but can still be validated for the rest.
-type softErrors struct{ probs Problems }
+type softErrors struct{ probs finding.List }
 
-func (e *softErrors) Error() string { return e.probs.Err().Error() }
-func (e *softErrors) Unwrap() error { return e.probs.Err() }
+func (e *softErrors) Error() string { return Invalid(e.probs).Error() }
+func (e *softErrors) Unwrap() error { return Invalid(e.probs) }
 
 // decodeProblems returns the soft decode problems of err, if that is what it is.
-func decodeProblems(err error) (Problems, bool) {
+func decodeProblems(err error) (finding.List, bool) {
 	var soft *softErrors
 	if errors.As(err, &soft) {
 		return soft.probs, true
@@ -58,15 +59,15 @@ func decodeProblems(err error) (Problems, bool) {
 
 // LoadValidated loads and validates a profile. It returns the site and its warnings; when any
 // problem is an error, err is an *Errors holding them all (warnings included).
-func LoadValidated(path string, opts ...Option) (*Site, Problems, error) {
+func LoadValidated(path string, opts ...Option) (*Site, finding.List, error) {
 	s, err := Load(path)
 	decoded, soft := decodeProblems(err)
 	if err != nil && !soft {
 		return nil, nil, err
 	}
 	// Every problem at once: the decode's unknown fields and duplicate keys with the rest.
-	ps := append(decoded, s.Validate(opts...)...).merged().folded()
-	if err := ps.Err(); err != nil {
+	ps := folded(merged(append(decoded, s.Validate(opts...)...)))
+	if err := Invalid(ps); err != nil {
 		return s, ps, err
 	}
 	return s, ps, nil
@@ -74,7 +75,7 @@ func LoadValidated(path string, opts ...Option) (*Site, Problems, error) {
 
 // At returns where the value at a field path ("nodes[2].bmc.address") is written, falling back
 // to the nearest enclosing field that is written (a defaulted value has no line of its own).
-func (s *Site) At(path string) Position {
+func (s *Site) At(path string) finding.Position {
 	file := s.src
 	if file == "" {
 		file = s.File
@@ -87,7 +88,7 @@ func (s *Site) At(path string) Position {
 			return pos
 		}
 		if p == "" {
-			return Position{File: file}
+			return finding.Position{File: file}
 		}
 	}
 }

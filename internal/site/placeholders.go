@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/suggest"
 )
 
@@ -106,7 +107,7 @@ func didYouMean(v string, valid ...string) string {
 // errBecause reports a problem that follows from another (cause, a field path with an error of its
 // own): it is shown folded under its cause, which fixing clears it.
 func (c *checker) errBecause(cause, path, msg, remedy string) {
-	c.probs = append(c.probs, Problem{Position: c.s.At(path), Path: path, Severity: SeverityError, Message: msg,
+	c.probs = append(c.probs, finding.Finding{Position: c.s.At(path), Path: path, Status: finding.Fail, Message: msg,
 		Remedy: remedy, CausedBy: cause})
 }
 
@@ -122,14 +123,14 @@ func (c *checker) badRole() string {
 
 // folded puts each problem whose cause has an error right after that cause (in the order
 // found), so a knock-on error is read as the consequence it is; the others keep their order.
-func (ps Problems) folded() Problems {
+func folded(ps finding.List) finding.List {
 	causes := map[string]bool{}
 	for _, p := range ps {
-		if p.Severity == SeverityError && p.CausedBy == "" {
+		if p.Status == finding.Fail && p.CausedBy == "" {
 			causes[p.Path] = true
 		}
 	}
-	var out, knock Problems
+	var out, knock finding.List
 	for _, p := range ps {
 		if p.CausedBy != "" && causes[p.CausedBy] {
 			knock = append(knock, p)
@@ -140,11 +141,11 @@ func (ps Problems) folded() Problems {
 	if len(knock) == 0 {
 		return ps
 	}
-	res := make(Problems, 0, len(ps))
+	res := make(finding.List, 0, len(ps))
 	for _, p := range out {
 		res = append(res, p)
 		for _, k := range knock {
-			if k.CausedBy == p.Path && p.CausedBy == "" && p.Severity == SeverityError {
+			if k.CausedBy == p.Path && p.CausedBy == "" && p.Status == finding.Fail {
 				res = append(res, k)
 			}
 		}

@@ -6,12 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 	"github.com/bootstrap-dev/bootstrap/profiles"
 )
 
 // loadProfile writes an example profile (edited by edit) and validates it as the CLI does.
-func loadProfile(t *testing.T, name string, edit func(string) string) site.Problems {
+func loadProfile(t *testing.T, name string, edit func(string) string) finding.List {
 	t.Helper()
 	data, err := profiles.Get(name)
 	if err != nil {
@@ -29,10 +30,10 @@ func loadProfile(t *testing.T, name string, edit func(string) string) site.Probl
 	return ps
 }
 
-func errorsOf(ps site.Problems) map[string]string {
+func errorsOf(ps finding.List) map[string]string {
 	out := map[string]string{}
 	for _, p := range ps {
-		if p.Severity == site.SeverityError {
+		if p.Status == finding.Fail {
 			out[p.Path] = p.Message
 		}
 	}
@@ -70,7 +71,7 @@ func TestDidYouMeanAndKnockOn(t *testing.T) {
 	})
 	var order []string
 	for _, p := range ps {
-		if p.Severity == site.SeverityError {
+		if p.Status == finding.Fail {
 			order = append(order, p.Path+"|"+p.CausedBy)
 		}
 	}

@@ -22,7 +22,7 @@ var schemaEnums = map[string][]string{
 	"Node.Role":                  {RoleMaster, RoleWorker},
 	"BMC.Vendor":                 {"dell", "generic"},
 	"Cluster.Platform":           {PlatformBaremetal, PlatformNone},
-	"Networking.NetworkType":     {DefaultNetworkType},
+	"Networking.NetworkType":     {defaultNetworkType},
 	"Release.Architecture":       {"amd64", "arm64", "ppc64le", "s390x"},
 	"GitOps.InstallPlanApproval": {"Automatic", "Manual"},
 }

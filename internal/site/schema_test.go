@@ -62,7 +62,7 @@ func TestSchemaShape(t *testing.T) {
 	if e, _ := node.Properties["role"]["enum"].([]any); len(e) != 2 {
 		t.Errorf("Node.role enum = %v", node.Properties["role"]["enum"])
 	}
-	if d := s.Defs["Networking"].Properties["networkType"]["default"]; d != DefaultNetworkType {
+	if d := s.Defs["Networking"].Properties["networkType"]["default"]; d != defaultNetworkType {
 		t.Errorf("networkType default = %v", d)
 	}
 	if desc, _ := s.Defs["Cluster"].Properties["rendezvousIP"]["description"].(string); desc == "" {

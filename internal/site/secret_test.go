@@ -106,7 +106,7 @@ func TestSecretFileLimits(t *testing.T) {
 			}
 			t.Chdir(filepath.Join(root, "valid"))
 			text, ps := validateText(t, root, "site.yaml")
-			if (ps.Err() == nil) != (c.name == "short") || !strings.Contains(text, "nodes[0].bmc.password") || !strings.Contains(text, c.want) {
+			if (Invalid(ps) == nil) != (c.name == "short") || !strings.Contains(text, "nodes[0].bmc.password") || !strings.Contains(text, c.want) {
 				t.Errorf("validate:\n%s\nwant a problem on nodes[0].bmc.password saying %q (a warning only when short)", text, c.want)
 			}
 			_, err := ReadSecret(SecretRef{File: pw})

@@ -1,5 +1,7 @@
 package site
 
+import "github.com/bootstrap-dev/bootstrap/internal/finding"
+
 // APIVersion and Kind identify a site profile document.
 const (
 	APIVersion = "bootstrap.openshift.io/v1alpha1"
@@ -31,7 +33,7 @@ type Site struct {
 	// src is the file name as given to Load, used in problem messages; pos maps field paths
 	// ("nodes[2].bmc.address") to where their values are written.
 	src string
-	pos map[string]Position
+	pos map[string]finding.Position
 }
 
 // Metadata names the site.

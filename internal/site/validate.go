@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 )
 
 // Option adjusts Validate.
@@ -33,25 +35,25 @@ func WithLookupEnv(f func(string) (string, bool)) Option {
 type checker struct {
 	s     *Site
 	o     options
-	probs Problems
+	probs finding.List
 	// Facts gathered once and shared by the checks.
 	nodeIPs   map[string]ipOwner // static address → who has it
 	nodeAddrs map[int][]nmAddr   // node index → its static addresses
 }
 
-func (c *checker) add(sev Severity, path, msg, remedy string) {
-	c.probs = append(c.probs, Problem{Position: c.s.At(path), Path: path, Severity: sev, Message: msg, Remedy: remedy})
+func (c *checker) add(sev finding.Status, path, msg, remedy string) {
+	c.probs = append(c.probs, finding.Finding{Position: c.s.At(path), Path: path, Status: sev, Message: msg, Remedy: remedy})
 }
 
-func (c *checker) err(path, msg, remedy string)  { c.add(SeverityError, path, msg, remedy) }
-func (c *checker) warn(path, msg, remedy string) { c.add(SeverityWarning, path, msg, remedy) }
+func (c *checker) err(path, msg, remedy string)  { c.add(finding.Fail, path, msg, remedy) }
+func (c *checker) warn(path, msg, remedy string) { c.add(finding.Warn, path, msg, remedy) }
 
 // Validate checks the whole profile and returns every problem at once, errors and warnings,
 // sorted by position. It reads only password and token files and variables (to refuse short
 // ones), the SSH public key and the trust bundles (the content install-config carries) and the
 // registry auth file's shape (never a value from it); other files are only stat'ed. Call it after Load (defaults
-// applied, paths resolved). Use Problems.Err to get an *Errors when any problem is an error.
-func (s *Site) Validate(opts ...Option) Problems {
+// applied, paths resolved). Use finding.List.Err to get an *Errors when any problem is an error.
+func (s *Site) Validate(opts ...Option) finding.List {
 	c := &checker{s: s, o: options{lookupEnv: os.LookupEnv}}
 	for _, o := range opts {
 		o(&c.o)
@@ -74,7 +76,7 @@ func (s *Site) Validate(opts ...Option) Problems {
 	c.contents()
 	c.renderable()
 	c.placeholders()
-	return c.probs.unique().folded()
+	return folded(unique(c.probs))
 }
 
 // requiredHints are remedies for required fields that need more than "add it".

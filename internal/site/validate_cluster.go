@@ -52,7 +52,7 @@ func (c *checker) cluster() {
 	if p := cl.Platform; p != "" && p != PlatformBaremetal && p != PlatformNone {
 		c.err("cluster.platform", fmt.Sprintf("platform %q is not supported", p), "use baremetal, or none for single-node OpenShift")
 	}
-	if t := cl.Networking.NetworkType; t != "" && t != DefaultNetworkType {
+	if t := cl.Networking.NetworkType; t != "" && t != defaultNetworkType {
 		c.err("cluster.networking.networkType", fmt.Sprintf("network type %q is not supported", t),
 			"use OVNKubernetes (OpenShiftSDN was removed in OpenShift 4.15)")
 	}
@@ -283,7 +283,9 @@ func (c *checker) vips(path string, list []string, machine []netip.Prefix, seen 
 				"choose a free address inside cluster.networking.machineNetwork")
 		}
 		if first, dup := seen[a]; dup {
-			c.err(p, fmt.Sprintf("VIP %s is also %s", a, first), "the API and ingress VIPs must be different addresses")
+			// at the first of the two (the API VIP when an ingress VIP repeats it), where the installer
+			// places it too ("platform.baremetal.apiVIPs: ... must not be one of the Ingress VIPs")
+			c.err(first, fmt.Sprintf("VIP %s is also %s", a, p), "the API and ingress VIPs must be different addresses")
 		} else {
 			seen[a] = p
 		}

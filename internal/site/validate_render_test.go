@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 )
 
 // loadValid loads testdata/valid/site.yaml from a fresh copy of testdata.
@@ -20,10 +22,10 @@ func loadValid(t *testing.T) *Site {
 }
 
 // errorsAt returns the errors reported at path.
-func errorsAt(ps Problems, path string) []string {
+func errorsAt(ps finding.List, path string) []string {
 	var out []string
 	for _, p := range ps {
-		if p.Severity == SeverityError && p.Path == path {
+		if p.Status == finding.Fail && p.Path == path {
 			out = append(out, p.Message)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 )
 
 // TestURLCredentialsRefused: user:password@ in bmc.address, iso.baseURL or mirror.signatureStore
@@ -42,7 +44,7 @@ func TestURLCredentialsRefused(t *testing.T) {
 		want, _, _ := strings.Cut(field, " ")
 		found := false
 		for _, p := range ps {
-			if p.Path == want && p.Severity == SeverityError && strings.Contains(p.Message, "credentials") {
+			if p.Path == want && p.Status == finding.Fail && strings.Contains(p.Message, "credentials") {
 				found = true
 			}
 		}

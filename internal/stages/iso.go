@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/agentiso"
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	mirrorpkg "github.com/bootstrap-dev/bootstrap/internal/mirror"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 )
@@ -101,12 +102,12 @@ func (s ISO) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	out := &ISOOutput{ManifestsOnly: s.ManifestsOnly}
 	problems := agentiso.Validate(st)
 	for _, p := range problems {
-		if p.Severity == agentiso.Warning {
+		if p.Status == finding.Warn {
 			out.Warnings = append(out.Warnings, p.String())
 			emit(env, pipeline.Event{Kind: pipeline.Warning, Node: p.Node, Message: p.String()})
 		}
 	}
-	if err := problems.Err(); err != nil {
+	if err := agentiso.Invalid(problems); err != nil {
 		return nil, err
 	}
 	r, mirror, err := render(env)

@@ -13,6 +13,7 @@ import (
 	"github.com/regclient/regclient/config"
 	"github.com/sirupsen/logrus"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/mirror"
 	"github.com/bootstrap-dev/bootstrap/internal/mirror/mirrortest"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
@@ -72,7 +73,7 @@ func TestMirrorStageFromArchive(t *testing.T) {
 
 	rep := preflight.Runner{Timeout: 20 * time.Second}.Run(context.Background(), MirrorPreflightChecks(env))
 	for _, c := range rep.Checks {
-		if c.Status != preflight.Pass {
+		if c.Status != finding.Pass {
 			t.Errorf("preflight %s: %s %s", c.Name, c.Status, c.Message)
 		}
 	}
@@ -98,7 +99,7 @@ func TestMirrorStageFromArchive(t *testing.T) {
 	found := false
 	for _, c := range rep.Checks {
 		if c.Name == "mirror archive "+far+" readable" {
-			found = c.Status == preflight.Warn
+			found = c.Status == finding.Warn
 		}
 	}
 	if !found {

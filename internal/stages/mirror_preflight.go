@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/mirror"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/preflight"
@@ -33,8 +34,8 @@ func MirrorPreflightChecks(env *pipeline.Env) []preflight.Check {
 	name := func(what string) string { return "registry " + host + " " + what }
 	o, err := mirrorOptions(env)
 	if err != nil {
-		return []preflight.Check{preflight.Func(name("settings"), preflight.CategoryRegistry, func(context.Context) preflight.Result {
-			return preflight.Failf("Fix the registry and mirror sections of the site profile.", "%v", err)
+		return []preflight.Check{preflight.Func(name("settings"), preflight.CategoryRegistry, func(context.Context) finding.Finding {
+			return finding.Failf("Fix the registry and mirror sections of the site profile.", "%v", err)
 		})}
 	}
 	push := !mirrorSucceeded(env)
@@ -46,13 +47,13 @@ func MirrorPreflightChecks(env *pipeline.Env) []preflight.Check {
 		return dest
 	}
 	step := func(st, what string) preflight.Check {
-		return preflight.Func(name(what), preflight.CategoryRegistry, func(ctx context.Context) preflight.Result {
+		return preflight.Func(name(what), preflight.CategoryRegistry, func(ctx context.Context) finding.Finding {
 			for _, c := range run(ctx) {
 				if c.Step == st {
 					return registryResult(c)
 				}
 			}
-			return preflight.Failf("Run preflight again.", "step %s not run", st)
+			return finding.Failf("Run preflight again.", "step %s not run", st)
 		})
 	}
 	checks := []preflight.Check{step(mirror.StepReach, "reachable"), step(mirror.StepTLS, "TLS trusted"),
@@ -60,17 +61,17 @@ func MirrorPreflightChecks(env *pipeline.Env) []preflight.Check {
 	if push {
 		checks = append(checks, step(mirror.StepPush, "push allowed"))
 	} else {
-		checks = append(checks, preflight.Func(name("push allowed"), preflight.CategoryRegistry, func(context.Context) preflight.Result {
-			return preflight.Passf("proven by the mirror stage's content (no scratch upload once the mirror has succeeded)")
+		checks = append(checks, preflight.Func(name("push allowed"), preflight.CategoryRegistry, func(context.Context) finding.Finding {
+			return finding.Passf("proven by the mirror stage's content (no scratch upload once the mirror has succeeded)")
 		}))
 	}
 	if d := s.Mirror.Source.ArchiveDir; d != "" {
-		checks = append(checks, preflight.Func("mirror archive "+d+" readable", preflight.CategoryRegistry, func(context.Context) preflight.Result {
+		checks = append(checks, preflight.Func("mirror archive "+d+" readable", preflight.CategoryRegistry, func(context.Context) finding.Finding {
 			return archiveResult(d)
 		}))
 	}
 	if s.Mirror.ImageSetConfig != "" && s.Mirror.Source.ArchiveDir == "" {
-		checks = append(checks, preflight.Func("mirror sources readable", preflight.CategoryRegistry, func(ctx context.Context) preflight.Result {
+		checks = append(checks, preflight.Func("mirror sources readable", preflight.CategoryRegistry, func(ctx context.Context) finding.Finding {
 			return sourcesResult(ctx, env, o)
 		}))
 	}
@@ -78,31 +79,31 @@ func MirrorPreflightChecks(env *pipeline.Env) []preflight.Check {
 }
 
 // registryResult turns one registry step into a preflight result.
-func registryResult(c mirror.RegistryCheck) preflight.Result {
+func registryResult(c mirror.RegistryCheck) finding.Finding {
 	switch {
 	case c.NotChecked:
-		return preflight.Warnf("Fix the earlier registry check first.", "%s", c.Message)
+		return finding.Warnf("Fix the earlier registry check first.", "%s", c.Message)
 	case c.Err != nil:
 		var re *mirror.RegistryError
 		if errors.As(c.Err, &re) {
-			return preflight.Failf(re.Remedy(), "%v", c.Err)
+			return finding.Failf(re.Remedy(), "%v", c.Err)
 		}
-		return preflight.Failf("Check the registry.", "%v", c.Err)
+		return finding.Failf("Check the registry.", "%v", c.Err)
 	case c.Warning != "":
-		return preflight.Warnf(c.Warning, "%s", c.Message)
+		return finding.Warnf(c.Warning, "%s", c.Message)
 	}
-	return preflight.Passf("%s", c.Message)
+	return finding.Passf("%s", c.Message)
 }
 
 // sourcesResult reads one image named by the ImageSetConfiguration on each source registry.
-func sourcesResult(ctx context.Context, env *pipeline.Env, o mirror.Options) preflight.Result {
+func sourcesResult(ctx context.Context, env *pipeline.Env, o mirror.Options) finding.Finding {
 	isc, err := mirror.LoadISC(env.Site.Mirror.ImageSetConfig)
 	if err != nil {
-		return preflight.Failf("Fix the ImageSetConfiguration (mirror.imageSetConfig).", "%v", err)
+		return finding.Failf("Fix the ImageSetConfiguration (mirror.imageSetConfig).", "%v", err)
 	}
 	images := isc.NamedImages()
 	if len(images) == 0 {
-		return preflight.Passf("the ImageSetConfiguration names no image to read")
+		return finding.Passf("the ImageSetConfiguration names no image to read")
 	}
 	var fails, warns, oks []string
 	remedy := ""
@@ -126,27 +127,27 @@ func sourcesResult(ctx context.Context, env *pipeline.Env, o mirror.Options) pre
 		if remedy == "" {
 			remedy = "Check mirror.source (registry, caFile, authFile) and the ImageSetConfiguration."
 		}
-		return preflight.Failf(remedy, "%s", strings.Join(fails, "; "))
+		return finding.Failf(remedy, "%s", strings.Join(fails, "; "))
 	case len(warns) > 0:
-		return preflight.Warnf("Give the source registry's CA (mirror.source.caFile) instead of insecure.", "%s", strings.Join(warns, "; "))
+		return finding.Warnf("Give the source registry's CA (mirror.source.caFile) instead of insecure.", "%s", strings.Join(warns, "; "))
 	}
-	return preflight.Passf("readable: %s", strings.Join(oks, ", "))
+	return finding.Passf("readable: %s", strings.Join(oks, ", "))
 }
 
 // archiveResult checks a disk mirror to load: archive.json and the sizes of its parts (their
 // SHA-256 is checked by the mirror stage before extracting), or a layout's content.json.
-func archiveResult(dir string) preflight.Result {
+func archiveResult(dir string) finding.Finding {
 	const remedy = "Point mirror.source.archiveDir at the directory holding the disk mirror (archive.json and mirror_*.tar, or an OCI layout with content.json) written by `bootstrap mirror file://DIR`."
 	idx, err := mirror.ReadArchiveIndex(dir)
 	if err != nil {
-		return preflight.Failf(remedy, "%v", err)
+		return finding.Failf(remedy, "%v", err)
 	}
 	if len(idx.Parts) == 0 {
 		c, err := mirror.ReadContent(filepath.Join(dir, "content.json"))
 		if err != nil {
-			return preflight.Failf(remedy, "%v", err)
+			return finding.Failf(remedy, "%v", err)
 		}
-		return preflight.Passf("OCI layout with %d images in content.json", len(c.Images))
+		return finding.Passf("OCI layout with %d images in content.json", len(c.Images))
 	}
 	var present, missing []string
 	var size int64
@@ -156,20 +157,20 @@ func archiveResult(dir string) preflight.Result {
 		case err != nil:
 			missing = append(missing, p.Name)
 		case fi.Size() != p.Size:
-			return preflight.Failf("Copy "+p.Name+" again from the connected side.", "%s is %d bytes, archive.json says %d", p.Name, fi.Size(), p.Size)
+			return finding.Failf("Copy "+p.Name+" again from the connected side.", "%s is %d bytes, archive.json says %d", p.Name, fi.Size(), p.Size)
 		default:
 			present = append(present, p.Name)
 			size += p.Size
 		}
 	}
 	if len(present) == 0 {
-		return preflight.Failf("Carry the mirror_*.tar parts with archive.json.", "none of the %d parts archive.json lists is in %s", len(idx.Parts), dir)
+		return finding.Failf("Carry the mirror_*.tar parts with archive.json.", "none of the %d parts archive.json lists is in %s", len(idx.Parts), dir)
 	}
 	if len(missing) > 0 {
-		return preflight.Warnf("Fine when those parts were loaded by an earlier run; otherwise carry them too.",
+		return finding.Warnf("Fine when those parts were loaded by an earlier run; otherwise carry them too.",
 			"%d of %d parts here (%s); not here: %s", len(present), len(idx.Parts), units.Bytes(size), strings.Join(missing, " "))
 	}
-	return preflight.Passf("%d parts, %s", len(present), units.Bytes(size))
+	return finding.Passf("%d parts, %s", len(present), units.Bytes(size))
 }
 
 // mirrorSucceeded reports whether the mirror stage has a successful output.

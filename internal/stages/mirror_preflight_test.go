@@ -16,6 +16,7 @@ import (
 	"github.com/regclient/regclient/config"
 	"github.com/sirupsen/logrus"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/mirror/mirrortest"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/preflight"
@@ -78,9 +79,9 @@ func TestMirrorPreflightChecks(t *testing.T) {
 		t.Fatalf("%d checks, want reach, TLS, credentials, push and sources: %+v", len(res), res)
 	}
 	for n, c := range res {
-		want := preflight.Pass
+		want := finding.Pass
 		if n == "mirror sources readable" {
-			want = preflight.Warn // the source's TLS is not verified
+			want = finding.Warn // the source's TLS is not verified
 		}
 		if c.Status != want {
 			t.Errorf("%s: %s %s (%s), want %s", n, c.Status, c.Message, c.Remedy, want)
@@ -92,17 +93,17 @@ func TestMirrorPreflightChecks(t *testing.T) {
 
 	s.Registry.CAFile = ""
 	res = run()
-	if c := res[name("TLS trusted")]; c.Status != preflight.Fail || !strings.Contains(c.Message, "presented chain") || !strings.Contains(c.Remedy, "caFile") {
+	if c := res[name("TLS trusted")]; c.Status != finding.Fail || !strings.Contains(c.Message, "presented chain") || !strings.Contains(c.Remedy, "caFile") {
 		t.Errorf("untrusted CA: %+v", c)
 	}
-	if c := res[name("push allowed")]; c.Status != preflight.Warn || !strings.Contains(c.Message, "not checked") {
+	if c := res[name("push allowed")]; c.Status != finding.Warn || !strings.Contains(c.Message, "not checked") {
 		t.Errorf("push after a TLS failure: %+v", c)
 	}
 	s.Registry.CAFile = dst.CAFile
 
 	s.Mirror.Source.Registry = "127.0.0.1:1"
 	res = run()
-	if c := res["mirror sources readable"]; c.Status != preflight.Fail || c.Remedy == "" {
+	if c := res["mirror sources readable"]; c.Status != finding.Fail || c.Remedy == "" {
 		t.Errorf("source down: %+v", c)
 	}
 	s.Mirror.Source.Registry = ""
@@ -124,7 +125,7 @@ func TestMirrorPreflightChecks(t *testing.T) {
 	j.Close()
 	before := writes.Load()
 	res = run()
-	if c := res[name("push allowed")]; c.Status != preflight.Pass {
+	if c := res[name("push allowed")]; c.Status != finding.Pass {
 		t.Errorf("after the mirror: %+v", c)
 	}
 	if w := writes.Load() - before; w != 0 {
@@ -132,7 +133,7 @@ func TestMirrorPreflightChecks(t *testing.T) {
 	}
 	env.Outputs = map[string]json.RawMessage{"mirror": json.RawMessage(`{}`)}
 	env.WorkDir = t.TempDir()
-	if c := run()[name("push allowed")]; c.Status != preflight.Pass || writes.Load() != before {
+	if c := run()[name("push allowed")]; c.Status != finding.Pass || writes.Load() != before {
 		t.Errorf("with the mirror output in env.Outputs: %+v, %d writes", c, writes.Load()-before)
 	}
 

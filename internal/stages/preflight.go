@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/preflight"
 )
@@ -191,19 +192,19 @@ func tableEvents(sink pipeline.Sink, rep preflight.Report) {
 	for _, c := range rep.Checks {
 		kind := pipeline.Info
 		switch c.Status {
-		case preflight.Warn:
+		case finding.Warn:
 			kind = pipeline.Warning
-		case preflight.Fail:
+		case finding.Fail:
 			kind = pipeline.Failure
 			if !c.Blocking { // shown, and said not to block
 				kind = pipeline.Warning
 			}
 		}
 		msg := fmt.Sprintf("%-*s  %-*s  %s", wc, c.Category, wn, c.Name, strings.ReplaceAll(strings.TrimSpace(c.Message), "\n", "; "))
-		if c.Remedy != "" && c.Status != preflight.Pass {
+		if c.Remedy != "" && c.Status != finding.Pass {
 			msg += " → " + c.Remedy
 		}
-		if c.Status == preflight.Fail && !c.Blocking {
+		if c.Status == finding.Fail && !c.Blocking {
 			msg += " (needed by " + strings.Join(c.NeededBy, ", ") + " only, which this run does not run)"
 		}
 		sink(pipeline.Event{Time: now, Kind: kind, Stage: NamePreflight, Step: c.Name, Status: c.Verdict(), Message: msg})

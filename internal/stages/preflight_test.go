@@ -15,6 +15,7 @@ import (
 
 	"github.com/bootstrap-dev/bootstrap/e2e/lab/dnsd"
 	"github.com/bootstrap-dev/bootstrap/e2e/lab/ntpd"
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/preflight"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
@@ -98,8 +99,8 @@ func TestPreflightStage(t *testing.T) {
 	}
 	for i, c := range rep.Checks {
 		e := rows[i]
-		want := map[preflight.Status]pipeline.EventKind{preflight.Pass: pipeline.Info, preflight.Warn: pipeline.Warning, preflight.Fail: pipeline.Failure}[c.Status]
-		if e.Step != c.Name || e.Status != c.Status.String() || e.Kind != want {
+		want := map[finding.Status]pipeline.EventKind{finding.Pass: pipeline.Info, finding.Warn: pipeline.Warning, finding.Fail: pipeline.Failure}[c.Status]
+		if e.Step != c.Name || e.Status != c.Status.Label() || e.Kind != want {
 			t.Errorf("row %d: %+v, want %s %s as %s", i, e, c.Status, c.Name, want)
 		}
 	}
@@ -195,8 +196,8 @@ func TestPreflightStageMore(t *testing.T) {
 	env := &pipeline.Env{Site: &site.Site{}, WorkDir: t.TempDir()}
 	st := Preflight{Options: preflight.Options{MinFreeBytes: 1}, More: []func(*pipeline.Env) []preflight.Check{
 		func(e *pipeline.Env) []preflight.Check {
-			return []preflight.Check{preflight.Func("registry quay.lab", preflight.CategoryRegistry, func(context.Context) preflight.Result {
-				return preflight.Failf("Trust the registry's CA.", "x509: certificate signed by unknown authority")
+			return []preflight.Check{preflight.Func("registry quay.lab", preflight.CategoryRegistry, func(context.Context) finding.Finding {
+				return finding.Failf("Trust the registry's CA.", "x509: certificate signed by unknown authority")
 			})}
 		},
 	}}

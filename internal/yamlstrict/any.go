@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -42,7 +43,7 @@ func (d *decoder) decodeAny(n *yaml.Node, path string, depth int) any {
 		return nil
 	}
 	if _, seen := d.pos[path]; !seen {
-		d.pos[path] = Position{File: d.file, Line: n.Line, Column: n.Column}
+		d.pos[path] = finding.Position{File: d.file, Line: n.Line, Column: n.Column}
 	}
 	if depth > maxDepth {
 		d.addAt(n, path, fmt.Sprintf("nested more than %d levels deep", maxDepth), "flatten the document")

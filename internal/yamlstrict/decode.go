@@ -2,7 +2,7 @@
 // documents (the site profile, the ImageSetConfiguration): unknown fields, wrong types and
 // duplicate keys are problems, each with file, line, column and field path, and every problem is
 // collected instead of stopping at the first. It is a leaf: it imports nothing of this module but
-// internal/suggest.
+// internal/suggest and internal/finding (its problems are Findings).
 package yamlstrict
 
 import (
@@ -15,35 +15,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/suggest"
 )
-
-// Position is where a value is written in a document; Line and Column are 1-based, 0 when unknown
-// (a defaulted value, or a value built in Go rather than loaded).
-type Position struct {
-	File   string `json:"file"`
-	Line   int    `json:"line,omitempty"`
-	Column int    `json:"column,omitempty"`
-}
-
-// String formats the position as file:line:column, leaving out what is unknown.
-func (p Position) String() string {
-	switch {
-	case p.Line > 0 && p.Column > 0:
-		return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Column)
-	case p.Line > 0:
-		return fmt.Sprintf("%s:%d", p.File, p.Line)
-	}
-	return p.File
-}
-
-// Problem is one thing the decoder refused: where, which field, what and how to fix it.
-type Problem struct {
-	Position
-	Path    string
-	Message string
-	Remedy  string
-}
 
 // Options tune Decode for one kind of document.
 type Options struct {
@@ -57,9 +31,9 @@ type Options struct {
 // Result is what Decode found.
 type Result struct {
 	// Pos is the position of every value met, by field path ("mirror.operators[0].catalog").
-	Pos map[string]Position
+	Pos map[string]finding.Position
 	// Problems, sorted by position then path, without duplicates.
-	Problems []Problem
+	Problems finding.List
 	// Hard is set by any problem after which the decoded values cannot be trusted (a wrong type);
 	// unknown fields and duplicate keys leave every known value decoded.
 	Hard bool
@@ -67,7 +41,7 @@ type Result struct {
 
 // Decode fills out (a pointer) from n, a document node or its content.
 func Decode(n *yaml.Node, file string, out any, o Options) Result {
-	d := &decoder{file: file, pos: map[string]Position{}, opts: o}
+	d := &decoder{file: file, pos: map[string]finding.Position{}, opts: o}
 	if n.Kind == yaml.DocumentNode {
 		if len(n.Content) == 0 {
 			return Result{Pos: d.pos}
@@ -75,10 +49,10 @@ func Decode(n *yaml.Node, file string, out any, o Options) Result {
 		n = n.Content[0]
 	}
 	d.decode(n, reflect.ValueOf(out).Elem(), "")
-	Sort(d.probs)
-	var probs []Problem
+	d.probs.Sort()
+	var probs finding.List
 	for i, p := range d.probs {
-		if i == 0 || p != d.probs[i-1] {
+		if i == 0 || !p.Equal(d.probs[i-1]) {
 			probs = append(probs, p)
 		}
 	}
@@ -89,22 +63,22 @@ func Decode(n *yaml.Node, file string, out any, o Options) Result {
 // document is refused instead of eating the jump host's memory.
 const maxNodes = 100_000
 
-// MaxScalar bounds every scalar (keys included) of a document: no value of a profile or an
+// maxScalar bounds every scalar (keys included) of a document: no value of a profile or an
 // ImageSetConfiguration is near it, and a hostile one (a 100 MB image name) is refused as soon as
 // it is met. A field may set a lower bound with a `max:"N"` struct tag (names, references).
-const MaxScalar = 64 << 10
+const maxScalar = 64 << 10
 
 // decoder walks a yaml.Node tree into the Go types strictly, recording the position of every
 // value it meets and collecting every problem instead of stopping at the first.
 type decoder struct {
 	file    string
 	opts    Options
-	probs   []Problem
-	pos     map[string]Position
+	probs   finding.List
+	pos     map[string]finding.Position
 	visited int
 	aborted bool
 	hard    bool
-	limit   int // the `max` tag of the field being decoded (0: MaxScalar)
+	limit   int // the `max` tag of the field being decoded (0: maxScalar)
 }
 
 var lineRE = regexp.MustCompile(`line (\d+)`)
@@ -133,7 +107,7 @@ func (d *decoder) add(line, col int, path, msg, remedy string) {
 
 // addSoft records a problem that leaves the decoded values usable (see decoder.hard).
 func (d *decoder) addSoft(line, col int, path, msg, remedy string) {
-	d.probs = append(d.probs, Problem{Position: Position{File: d.file, Line: line, Column: col}, Path: path, Message: msg, Remedy: remedy})
+	d.probs = append(d.probs, finding.Finding{Status: finding.Fail, Position: finding.Position{File: d.file, Line: line, Column: col}, Path: path, Message: msg, Remedy: remedy})
 }
 
 func (d *decoder) addAt(n *yaml.Node, path, msg, remedy string) {
@@ -146,9 +120,9 @@ func (d *decoder) visit(n *yaml.Node) bool {
 		return false
 	}
 	d.visited++
-	if n.Kind == yaml.ScalarNode && len(n.Value) > MaxScalar {
+	if n.Kind == yaml.ScalarNode && len(n.Value) > maxScalar {
 		d.hard = true
-		d.addAt(n, "", fmt.Sprintf("a value of %d bytes, more than the %d bytes any value may be", len(n.Value), MaxScalar),
+		d.addAt(n, "", fmt.Sprintf("a value of %d bytes, more than the %d bytes any value may be", len(n.Value), maxScalar),
 			"shorten it (no field of this file needs a value that long)")
 		n.Value = "" // not copied into the decoded values nor into messages
 	}
@@ -173,7 +147,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		return
 	}
 	if _, seen := d.pos[path]; !seen {
-		d.pos[path] = Position{File: d.file, Line: n.Line, Column: n.Column}
+		d.pos[path] = finding.Position{File: d.file, Line: n.Line, Column: n.Column}
 	}
 	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
 		return // an explicit null leaves the zero value
@@ -330,36 +304,4 @@ func JoinPath(parent, name string) string {
 		return name
 	}
 	return parent + "." + name
-}
-
-// String is the one-line form of an error, as the site profile's problems print:
-// "isc.yaml:12:5: error: mirror.operators[0].catalog: message (fix: remedy)".
-func (p Problem) String() string {
-	s := p.Position.String() + ": error: "
-	if p.Path != "" {
-		s += p.Path + ": "
-	}
-	s += p.Message
-	if p.Remedy != "" {
-		s += " (fix: " + p.Remedy + ")"
-	}
-	return s
-}
-
-// Sort orders problems by file, line, column, path, then message.
-func Sort(ps []Problem) {
-	sort.SliceStable(ps, func(i, j int) bool {
-		a, b := ps[i], ps[j]
-		switch {
-		case a.File != b.File:
-			return a.File < b.File
-		case a.Line != b.Line:
-			return a.Line < b.Line
-		case a.Column != b.Column:
-			return a.Column < b.Column
-		case a.Path != b.Path:
-			return a.Path < b.Path
-		}
-		return a.Message < b.Message
-	})
 }

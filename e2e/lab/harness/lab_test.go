@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 	"github.com/bootstrap-dev/bootstrap/internal/preflight"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
 )
@@ -65,7 +66,7 @@ func TestLabPassesPreflight(t *testing.T) {
 	var names []string
 	for _, c := range rep.Checks {
 		names = append(names, c.Name)
-		if c.Status != preflight.Pass {
+		if c.Status != finding.Pass {
 			t.Errorf("%s: %s %s (%s)", c.Name, c.Status, c.Message, c.Remedy)
 		}
 	}

@@ -32,7 +32,9 @@ type expectation struct {
 }
 
 // TestInstallerCorpus loads every rendered case the way `openshift-install agent create image`
-// does and holds the installer's verdict against the recorded one. It is the differential test:
+// does and holds the installer's verdict against the recorded one. It writes each verdict next to
+// the case (installer.json), where internal/agentiso's TestInstallerAttribution maps each refusal
+// back to the profile's field and holds validate's error to the same field. It is the differential test:
 // a profile that `bootstrap validate` passes must be accepted by the installer, whatever the
 // recorded expectation says.
 func TestInstallerCorpus(t *testing.T) {
@@ -66,10 +68,7 @@ func TestInstallerCorpus(t *testing.T) {
 				t.Fatalf("%s: validate %q, installer %q: each must be accept or reject", f, e.Validate, e.Installer)
 			}
 			err = check(t, dir)
-			got := "accept"
-			if err != nil {
-				got = "reject"
-			}
+			got := writeVerdict(t, filepath.Join(dir, verdictFile), err)
 			counts["validate "+e.Validate+", installer "+got]++
 			switch {
 			case e.Validate == "accept" && err != nil:

@@ -2,7 +2,6 @@ package installercheck
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,11 +10,6 @@ import (
 	ignv32 "github.com/coreos/ignition/v2/config/v3_2/types"
 	configv1 "github.com/openshift/api/config/v1"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
-	"github.com/openshift/installer/pkg/asset"
-	agentasset "github.com/openshift/installer/pkg/asset/agent"
-	"github.com/openshift/installer/pkg/asset/agent/agentconfig"
-	"github.com/openshift/installer/pkg/asset/agent/joiner"
-	"github.com/openshift/installer/pkg/asset/agent/workflow"
 	"github.com/openshift/installer/pkg/types"
 	"github.com/openshift/installer/pkg/types/agent"
 	"sigs.k8s.io/yaml"
@@ -27,38 +21,13 @@ const golden = "../testdata/golden"
 
 var profiles = []string{"lab", "dell-xe7740-h200", "compact-3node", "sno"}
 
-// dirFetcher is the installer's asset.FileFetcher over a directory.
-type dirFetcher string
-
-func (d dirFetcher) FetchByName(name string) (*asset.File, error) {
-	data, err := os.ReadFile(filepath.Join(string(d), name))
-	if err != nil {
-		return nil, err
-	}
-	return &asset.File{Filename: name, Data: data}, nil
-}
-
-func (d dirFetcher) FetchByPattern(pattern string) ([]*asset.File, error) {
-	matches, err := filepath.Glob(filepath.Join(string(d), pattern))
-	if err != nil {
-		return nil, err
-	}
-	var out []*asset.File
-	for _, m := range matches {
-		data, err := os.ReadFile(m)
-		if err != nil {
-			return nil, err
-		}
-		rel, _ := filepath.Rel(string(d), m)
-		out = append(out, &asset.File{Filename: rel, Data: data})
-	}
-	return out, nil
-}
-
 // check loads a directory the way `openshift-install agent create image` does: strict decoding
-// (unknown fields fail here, where the installer would only warn), the installer's defaults,
-// install-config validation for the agent method, agent-config validation and the hosts checks
-// (MACs, interfaces, root device hints, roles, rendezvous host).
+// (unknown fields fail here, where the installer would only warn), then the installer's asset
+// graph through its asset store (assets_test.go): the installer's defaults, install-config
+// validation for the agent method, agent-config validation, the hosts checks (MACs, interfaces,
+// root device hints, roles, rendezvous host) and the cluster manifests it derives
+// (AgentClusterInstall's network checks: hostPrefix, a cluster network big enough for the hosts;
+// ClusterDeployment, InfraEnv, the pull secret, the release image set, registries.conf).
 func check(t *testing.T, dir string) error {
 	t.Helper()
 	// no oc on PATH: the installer's release-architecture probe must not reach any registry
@@ -74,40 +43,12 @@ func check(t *testing.T, dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := yaml.UnmarshalStrict(acData, &agent.Config{}, yaml.DisallowUnknownFields); err != nil {
+	var ac agent.Config
+	if err := yaml.UnmarshalStrict(acData, &ac, yaml.DisallowUnknownFields); err != nil {
 		return err
 	}
-	f := dirFetcher(dir)
-	ic := &agentasset.OptionalInstallConfig{}
-	if found, err := ic.Load(f); err != nil || !found {
-		return errorOr(err, "install-config.yaml not loaded")
-	}
-	ac := &agentconfig.AgentConfig{}
-	if found, err := ac.Load(f); err != nil || !found {
-		return errorOr(err, "agent-config.yaml not loaded")
-	}
-	parents := asset.Parents{}
-	parents.Add(&workflow.AgentWorkflow{Workflow: workflow.AgentWorkflowTypeInstall}, &joiner.AddNodesConfig{}, ic, ac)
-	hosts := &agentconfig.AgentHosts{}
-	if err := hosts.Generate(context.Background(), parents); err != nil {
-		return err
-	}
-	if len(hosts.Hosts) != len(ac.Config.Hosts) || len(hosts.Hosts) == 0 {
-		t.Errorf("%s: installer saw %d hosts", dir, len(hosts.Hosts))
-	}
-	return nil
+	return checkAssets(t, dir, len(ac.Hosts))
 }
-
-func errorOr(err error, msg string) error {
-	if err != nil {
-		return err
-	}
-	return &checkError{msg}
-}
-
-type checkError struct{ s string }
-
-func (e *checkError) Error() string { return e.s }
 
 func TestGeneratedConfigsPassInstallerValidation(t *testing.T) {
 	for _, p := range profiles {
