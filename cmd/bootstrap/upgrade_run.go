@@ -10,12 +10,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/bootstrap-dev/bootstrap/internal/cluster"
 	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
@@ -116,7 +118,7 @@ Exit codes: 0 pass (warnings allowed), 2 a check failed.`,
 func newUpgradeRunCmd(g *globals) *cobra.Command {
 	var f upgradeFlags
 	var o upgrade.RunOptions
-	var from, until, sigDir, mirrorDir, accepted string
+	var from, until, sigDir, mirrorDir, accepted, maxUnavailable string
 	var bk backupFlags
 	cmd := &cobra.Command{
 		Use:   "run --plan FILE [--kubeconfig FILE] [--from hop-V] [--until hop-V] [--canary NODE] [--soak D] [--signatures DIR] [--accept-rollback-contract NAME]",
@@ -160,6 +162,9 @@ The rollback contract of each hop is printed first; it must be accepted (by name
 			}
 			if err := p.CheckCurrent(v.CV.History); err != nil { // a plan the cluster has left
 				return refused(cmd, g, err)
+			}
+			if o.MaxUnavailable, err = parseMaxUnavailable(maxUnavailable); err != nil {
+				return err
 			}
 			if sigDir != "" {
 				files, err := filepath.Glob(filepath.Join(sigDir, "*.yaml"))
@@ -209,6 +214,7 @@ The rollback contract of each hop is printed first; it must be accepted (by name
 	cmd.Flags().StringVar(&from, "from", "", "first hop to run (hop-<version>)")
 	cmd.Flags().StringVar(&until, "until", "", "last hop to run (hop-<version>)")
 	cmd.Flags().StringVar(&o.Canary, "canary", "", "the worker node to update first (default: the first worker by name)")
+	cmd.Flags().StringVar(&maxUnavailable, "max-unavailable", "", "how many nodes of each pool unpaused after the soak may update at once: a count, or a percent of the pool (rounded down, at least 1), as MachineConfigPool.spec.maxUnavailable takes it (default: each pool's own, 1 unless set)")
 	cmd.Flags().DurationVar(&o.Soak, "soak", 30*time.Minute, "how long the updated canary runs before the other pools are unpaused")
 	cmd.Flags().DurationVar(&o.Poll, "poll", 10*time.Second, "how often the cluster is read while watching")
 	cmd.Flags().StringSliceVar(&o.Blacklist, "blacklist", []string{"irdma"}, "kernel modules the canary's rendered config must still blacklist after the update (the day-1 blacklist; empty to skip)")
@@ -218,6 +224,25 @@ The rollback contract of each hop is printed first; it must be accepted (by name
 	bk.add(cmd)
 	cmd.Flags().StringVar(&accepted, "accept-rollback-contract", "", "NAME: the person accepting the rollback contract printed before the run")
 	return cmd
+}
+
+// parseMaxUnavailable reads --max-unavailable as the MachineConfigPool field takes it: a count of
+// at least 1 or a percent from 1% to 100%; empty leaves each pool's own value (the MCO's default
+// is 1).
+func parseMaxUnavailable(s string) (*intstr.IntOrString, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	v := intstr.Parse(strings.TrimSpace(s))
+	if v.Type == intstr.Int && v.IntVal >= 1 {
+		return &v, nil
+	}
+	if n, ok := strings.CutSuffix(v.StrVal, "%"); ok && v.Type == intstr.String {
+		if p, err := strconv.Atoi(n); err == nil && p >= 1 && p <= 100 {
+			return &v, nil
+		}
+	}
+	return nil, usageError{fmt.Errorf("--max-unavailable %q: want a count of at least 1 (e.g. 2) or a percent from 1%% to 100%% (e.g. 25%%)", s)}
 }
 
 // confirmContract asks for the accepting person's name; an empty answer refuses.
