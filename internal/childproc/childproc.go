@@ -2,6 +2,8 @@
 // stand-ins (docker-registry, sshd) and Argo CD's controllers with redis in the handoff tests and
 // the lab. Output goes to a log file whose end is quoted when a start fails; each child has its
 // own process group, so a Ctrl-C at a terminal reaches the caller, which stops them in order.
+// GroupCommand (group.go) runs a short-lived command (git, openshift-install) so that it and
+// whatever it starts die with the caller.
 package childproc
 
 import (

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/bootstrap-dev/bootstrap/internal/childproc"
 )
 
 // cli runs git with a private configuration: HOME, the global config and everything it points
@@ -139,7 +141,7 @@ func (g *cli) run(ctx context.Context, args ...string) (string, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
-	_ = killGroup(cmd) // whatever git started and left behind
+	_ = childproc.KillGroup(cmd) // whatever git started and left behind
 	if err != nil {
 		name := args[0]
 		if name == "--git-dir" && len(args) > 2 {

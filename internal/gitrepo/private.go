@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/bootstrap-dev/bootstrap/internal/childproc"
 )
 
 // Git's private configuration holds the credentials in a file (git-credential-store), so where it
@@ -95,32 +97,10 @@ func killWorkingIn(dir string) {
 	}
 }
 
-// reaper runs "$0" "$@" (git and its arguments) in the background of a shell that kills its
-// whole process group when it is sent SIGTERM, and otherwise exits with the command's status.
-// The parent-death signal reaches only a direct child (the kernel clears it across fork), so
-// git alone would die with us and leave its transport helper (git-remote-https, ssh) behind,
-// blocked on the network; the shell receives the signal and takes the group with it.
-const reaper = `exec 3<&0; trap 'kill -KILL 0' TERM; "$0" "$@" <&3 3<&- & wait $!`
-
-// groupCommand is exec.CommandContext with the command in its own process group, the group
-// killed when ctx ends, and the group killed when this process dies (reaper).
+// groupCommand runs git under childproc's reaper shell: in its own process group, killed when ctx
+// ends and when this process dies, so git's transport helpers (git-remote-https, ssh) die too.
 func groupCommand(ctx context.Context, name string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", reaper, name}, args...)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	cmd.Cancel = func() error { return killGroup(cmd) }
-	return cmd
-}
-
-// killGroup kills the command's process group (its children and theirs).
-func killGroup(cmd *exec.Cmd) error {
-	if cmd.Process == nil {
-		return nil
-	}
-	err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	if errors.Is(err, syscall.ESRCH) {
-		return os.ErrProcessDone
-	}
-	return err
+	return childproc.GroupCommand(ctx, name, args...)
 }
 
 // removeAll removes the private folder; what git still had open there does not keep it.
