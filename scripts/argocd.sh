@@ -9,8 +9,8 @@
 # Idempotent: when the binaries are there it does nothing. Only the Go module proxy is used (no
 # prebuilt downloads). Argo CD v3.6 needs Go 1.27, which the go command fetches from the proxy as the
 # toolchain module go1.27.3 for this build only (the project itself stays on the machine's Go). The
-# build uses a private GOCACHE/GOMODCACHE that is removed afterwards (~850 CPU-seconds and ~2.3 GB RSS
-# cold); only the binaries are kept. Progress goes to stderr at least every 30 s; the directory is
+# build uses the shared module cache (lib.sh shared_modcache) and a private GOCACHE that is removed
+# afterwards (~850 CPU-seconds and ~2.3 GB RSS cold); only the binaries are kept. Progress goes to stderr at least every 30 s; the directory is
 # printed on stdout.
 set -euo pipefail
 
@@ -25,6 +25,8 @@ NAMES="argocd-application-controller argocd-repo-server argocd-applicationset-co
 export GOFLAGS="-buildvcs=false -mod=mod" CGO_ENABLED=0 GOTOOLCHAIN="$GO_TOOLCHAIN"
 
 log() { echo "argocd: $*" >&2; }
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 built() { [ -x "$DIR/argocd" ] && [ -x "$DIR/kustomize" ] && [ -f "$DIR/versions.txt" ]; }
 complete() { built && [ -x "$DIR/git-verify-wrapper.sh" ]; }
@@ -61,7 +63,8 @@ if complete; then echo "$DIR"; exit 0; fi
 if built; then install_wrapper; echo "$DIR"; exit 0; fi
 
 WORK=$(mktemp -d "$ROOT/.build.XXXXXX")
-export GOMODCACHE="$WORK/mod" GOCACHE="$WORK/cache"
+shared_modcache
+export GOCACHE="$WORK/cache"
 ticker=
 cleanup() {
   [ -n "$ticker" ] && kill "$ticker" 2>/dev/null

@@ -12,9 +12,9 @@
 #
 #   $BOOTSTRAP_INSTALLERCHECK_ROOT/<sha256 of go version, go.mod, go.sum, *.go>/installercheck.test
 #
-# with a private GOMODCACHE/GOCACHE that is removed afterwards (only the binary is kept, with the
-# two most recent binaries of other sources; older ones are removed). A second caller waits on a
-# lock and then finds the binary. Progress goes to stderr; the test's own output to stdout. Exit
+# with the shared module cache (lib.sh shared_modcache) and a private GOCACHE that is removed
+# afterwards (only the binary is kept, with the two most recent binaries of other sources; older
+# ones are removed). A second caller waits on a lock and then finds the binary. Progress goes to stderr; the test's own output to stdout. Exit
 # status is the test's.
 set -euo pipefail
 
@@ -55,10 +55,11 @@ build() {
   cleanup() { chmod -R u+w "$work" 2>/dev/null || true; rm -rf "$work"; }
   trap cleanup EXIT
   start=$(date +%s)
+  shared_modcache
   log "building the test binary (cold: ~15 minutes on 2 cores, longer under load) into $DIR"
   mkdir -p "$DIR"
   (cd "$SRC" && phase "compiling the installercheck test binary" \
-    env GOMODCACHE="$work/mod" GOCACHE="$work/cache" go test -c -o "$work/installercheck.test" .)
+    env GOMODCACHE="$GOMODCACHE" GOCACHE="$work/cache" go test -c -o "$work/installercheck.test" .)
   mv "$work/installercheck.test" "$BIN"
   # keep the binary of the current sources and the two most recent others (branches in flight
   # on the same machine: main and a change to this module), remove older ones

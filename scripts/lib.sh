@@ -39,3 +39,13 @@ phase() {
   fi
   log "$label: done in $(elapsed "$start")"
 }
+
+# shared_modcache: the cached tool builds (testbin, opm, argocd, installercheck) download into one
+# module cache, the go command's own (`go env GOMODCACHE`, or $BOOTSTRAP_TOOL_GOMODCACHE), which
+# the project's `go mod download` fills too: a module two of them need (k8s.io/*, the OpenShift
+# API, controller-runtime) is fetched and extracted once. Their build caches stay private and are
+# removed after each build (a few GB each); `go clean -modcache` empties the shared one.
+shared_modcache() {
+  GOMODCACHE=${BOOTSTRAP_TOOL_GOMODCACHE:-$(go env GOMODCACHE)}
+  export GOMODCACHE
+}

@@ -6,8 +6,8 @@
 #   $BOOTSTRAP_OPM_ROOT/<version>/opm
 #
 # Idempotent: when the binary is there it does nothing. Only the Go module proxy is used. The build
-# uses a private GOCACHE/GOMODCACHE that is removed afterwards (~20 CPU-minutes cold, cgo for
-# sqlite); only the binary is kept. Prints the binary's path on stdout.
+# uses the shared module cache (lib.sh shared_modcache) and a private GOCACHE that is removed
+# afterwards (~20 CPU-minutes cold, cgo for sqlite); only the binary is kept. Prints the binary's path on stdout.
 set -euo pipefail
 
 OPM_VERSION=${OPM_VERSION:-v1.47.0}
@@ -26,7 +26,8 @@ if ! flock -n 9; then phase "another build holds $ROOT/.lock; waiting for it" fl
 if [ -x "$BIN" ]; then echo "$BIN"; exit 0; fi
 
 WORK=$(mktemp -d "$ROOT/.build.XXXXXX")
-export GOMODCACHE="$WORK/mod" GOCACHE="$WORK/cache" GOBIN="$WORK/bin"
+shared_modcache
+export GOCACHE="$WORK/cache" GOBIN="$WORK/bin"
 cleanup() { chmod -R u+w "$WORK" 2>/dev/null || true; rm -rf "$WORK"; }
 trap cleanup EXIT
 

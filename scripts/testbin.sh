@@ -6,8 +6,9 @@
 #   $BOOTSTRAP_TESTBIN_ROOT/k8s-<v>_etcd-<v>/{kube-apiserver,etcd,crds/,versions.txt}
 #
 # Idempotent: when the binaries and CRDs are present it does nothing. Only the Go module proxy is
-# used (no prebuilt downloads). Builds use a private GOCACHE/GOMODCACHE that is removed afterwards
-# (a cold build is ~27 CPU-minutes and ~4.6 GB of caches); only the results are kept.
+# used (no prebuilt downloads). Builds use the shared module cache (lib.sh shared_modcache) and a
+# private GOCACHE removed afterwards (a cold build is ~27 CPU-minutes and ~4.6 GB of caches); only
+# the results are kept.
 #
 # Prints the directory on stdout (point KUBEBUILDER_ASSETS at it, or let the tests find it).
 set -euo pipefail
@@ -54,7 +55,8 @@ fi
 mkdir -p "$DIR"
 
 WORK=$(mktemp -d "$ROOT/.build.XXXXXX")
-export GOMODCACHE="$WORK/mod" GOCACHE="$WORK/cache"
+shared_modcache
+export GOCACHE="$WORK/cache"
 cleanup() {
   # Module cache files are read-only; make them writable before removing.
   chmod -R u+w "$WORK" 2>/dev/null || true
@@ -62,12 +64,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# download MODULE@VERSION -> prints the module's directory in the (private) module cache.
+# download MODULE@VERSION -> prints the module's directory in the shared module cache.
 download() {
   (cd "$WORK" && go mod download -json "$1") | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p'
 }
 
-# module_zip MODULE@VERSION -> prints the path of the module's zip in the (private) module cache.
+# module_zip MODULE@VERSION -> prints the path of the module's zip in the shared module cache.
 # Used for Argo CD: its go.mod needs Go 1.27, so the go command (GOTOOLCHAIN=local) downloads the
 # zip but refuses to extract it; its CRD files are read from the zip instead.
 module_zip() {
