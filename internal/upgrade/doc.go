@@ -60,7 +60,7 @@
 // signature ConfigMaps, the hop's IDMS/ITMS and CatalogSources, the InstallPlans whose every CSV
 // the plan names (installplan.go), the canary pool, the pause, spec.desiredUpdate (intent
 // journaled before, the write after; on resume the ClusterVersion is read, so it is never set
-// twice), then it watches (watch.go) against the product's thresholds (thresholds.go), takes the
+// twice; these writing steps, with the unpause and the close, are in writes.go), then it watches (watch.go) against the product's thresholds (thresholds.go), takes the
 // canary's evidence (evidence.go: OS build, GPU driver pod for that build, module blacklist) and
 // stops with a *Trip; GatherTrip (gather.go) collects what explains one.
 //

@@ -8,8 +8,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-
-	"github.com/bootstrap-dev/bootstrap/internal/cluster"
 )
 
 // watcher reads the cluster every Poll and judges it against the thresholds. What it has seen
@@ -218,20 +216,6 @@ func (r *runner) soak(ctx context.Context) (any, error) {
 	return map[string]any{"soak": r.o.Soak.String()}, err
 }
 
-func (r *runner) unpause(ctx context.Context) (any, error) {
-	pools := r.pausedByUs()
-	for _, p := range pools {
-		if err := r.setPaused(ctx, p, false); err != nil {
-			return nil, err
-		}
-	}
-	rec := map[string]any{"pools": pools}
-	if r.o.MaxUnavailable != nil {
-		rec["maxUnavailable"] = r.o.MaxUnavailable.String()
-	}
-	return rec, r.crash(StepUnpause)
-}
-
 func (r *runner) workers(ctx context.Context) (any, error) {
 	_, err := r.w.until(ctx, "every pool updated", func(v *View) (bool, string) {
 		for _, p := range v.Pools {
@@ -242,61 +226,4 @@ func (r *runner) workers(ctx context.Context) (any, error) {
 		return true, ""
 	})
 	return nil, err
-}
-
-// close takes the canary node back into its pool, removes the canary pool, waits for history
-// Completed and every pool updated, then resumes the MachineHealthChecks the hop paused.
-func (r *runner) close(ctx context.Context) (any, error) {
-	node := r.canaryNode()
-	if node != "" {
-		patch := []byte(`{"metadata":{"labels":{"` + CanaryLabel + `":null}}}`)
-		if _, err := r.c.Patch(ctx, cluster.Ref{APIVersion: "v1", Kind: "Node", Name: node}, patch); err != nil {
-			return nil, fmt.Errorf("unlabel the canary node %s: %w", node, err)
-		}
-		if err := r.c.Delete(ctx, cluster.Ref{APIVersion: "machineconfiguration.openshift.io/v1", Kind: "MachineConfigPool", Name: r.o.CanaryPool}); err != nil {
-			return nil, fmt.Errorf("remove the canary pool: %w", err)
-		}
-	}
-	v, err := r.w.until(ctx, "the hop closed", func(v *View) (bool, string) {
-		if h := v.CV.History; len(h) == 0 || h[0].State != "Completed" || h[0].Version != r.o.Hop.To {
-			return false, "history not Completed"
-		}
-		if msg := r.backInPool(v, node); msg != "" {
-			return false, msg
-		}
-		for _, p := range v.Pools {
-			if !p.Done() {
-				return false, "MachineConfigPool/" + p.Name + " not updated"
-			}
-		}
-		return true, ""
-	})
-	if err != nil {
-		return nil, err
-	}
-	// every node runs its new config: the health checks may judge nodes again
-	resumed, err := r.resumeHealthChecks(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"history": v.CV.History[0], "canaryRemoved": node != "", "nodes": r.w.moved, "healthChecks": resumed}, nil
-}
-
-// backInPool says what is left before the canary node runs the worker pool's config again
-// (empty when it does): leaving the canary pool is a config change of its own (the rendered
-// name differs), and the next hop's preflight must not find the worker pool mid-update.
-func (r *runner) backInPool(v *View, node string) string {
-	if node == "" {
-		return ""
-	}
-	w := v.Pool("worker")
-	if w == nil {
-		return ""
-	}
-	for _, n := range v.Nodes {
-		if n.Name == node && (n.Current != w.RenderedSpec || n.Desired != n.Current || n.State != "Done") {
-			return fmt.Sprintf("node %s back in pool worker: current %q desired %q state %q", node, n.Current, n.Desired, n.State)
-		}
-	}
-	return ""
 }
