@@ -177,6 +177,7 @@ func TestCompletionCoversFlagValues(t *testing.T) {
 		{[]string{"run", "--log-level", ""}, []string{"error", "warn", "info", "debug"}, nil},
 		{[]string{"run", "--from", ""}, []string{"preflight", "handoff"}, nil},
 		{[]string{"replay", "boot", "-f", site, "--node", ""}, []string{"cp-0\tmaster", "gpu-0\tworker"}, nil},
+		{[]string{"upgrade", "run", "-f", site, "--canary", ""}, []string{"gpu-0\tworker"}, []string{"cp-0\tmaster"}},
 		{[]string{"init", "--profile", ""}, []string{"lab", "dell-xe7740-h200"}, nil},
 		{[]string{"report", "--format", ""}, []string{"md", "json", "html"}, []string{"text"}},
 	} {

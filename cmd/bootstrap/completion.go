@@ -12,7 +12,7 @@ func reportFormats() []string { return []string{"md", "json", "html"} }
 
 // addCompletions registers the values shell completion offers for flags across the tree: -o,
 // -f (YAML files), --dir (directories), the stage flags, --node (the nodes of the profile given
-// with -f), init's --profile and report's --format.
+// with -f) and upgrade run's --canary (its workers), init's --profile and report's --format.
 func addCompletions(root *cobra.Command, g *globals) {
 	fixed := func(vals ...string) cobra.CompletionFunc {
 		return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
@@ -25,20 +25,25 @@ func addCompletions(root *cobra.Command, g *globals) {
 	dirs := func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return nil, cobra.ShellCompDirectiveFilterDirs
 	}
-	nodes := func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		file := g.file
-		if file == "" {
-			file = "site.yaml"
+	// nodesOf completes the profile's nodes of role (every node when empty).
+	nodesOf := func(role string) cobra.CompletionFunc {
+		return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			file := g.file
+			if file == "" {
+				file = "site.yaml"
+			}
+			s, err := site.Load(file)
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			var names []string
+			for _, n := range s.Nodes {
+				if role == "" || n.Role == role {
+					names = append(names, n.Name+"\t"+n.Role)
+				}
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
 		}
-		s, err := site.Load(file)
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		var names []string
-		for _, n := range s.Nodes {
-			names = append(names, n.Name+"\t"+n.Role)
-		}
-		return names, cobra.ShellCompDirectiveNoFileComp
 	}
 	// -o: report has its own formats (md, json, html); every other command text or json.
 	_ = root.RegisterFlagCompletionFunc("output", func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
@@ -63,7 +68,9 @@ func addCompletions(root *cobra.Command, g *globals) {
 		case "validate":
 			reg("file", yaml)
 		case "replay":
-			reg("node", nodes)
+			reg("node", nodesOf(""))
+		case "run": // upgrade run: the canary is a worker
+			reg("canary", nodesOf(site.RoleWorker))
 		case "report":
 			reg("format", fixed(reportFormats()...))
 		}

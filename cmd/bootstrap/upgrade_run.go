@@ -10,19 +10,18 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/bootstrap-dev/bootstrap/internal/cluster"
 	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/progress"
+	"github.com/bootstrap-dev/bootstrap/internal/site"
 	"github.com/bootstrap-dev/bootstrap/internal/stages"
 	"github.com/bootstrap-dev/bootstrap/internal/upgrade"
 )
@@ -69,16 +68,21 @@ func (f *upgradeFlags) load(g *globals) (*upgrade.Plan, *cluster.Client, error) 
 func newUpgradePreflightCmd(g *globals) *cobra.Command {
 	var f upgradeFlags
 	cmd := &cobra.Command{
-		Use:   "preflight --plan FILE [--kubeconfig FILE]",
+		Use:   "preflight --plan FILE [-f site.yaml] [--kubeconfig FILE] [--canary-pool NAME]",
 		Short: "Read-only checks before a hop: versions, operators, Upgradeable, admin-acks, pools, nodes, PDBs, MachineHealthChecks",
 		Long: `preflight reads the cluster and changes nothing: ClusterVersion Available, not Failing, not
 Progressing, not Upgradeable=False; every ClusterOperator available, not degraded, its Upgradeable
 condition; the admin-acks the plan's first hop needs; every MachineConfigPool updated, not degraded,
 not paused; every node Ready; PodDisruptionBudgets allowing 0 disruptions (they block a drain) and
-MachineHealthChecks (pause them) named as warnings. Each result names its object.
+MachineHealthChecks (pause them) named as warnings. Each result names its object. Our canary pool
+is --canary-pool, else the profile's upgrade.canaryPool (-f site.yaml), else ` + site.DefaultCanaryPool + `.
 Exit codes: 0 pass (warnings allowed), 2 a check failed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var o upgrade.RunOptions // the canary pool: --canary-pool, else the profile's upgrade.canaryPool
+			if _, err := runSettings(cmd, g, &o, false); err != nil {
+				return err
+			}
 			p, c, err := f.load(g)
 			if err != nil {
 				return err
@@ -94,7 +98,7 @@ Exit codes: 0 pass (warnings allowed), 2 a check failed.`,
 			for _, a := range p.Hops[0].Acks {
 				acks = append(acks, a.Key)
 			}
-			fs, err := upgrade.Preflight(cmd.Context(), c, v, upgrade.PreflightOptions{CanaryPool: "worker-canary", Acks: acks})
+			fs, err := upgrade.Preflight(cmd.Context(), c, v, upgrade.PreflightOptions{CanaryPool: o.CanaryPool, Acks: acks})
 			if err != nil {
 				return err
 			}
@@ -112,16 +116,17 @@ Exit codes: 0 pass (warnings allowed), 2 a check failed.`,
 		},
 	}
 	f.add(cmd)
+	addCanaryPoolFlag(cmd.Flags())
 	return cmd
 }
 
 func newUpgradeRunCmd(g *globals) *cobra.Command {
 	var f upgradeFlags
 	var o upgrade.RunOptions
-	var from, until, sigDir, mirrorDir, accepted, maxUnavailable string
+	var from, until, sigDir, mirrorDir, accepted string
 	var bk backupFlags
 	cmd := &cobra.Command{
-		Use:   "run --plan FILE [--kubeconfig FILE] [--from hop-V] [--until hop-V] [--canary NODE] [--soak D] [--signatures DIR] [--accept-rollback-contract NAME]",
+		Use:   "run --plan FILE [-f site.yaml] [--kubeconfig FILE] [--from hop-V] [--until hop-V] [--canary NODE] [--soak D] [--max-unavailable N|P%] [--signatures DIR] [--accept-rollback-contract NAME]",
 		Short: "Run the plan's hops, canary first, journaled and resumable; stop and explain on the product's thresholds",
 		Long: `run takes each hop of the plan in turn (a stage hop-<version> of the upgrade journal,
 upgrade/journal.jsonl in the work dir; --from/--until select hops): preflight, the hop's signature
@@ -148,10 +153,20 @@ degraded 40, progressing over 30 (machine-config 90), a drain failing for an hou
 ReleaseAccepted=False, Failing=True — with one sentence (cause, object, remedy); no step is taken
 after a trip and the paused pools stay paused. Run again to resume.
 
+The soak, maxUnavailable, canary and canary pool come from the site profile's upgrade section
+(-f site.yaml) when it gives them; a flag given on the command line overrides the profile, and
+the defaults (soak ` + site.DefaultUpgradeSoak + `, each pool's own maxUnavailable, the first worker,
+pool ` + site.DefaultCanaryPool + `) fill the rest. Each value and where it came from (the flag, the
+profile's file:line:col, or the default) is printed and journaled as the hop's settings step.
+
 The rollback contract of each hop is printed first; it must be accepted (by name) with
 --accept-rollback-contract NAME or by typing the name when asked, and is journaled.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			settings, err := runSettings(cmd, g, &o, true) // the inputs first: a bad value is refused before the cluster is read
+			if err != nil {
+				return err
+			}
 			p, c, err := f.load(g)
 			if err != nil {
 				return err
@@ -162,9 +177,6 @@ The rollback contract of each hop is printed first; it must be accepted (by name
 			}
 			if err := p.CheckCurrent(v.CV.History); err != nil { // a plan the cluster has left
 				return refused(cmd, g, err)
-			}
-			if o.MaxUnavailable, err = parseMaxUnavailable(maxUnavailable); err != nil {
-				return err
 			}
 			if sigDir != "" {
 				files, err := filepath.Glob(filepath.Join(sigDir, "*.yaml"))
@@ -207,15 +219,13 @@ The rollback contract of each hop is printed first; it must be accepted (by name
 			if err != nil {
 				return err
 			}
-			return runHops(cmd, g, c, p, o, bo, pipeline.RunOptions{From: from, Until: until})
+			return runHops(cmd, g, c, p, o, settings, bo, pipeline.RunOptions{From: from, Until: until})
 		},
 	}
 	f.add(cmd)
 	cmd.Flags().StringVar(&from, "from", "", "first hop to run (hop-<version>)")
 	cmd.Flags().StringVar(&until, "until", "", "last hop to run (hop-<version>)")
-	cmd.Flags().StringVar(&o.Canary, "canary", "", "the worker node to update first (default: the first worker by name)")
-	cmd.Flags().StringVar(&maxUnavailable, "max-unavailable", "", "how many nodes of each pool unpaused after the soak may update at once: a count, or a percent of the pool (rounded down, at least 1), as MachineConfigPool.spec.maxUnavailable takes it (default: each pool's own, 1 unless set)")
-	cmd.Flags().DurationVar(&o.Soak, "soak", 30*time.Minute, "how long the updated canary runs before the other pools are unpaused")
+	addSettingFlags(cmd.Flags())
 	cmd.Flags().DurationVar(&o.Poll, "poll", 10*time.Second, "how often the cluster is read while watching")
 	cmd.Flags().StringSliceVar(&o.Blacklist, "blacklist", []string{"irdma"}, "kernel modules the canary's rendered config must still blacklist after the update (the day-1 blacklist; empty to skip)")
 	cmd.Flags().StringVar(&o.GPUNamespace, "gpu-namespace", upgrade.DefaultGPUNamespace, "the GPU operator's namespace (its driver pods are the GPU canary's evidence)")
@@ -224,25 +234,6 @@ The rollback contract of each hop is printed first; it must be accepted (by name
 	bk.add(cmd)
 	cmd.Flags().StringVar(&accepted, "accept-rollback-contract", "", "NAME: the person accepting the rollback contract printed before the run")
 	return cmd
-}
-
-// parseMaxUnavailable reads --max-unavailable as the MachineConfigPool field takes it: a count of
-// at least 1 or a percent from 1% to 100%; empty leaves each pool's own value (the MCO's default
-// is 1).
-func parseMaxUnavailable(s string) (*intstr.IntOrString, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	v := intstr.Parse(strings.TrimSpace(s))
-	if v.Type == intstr.Int && v.IntVal >= 1 {
-		return &v, nil
-	}
-	if n, ok := strings.CutSuffix(v.StrVal, "%"); ok && v.Type == intstr.String {
-		if p, err := strconv.Atoi(n); err == nil && p >= 1 && p <= 100 {
-			return &v, nil
-		}
-	}
-	return nil, usageError{fmt.Errorf("--max-unavailable %q: want a count of at least 1 (e.g. 2) or a percent from 1%% to 100%% (e.g. 25%%)", s)}
 }
 
 // confirmContract asks for the accepting person's name; an empty answer refuses.
@@ -254,7 +245,7 @@ func confirmContract(in io.Reader, w io.Writer) string {
 
 // runHops runs the hops as stages of the upgrade runner, with its own journal and lock in
 // <work dir>/upgrade.
-func runHops(cmd *cobra.Command, g *globals, c *cluster.Client, p *upgrade.Plan, o upgrade.RunOptions, bo *upgrade.BackupOptions, ro pipeline.RunOptions) error {
+func runHops(cmd *cobra.Command, g *globals, c *cluster.Client, p *upgrade.Plan, o upgrade.RunOptions, settings []upgrade.Setting, bo *upgrade.BackupOptions, ro pipeline.RunOptions) error {
 	dir, err := g.workDir()
 	if err != nil {
 		return err
@@ -274,7 +265,7 @@ func runHops(cmd *cobra.Command, g *globals, c *cluster.Client, p *upgrade.Plan,
 		for _, a := range h.Acks {
 			ho.Acks = append(ho.Acks, a.Key)
 		}
-		st = append(st, &stages.UpgradeHop{Client: c, Options: ho})
+		st = append(st, &stages.UpgradeHop{Client: c, Options: ho, Settings: settings})
 	}
 	w, format := g.stderr, progress.Auto
 	if g.json() {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -76,7 +77,9 @@ func TestUpgradePreflightAndRunCommands(t *testing.T) {
 	script := upgradetest.BackupNode(t, sshd, "")
 	remote := filepath.Join(t.TempDir(), "assets", "backup")
 	backup := []string{"--backup-node", "m0=" + sshd.Addr, "--ssh-key", sshd.KeyFile, "--ssh-user", sshd.User, "--backup-script", script, "--backup-dir", remote}
-	code, out, errs = exec("", append([]string{"upgrade", "run", "--plan", pf, "--kubeconfig", kc, "--soak", "0s", "--poll", "50ms", "--accept-rollback-contract", "Jane Doe"}, backup...)...)
+	// the settings: maxUnavailable from the profile's upgrade section, the soak from its flag
+	profile, muLine := labSiteWithUpgrade(t, "upgrade:\n  maxUnavailable: 2\n")
+	code, out, errs = exec("", append([]string{"-f", profile, "upgrade", "run", "--plan", pf, "--kubeconfig", kc, "--soak", "0s", "--poll", "50ms", "--accept-rollback-contract", "Jane Doe"}, backup...)...)
 	if code != 0 || !strings.Contains(out, "every hop of the plan completed") {
 		t.Fatalf("run: exit %d\n%s\n%s", code, out, errs)
 	}
@@ -93,7 +96,7 @@ func TestUpgradePreflightAndRunCommands(t *testing.T) {
 	if kh, err := os.ReadFile(filepath.Join(dir, ".bootstrap", "known_hosts")); err != nil || !bytes.Contains(kh, []byte(strconv.Itoa(sshd.Port))) {
 		t.Errorf("the node's host key is not pinned in the work dir's known_hosts: %v", err)
 	}
-	for _, step := range []string{`"4.18.5/contract"`, `"4.18.5/etcd-backup"`, `"4.18.5/desired-update-intent"`, `"4.18.5/desired-update"`, `"4.18.5/canary-done"`, `"4.18.5/close"`, `"Jane Doe"`} {
+	for _, step := range []string{`"4.18.5/settings"`, `"source":"flag --soak"`, fmt.Sprintf(`"source":"profile %s:%d:19"`, profile, muLine), `"4.18.5/contract"`, `"4.18.5/etcd-backup"`, `"4.18.5/desired-update-intent"`, `"4.18.5/desired-update"`, `"4.18.5/canary-done"`, `"4.18.5/close"`, `"Jane Doe"`} {
 		if !bytes.Contains(j, []byte(step)) {
 			t.Errorf("journal lacks %s", step)
 		}
@@ -107,7 +110,8 @@ func TestUpgradePreflightAndRunCommands(t *testing.T) {
 		snapSum, _, _ = filehash.SHA256(snaps[0])
 	}
 	for _, want := range []string{"## Upgrade", "upgrade's own journal: ", "hash chain **verified**", "### hop-4.18.5: succeeded",
-		"rollback contract accepted by Jane Doe", "etcd backup before the hop on m0: snapshot_", "sha256 " + snapSum, "etcd backup after the hop on m0: snapshot_", "paused: worker", "unpaused: worker",
+		"rollback contract accepted by Jane Doe", "etcd backup before the hop on m0: snapshot_", "sha256 " + snapSum, "etcd backup after the hop on m0: snapshot_", "paused: worker", "unpaused: worker (maxUnavailable 2)",
+		fmt.Sprintf("settings: soak 0s (flag --soak); maxUnavailable 2 (profile %s:%d:19); canary the first worker by name (default); canaryPool worker-canary (default)", profile, muLine),
 		"desiredUpdate set to 4.18.5", "about to set desiredUpdate to 4.18.5", "every pool updated", "signature verified by the CVO: true", "canary w0 on rendered-worker-canary-4.18.5",
 		"irdma: blacklisted in rendered-worker-canary-4.18.5", "node transitions: m0 rendered-master-4.18.5 at"} {
 		if !strings.Contains(out, want) {

@@ -44,6 +44,7 @@ func (r *Report) HTML(w io.Writer) error {
 		"secretNote": func() string { return SecretNotHashed },
 		"join":       func(ss []string) string { return strings.Join(ss, " ") },
 		"inc":        func(i int) int { return i + 1 },
+		"hopClass":   hopClass,
 		"state": func(s pipeline.StageState) string {
 			switch s {
 			case pipeline.StateSucceeded:

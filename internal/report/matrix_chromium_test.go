@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"image/png"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bootstrap-dev/bootstrap/internal/upgrade"
 )
 
 // headless runs Chromium on a local file with nothing that could reach a network.
@@ -56,11 +59,36 @@ func matrixReport(n int) *Report {
 		nodes = append(nodes, ns)
 	}
 	return &Report{Site: "gpu01", Summary: Summary{Site: "gpu01", Verdict: "complete: every stage succeeded (as journaled)",
-		Nodes: nodes, NodeGroups: nodeGroups(nodes)}}
+		Nodes: nodes, NodeGroups: nodeGroups(nodes)}, Upgrade: matrixUpgrade(n)}
 }
 
-// TestNodeMatrixAt128NodesInChromium renders the report of 128 nodes in headless Chromium at
-// 1280 px: the page does not overflow sideways (measured by the page itself, in a copy with a
+// matrixUpgrade is an upgrade section with the long unbroken values it holds in the field: image
+// references by digest, SHA-256 sums, a transition per node.
+func matrixUpgrade(n int) *Upgrade {
+	sum := strings.Repeat("9f86d081884c7d65", 4)
+	at := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+	image := "quay.ai.example.com:8443/ocp/openshift-release-dev/ocp-release@sha256:" + sum
+	backup, _ := json.Marshal(upgrade.Backup{Node: "gpu-000", At: at, Files: []upgrade.BackupFile{
+		{Name: "snapshot_2026-12-06_100000.db", Size: 734003200, SHA256: sum}, {Name: "static_kuberesources_2026-12-06_100000.tar.gz", Size: 81920, SHA256: sum}}})
+	moved := map[string][]upgrade.Transition{}
+	for i := range n {
+		moved[fmt.Sprintf("gpu-%03d", i)] = []upgrade.Transition{{Config: "rendered-worker-0123456789abcdef0123456789abcdef", At: at.Add(time.Duration(i) * time.Minute)}}
+	}
+	closed, _ := json.Marshal(map[string]any{"nodes": moved, "history": upgrade.HistoryEntry{State: "Completed", Version: "4.18.5", Image: image}})
+	step := func(name string, data []byte) UpgradeStep {
+		return UpgradeStep{Time: at, Step: name, Detail: stepDetail(name, data), Data: data}
+	}
+	desired, _ := json.Marshal(map[string]any{"written": true, "desiredUpdate": upgrade.DesiredUpdate{Version: "4.18.5", Image: image}})
+	return &Upgrade{Chain: Chain{Verified: true, Entries: 40, Head: sum},
+		Hops: []UpgradeHop{{Hop: "hop-4.18.5", State: "succeeded", Steps: []UpgradeStep{
+			step(upgrade.StepBackup, backup), step(upgrade.StepDesired, desired), step(upgrade.StepClose, closed), step(upgrade.StepAfterBackup, backup)}},
+			{Hop: "hop-4.19.2", State: "stopped"}},
+		Trips: []UpgradeTrip{{Time: at, Hop: "hop-4.19.2", Error: "PodDisruptionBudget workload/" + strings.Repeat("db", 60) + ": allows 0 disruptions: node gpu-001 cannot drain",
+			Remedy: "scale the workload or relax the PDB, then run again"}}}
+}
+
+// TestNodeMatrixAt128NodesInChromium renders the report of 128 nodes (and an upgrade of them,
+// with its digests and SHA-256 sums) in headless Chromium at 1280 px: the page does not overflow sideways (measured by the page itself, in a copy with a
 // probe script: the report has none), the healthy nodes are collapsed, the unhealthy groups
 // open, and the screenshot (kept under the test's temp dir) is as wide as the window.
 func TestNodeMatrixAt128NodesInChromium(t *testing.T) {
@@ -74,6 +102,9 @@ func TestNodeMatrixAt128NodesInChromium(t *testing.T) {
 	}
 	if n := strings.Count(html, "<details class=\"nodes\" open>"); n != 2 {
 		t.Errorf("%d groups open, want the 2 unhealthy ones", n)
+	}
+	if n := strings.Count(html, `<td class="mono">rendered-worker-`); !strings.Contains(html, `<h2 id="upgrade">`) || n != 128 {
+		t.Errorf("the upgrade section with a transition per node: %d transitions, want 128", n)
 	}
 	dir := t.TempDir()
 	// measure renders page in Chromium at 1280 px and returns what a probe script (added to a

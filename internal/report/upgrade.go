@@ -111,6 +111,14 @@ func stepDetail(step string, raw json.RawMessage) string {
 	switch {
 	case d.Skipped != "":
 		return "skipped: " + d.Skipped
+	case step == upgrade.StepSettings:
+		var r upgrade.SettingsRecord
+		_ = json.Unmarshal(raw, &r)
+		var parts []string
+		for _, x := range r.Settings {
+			parts = append(parts, fmt.Sprintf("%s %s (%s)", x.Name, x.Value, x.Source))
+		}
+		return "settings: " + or(strings.Join(parts, "; "), "none recorded")
 	case step == upgrade.StepContract:
 		return fmt.Sprintf("rollback contract accepted by %s (text sha256 %s)", d.AcceptedBy, d.SHA256)
 	case step == upgrade.StepBackup || step == upgrade.StepAfterBackup:

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/bootstrap-dev/bootstrap/internal/finding"
 )
 
 // Chosen is a value bootstrap chose for a field the profile leaves out (SetDefaults), so that a
@@ -80,6 +82,8 @@ func (s *Site) Chosen() []Chosen {
 	add("gitops.rootApp.namespace", g.RootApp.Namespace, "")
 	add("gitops.rootApp.project", g.RootApp.Project, "")
 	add("gitops.timeout", g.Timeout, "")
+	add("upgrade.soak", s.Upgrade.Soak, "")
+	add("upgrade.canaryPool", s.Upgrade.CanaryPool, "")
 	return out
 }
 
@@ -87,4 +91,13 @@ func (s *Site) Chosen() []Chosen {
 func (s *Site) written(path string) bool {
 	_, ok := s.pos[path]
 	return ok
+}
+
+// WrittenAt returns where the loaded document writes the value at a field path
+// ("upgrade.soak"), in the file as named to Load; false when the document does not write it (a
+// default filled it, or the Site was built in Go). A command that lets a flag override a field
+// uses it to say where the value it used came from.
+func (s *Site) WrittenAt(path string) (finding.Position, bool) {
+	p, ok := s.pos[path]
+	return p, ok
 }

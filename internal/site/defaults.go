@@ -45,6 +45,12 @@ const (
 	// defaultGPUBlacklistModule is blacklisted on GPU nodes: irdma (Intel E810 RDMA) loads on
 	// Dell's E810 LOMs and conflicts with the RDMA stack the NVIDIA network/GPU operators set up.
 	defaultGPUBlacklistModule = "irdma"
+	// DefaultUpgradeSoak is how long `upgrade run` lets the updated canary run before it
+	// unpauses the other pools (Upgrade.Soak): long enough for a GPU node's driver pods to be
+	// rebuilt for the new OS and to run real work. DefaultCanaryPool names the pool holding the
+	// canary (Upgrade.CanaryPool).
+	DefaultUpgradeSoak = "30m"
+	DefaultCanaryPool  = "worker-canary"
 )
 
 // Defaults returns a Site holding only the values that do not depend on the rest of the profile.
@@ -73,6 +79,7 @@ func Defaults() Site {
 			RootApp:             RootApp{Name: defaultRootAppName, Namespace: defaultGitOpsNamespace, Project: defaultArgoProject},
 			Timeout:             defaultGitOpsTimeout,
 		},
+		Upgrade: Upgrade{Soak: DefaultUpgradeSoak, CanaryPool: DefaultCanaryPool},
 	}
 }
 
@@ -153,6 +160,8 @@ func (s *Site) SetDefaults() {
 	setStr(&g.RootApp.Namespace, dg.RootApp.Namespace)
 	setStr(&g.RootApp.Project, dg.RootApp.Project)
 	setStr(&g.Timeout, dg.Timeout)
+	setStr(&s.Upgrade.Soak, d.Upgrade.Soak)
+	setStr(&s.Upgrade.CanaryPool, d.Upgrade.CanaryPool)
 }
 
 // machineFamilies returns the address families (4, 6) of the machine networks in the order they

@@ -7,6 +7,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"reflect"
 	"strings"
 )
@@ -25,6 +26,16 @@ var schemaEnums = map[string][]string{
 	"Networking.NetworkType":     {defaultNetworkType},
 	"Release.Architecture":       {"amd64", "arm64", "ppc64le", "s390x"},
 	"GitOps.InstallPlanApproval": {"Automatic", "Manual"},
+}
+
+// schemaTypes replace the type a field's Go type gives, keyed "Type.Field": a value YAML may write
+// as a number or a string.
+var schemaTypes = map[string]map[string]any{
+	// MachineConfigPool spec.maxUnavailable: a count or a percent (ParseMaxUnavailable).
+	"Upgrade.MaxUnavailable": {"oneOf": []any{
+		map[string]any{"type": "integer", "minimum": 1},
+		map[string]any{"type": "string", "pattern": `^([1-9][0-9]*|([1-9][0-9]?|100)%)$`},
+	}},
 }
 
 // Schema returns the JSON Schema (draft 2020-12) of the site profile, generated from the Go
@@ -148,6 +159,9 @@ func (g *schemaGen) structSchema(t reflect.Type) map[string]any {
 		}
 		key := t.Name() + "." + f.Name
 		p := g.typeSchema(f.Type)
+		if o, ok := schemaTypes[key]; ok {
+			p = maps.Clone(o)
+		}
 		desc := g.docs[key]
 		switch f.Tag.Get("site") {
 		case "file":

@@ -68,6 +68,10 @@ func TestSchemaShape(t *testing.T) {
 	if desc, _ := s.Defs["Cluster"].Properties["rendezvousIP"]["description"].(string); desc == "" {
 		t.Error("rendezvousIP has no description from its doc comment")
 	}
+	up := s.Defs["Upgrade"].Properties
+	if one, _ := up["maxUnavailable"]["oneOf"].([]any); len(one) != 2 || up["soak"]["default"] != DefaultUpgradeSoak || up["canaryPool"]["default"] != DefaultCanaryPool {
+		t.Errorf("Upgrade: maxUnavailable %v (want an integer or a percent), soak default %v, canaryPool default %v", up["maxUnavailable"], up["soak"]["default"], up["canaryPool"]["default"])
+	}
 	if len(s.Defs["SecretRef"].OneOf) != 2 {
 		t.Error("SecretRef must require exactly one of file or env")
 	}

@@ -26,6 +26,7 @@ type Site struct {
 	Boot       Boot     `yaml:"boot,omitempty" json:"boot,omitempty"`
 	Day1       Day1     `yaml:"day1,omitempty" json:"day1,omitempty"`
 	GitOps     GitOps   `yaml:"gitops" json:"gitops"`
+	Upgrade    Upgrade  `yaml:"upgrade,omitempty" json:"upgrade,omitempty"`
 
 	// File is the absolute path the profile was loaded from (not part of the document).
 	File string `yaml:"-" json:"-"`
@@ -283,4 +284,24 @@ type RootApp struct {
 	Name      string `yaml:"name,omitempty" json:"name,omitempty" max:"253"`
 	Namespace string `yaml:"namespace,omitempty" json:"namespace,omitempty"` // openshift-gitops
 	Project   string `yaml:"project,omitempty" json:"project,omitempty"`
+}
+
+// Upgrade holds the settings of `bootstrap upgrade run` (day 2) that belong to the site. Every
+// field is optional; the flag of the same name (--soak, --max-unavailable, --canary,
+// --canary-pool) overrides it for one run, and the run's journal says where each value came from.
+type Upgrade struct {
+	// Soak is how long the updated canary runs, the other pools still paused, before they are
+	// unpaused (Go duration; default 30m). 0s unpauses them as soon as the canary is updated.
+	Soak string `yaml:"soak,omitempty" json:"soak,omitempty"`
+	// MaxUnavailable is how many nodes of each pool unpaused after the soak may update at once, as
+	// MachineConfigPool spec.maxUnavailable takes it: a count of at least 1 (2) or a percent of the
+	// pool from 1% to 100% (25%, rounded down, at least one node). Default: each pool's own
+	// setting (the machine-config operator's default is 1).
+	MaxUnavailable string `yaml:"maxUnavailable,omitempty" json:"maxUnavailable,omitempty" max:"16"`
+	// Canary is the worker updated first, alone in the canary pool while the other pools wait: a
+	// worker of nodes, a GPU worker where the site has them (default: the first worker by name).
+	Canary string `yaml:"canary,omitempty" json:"canary,omitempty" max:"253"`
+	// CanaryPool is the name of the MachineConfigPool made to hold the canary, removed when the
+	// hop closes (default worker-canary).
+	CanaryPool string `yaml:"canaryPool,omitempty" json:"canaryPool,omitempty" max:"253"`
 }

@@ -72,6 +72,7 @@ func (s *Site) Validate(opts ...Option) finding.List {
 	c.boot()
 	c.day1()
 	c.gitops()
+	c.upgrade()
 	c.files()
 	c.contents()
 	c.renderable()

@@ -20,6 +20,9 @@ type UpgradeHop struct {
 	Client *cluster.Client
 	// Options are the hop's run options; their Hop is the stage's input.
 	Options upgrade.RunOptions
+	// Settings are the options a flag, the site profile or a default gave, with their sources:
+	// journaled as the hop's settings step before its first step (upgrade.RecordSettings).
+	Settings []upgrade.Setting
 }
 
 // HopStageName is the stage name of the hop to version.
@@ -43,6 +46,9 @@ func (h *UpgradeHop) Inputs(*pipeline.Env) (any, error) {
 // into the journal.
 func (h *UpgradeHop) Run(ctx context.Context, env *pipeline.Env) (any, error) {
 	o := h.Options
+	if err := upgrade.RecordSettings(env.Steps, o.Hop.To, h.Settings); err != nil {
+		return nil, err
+	}
 	if o.Progress == nil {
 		o.Progress = func(msg string) {
 			env.Events(pipeline.Event{Kind: pipeline.Info, Stage: h.Name(), Message: msg})
