@@ -57,10 +57,9 @@ type Sim struct {
 	Keyring openpgp.EntityList
 	// Tick is the real time between reconciles (default 20 ms).
 	Tick time.Duration
-	// RetryAfter is how long (on the Clock) the CVO waits before it tries again a release it
-	// refused (0: at every reconcile). The real one retries after a backoff, at most every 2-4
-	// minutes, keeping ReleaseAccepted=False and its lastTransitionTime meanwhile; a new
-	// spec.desiredUpdate is tried at once.
+	// RetryAfter is how long (on the Clock) the CVO waits to retry a release it refused (0: at
+	// every reconcile), keeping ReleaseAccepted=False and its time meanwhile, as the real one does
+	// (see upgrade.Thresholds.ReleaseRetry); a new spec.desiredUpdate is tried at once.
 	RetryAfter time.Duration
 
 	mu        sync.Mutex
