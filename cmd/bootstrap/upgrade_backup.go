@@ -64,5 +64,6 @@ func (f *backupFlags) options(g *globals, o *upgrade.RunOptions) (*upgrade.Backu
 func forHop(bo upgrade.BackupOptions, to, upgradeDir string) func(context.Context) (*upgrade.Backup, error) {
 	bo.RemoteDir = path.Join(bo.RemoteDir, to)
 	bo.Dir = filepath.Join(upgradeDir, "backups", to)
+	bo.Reuse = upgrade.DefaultBackupReuse // a resume after a kill between the backup and its record
 	return func(ctx context.Context) (*upgrade.Backup, error) { return upgrade.TakeBackup(ctx, bo) }
 }

@@ -98,11 +98,15 @@ func readUpgrade(workDir string) (*Upgrade, error) {
 func stepDetail(step string, raw json.RawMessage) string {
 	var d struct {
 		AcceptedBy, SHA256, Skipped, Node, Pool, Soak, Found string
+		Reused                                               string
 		MaxUnavailable                                       string
 		Written                                              bool
 		Files                                                []upgrade.BackupFile
 		Objects                                              []cluster.Applied
 		Approved, Left, Pools, HealthChecks, AlreadyPaused   []string
+		AlreadyApproved                                      []string
+		Kind, Object, Sentence                               string
+		Transitions                                          []upgrade.Transition
 		DesiredUpdate                                        upgrade.DesiredUpdate
 		History                                              upgrade.HistoryEntry
 		Nodes                                                map[string][]upgrade.Transition
@@ -127,7 +131,11 @@ func stepDetail(step string, raw json.RawMessage) string {
 			fs = append(fs, fmt.Sprintf("%s (%d bytes, sha256 %s)", f.Name, f.Size, f.SHA256))
 		}
 		when := map[bool]string{true: "before", false: "after"}[step == upgrade.StepBackup]
-		return fmt.Sprintf("etcd backup %s the hop on %s: %s", when, d.Node, strings.Join(fs, "; "))
+		s := fmt.Sprintf("etcd backup %s the hop on %s: %s", when, d.Node, strings.Join(fs, "; "))
+		if d.Reused != "" {
+			s += " (reused: " + d.Reused + ")"
+		}
+		return s
 	case step == upgrade.StepHealthPause:
 		return fmt.Sprintf("MachineHealthChecks paused (%s): %s; already paused, left as they were: %s", upgrade.MHCPausedAnnotation,
 			or(strings.Join(d.HealthChecks, ", "), "none"), or(strings.Join(d.AlreadyPaused, ", "), "none"))
@@ -139,7 +147,15 @@ func stepDetail(step string, raw json.RawMessage) string {
 		what := map[bool]string{true: "signature ConfigMaps", false: "IDMS/ITMS/CatalogSources"}[step == upgrade.StepSignatures]
 		return what + ": " + or(strings.Join(objs, ", "), "none")
 	case step == upgrade.StepInstallPlans || step == upgrade.StepAfterPlans:
-		return fmt.Sprintf("InstallPlans approved: %s; left unapproved: %s", or(strings.Join(d.Approved, "; "), "none"), or(strings.Join(d.Left, "; "), "none"))
+		s := fmt.Sprintf("InstallPlans approved: %s; left unapproved: %s", or(strings.Join(d.Approved, "; "), "none"), or(strings.Join(d.Left, "; "), "none"))
+		if len(d.AlreadyApproved) > 0 {
+			s += "; found approved (by a run killed before its record, or by hand): " + strings.Join(d.AlreadyApproved, "; ")
+		}
+		return s
+	case strings.HasPrefix(step, upgrade.StepNodes+"/"):
+		return "node " + strings.TrimPrefix(step, upgrade.StepNodes+"/") + " Done on " + transitions(d.Transitions)
+	case step == upgrade.StepTrip:
+		return "stopped (" + d.Kind + "): " + d.Sentence
 	case step == upgrade.StepCanary:
 		return fmt.Sprintf("canary pool %s holds node %s", d.Pool, d.Node)
 	case step == upgrade.StepPause:
@@ -182,14 +198,25 @@ func stepDetail(step string, raw json.RawMessage) string {
 		sort.Strings(ns)
 		var parts []string
 		for _, n := range ns {
-			for _, t := range d.Nodes[n] {
-				parts = append(parts, fmt.Sprintf("%s %s at %s", n, t.Config, t.At.Format(time.RFC3339)))
-			}
+			parts = append(parts, n+" "+transitions(d.Nodes[n]))
 		}
 		return fmt.Sprintf("history %s %s; node transitions: %s; MachineHealthChecks resumed: %s", d.History.Version, d.History.State,
 			or(strings.Join(parts, ", "), "none seen by this run"), or(strings.Join(d.HealthChecks, ", "), "none"))
 	}
 	return cell(raw)
+}
+
+// transitions lists a node's transitions with their times, those seen only after a resume marked.
+func transitions(ts []upgrade.Transition) string {
+	var parts []string
+	for _, t := range ts {
+		s := fmt.Sprintf("%s at %s", t.Config, t.At.Format(time.RFC3339))
+		if t.Late {
+			s += " (changed while no run watched: first seen then, after a resume)"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // upgradeMarkdown renders the section.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootstrap-dev/bootstrap/internal/filehash"
 	"github.com/bootstrap-dev/bootstrap/internal/gather"
 )
 
@@ -34,7 +36,20 @@ type BackupOptions struct {
 	RemoteDir string
 	// Dir is the jump host directory the files are copied to.
 	Dir string
+	// Reuse: a complete backup found in Dir (its backup.json written after the last file was
+	// copied and checked, every file hashing as recorded, the same node) taken less than Reuse
+	// ago is returned instead of taking another, so a run killed after the backup and before
+	// journaling it does not back up twice. Zero never reuses.
+	Reuse time.Duration
 }
+
+// DefaultBackupReuse is how old a backup found in the hop's directory may be to stand for the
+// hop's (BackupOptions.Reuse): an hour, so a resume soon after a kill reuses it, and a hop
+// taken up again later backs the cluster up afresh.
+const DefaultBackupReuse = time.Hour
+
+// backupManifest is the file in BackupOptions.Dir that records a finished backup.
+const backupManifest = "backup.json"
 
 // BackupFile is one file of a backup as copied to the jump host.
 type BackupFile struct {
@@ -50,6 +65,8 @@ type Backup struct {
 	Dir       string       `json:"dir"`
 	Files     []BackupFile `json:"files"`
 	At        time.Time    `json:"at"`
+	// Reused says the backup was found, not taken, by this run (see BackupOptions.Reuse).
+	Reused string `json:"reused,omitempty"`
 }
 
 // BackupError is a backup that could not be taken or copied: the hop does not start.
@@ -78,6 +95,9 @@ func TakeBackup(ctx context.Context, o BackupOptions) (*Backup, error) {
 	fail := func(op string, err error) error { return &BackupError{Node: o.Node, Op: op, Err: err} }
 	if o.Dialer == nil || o.Address == "" || o.RemoteDir == "" || o.Dir == "" {
 		return nil, fail("options", fmt.Errorf("a dialer, the node's address, a remote and a local directory are needed"))
+	}
+	if b := reuse(o, time.Now()); b != nil {
+		return b, nil
 	}
 	script := o.Script
 	if script == "" {
@@ -113,7 +133,58 @@ func TakeBackup(ctx context.Context, o BackupOptions) (*Backup, error) {
 		}
 		b.Files = append(b.Files, f)
 	}
+	if err := writeManifest(o.Dir, b); err != nil {
+		return nil, fail("record "+backupManifest, err)
+	}
 	return b, nil
+}
+
+// writeManifest records a finished backup in dir (written aside, synced, renamed).
+func writeManifest(dir string, b *Backup) error {
+	raw, err := json.MarshalIndent(b, "", "  ")
+	if err != nil {
+		return err
+	}
+	p := filepath.Join(dir, backupManifest)
+	f, err := os.OpenFile(p+".part", os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(raw)
+	if cerr := f.Sync(); err == nil {
+		err = cerr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(p+".part", p)
+}
+
+// reuse returns the backup recorded in o.Dir when o.Reuse allows it and every file is there as
+// recorded; nil otherwise (a new backup is taken).
+func reuse(o BackupOptions, now time.Time) *Backup {
+	if o.Reuse <= 0 {
+		return nil
+	}
+	raw, err := os.ReadFile(filepath.Join(o.Dir, backupManifest))
+	if err != nil {
+		return nil
+	}
+	var b Backup
+	if json.Unmarshal(raw, &b) != nil || len(b.Files) == 0 || b.Node != o.Node || b.At.After(now) || now.Sub(b.At) >= o.Reuse {
+		return nil
+	}
+	for _, f := range b.Files {
+		sum, size, err := filehash.SHA256(filepath.Join(o.Dir, f.Name))
+		if err != nil || sum != f.SHA256 || size != f.Size {
+			return nil
+		}
+	}
+	b.Reused = "taken at " + b.At.Format(time.RFC3339) + " by a run stopped before it journaled the backup; its files hash as recorded"
+	return &b
 }
 
 // backupFiles picks the newest snapshot_*.db and static_kuberesources_*.tar.gz of a listing

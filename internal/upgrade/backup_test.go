@@ -153,3 +153,36 @@ func TestRunTakesTheBackupFirst(t *testing.T) {
 		t.Fatalf("no backup: %v", err)
 	}
 }
+
+// A run killed after the backup and before journaling it: the resumed run finds the backup
+// complete in its directory (backup.json, every file hashing as recorded) and reuses it instead
+// of running the script again; a file changed since is not reused, a new backup is taken.
+func TestTakeBackupReusesTheOneAKilledRunTook(t *testing.T) {
+	o, _ := backupNode(t, upgradetest.BackupScript+"echo ran >> \"$1.runs\"\n")
+	o.Reuse = upgrade.DefaultBackupReuse
+	runs := func() int {
+		b, _ := os.ReadFile(o.RemoteDir + ".runs")
+		return strings.Count(string(b), "ran")
+	}
+	first, err := upgrade.TakeBackup(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := upgrade.TakeBackup(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs() != 1 || again.Reused == "" || len(again.Files) != 2 || again.Files[0] != first.Files[0] || again.Files[1] != first.Files[1] {
+		t.Fatalf("script ran %d times; the resumed backup %+v, the first %+v", runs(), again, first)
+	}
+	if err := os.WriteFile(filepath.Join(o.Dir, first.Files[0].Name), []byte("truncated"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	third, err := upgrade.TakeBackup(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs() != 2 || third.Reused != "" {
+		t.Errorf("a changed file was reused: script ran %d times, %+v", runs(), third)
+	}
+}

@@ -62,7 +62,10 @@
 // journaled before, the write after; on resume the ClusterVersion is read, so it is never set
 // twice; these writing steps, with the unpause and the close, are in writes.go), then it watches (watch.go) against the product's thresholds (thresholds.go), takes the
 // canary's evidence (evidence.go: OS build, GPU driver pod for that build, module blacklist) and
-// stops with a *Trip; GatherTrip (gather.go) collects what explains one.
+// stops with a *Trip; GatherTrip (gather.go) collects what explains one. The watcher journals
+// each node transition as it sees one (transitions.go) and each trip (retry.go): a resumed run
+// keeps the killed run's times, and knows a ReleaseAccepted=False it already stopped on, which
+// the CVO keeps until its own retry, from a new one.
 //
 // One journal or the upgrade's own: the upgrade keeps its own, .bootstrap/upgrade/journal.jsonl,
 // written by the same pipeline.Runner (same entry format, hash chain, head witness and lock), one

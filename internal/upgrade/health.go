@@ -41,18 +41,21 @@ func (r *runner) pauseHealthChecks(ctx context.Context) (any, error) {
 	for i := range mhcs {
 		name := mhcs[i].GetName()
 		// ours when it carries our value: a run killed after the patch, before its record
-		if v, ok := mhcs[i].GetAnnotations()[MHCPausedAnnotation]; ok && v != r.pausedValue() {
+		v, ok := mhcs[i].GetAnnotations()[MHCPausedAnnotation]
+		if ok && v != r.pausedValue() {
 			already = append(already, name)
 			continue
 		}
-		if err := r.annotateHealthCheck(ctx, name, true); err != nil {
-			return nil, err
+		if !ok { // else ours already: paused by a killed run of this hop
+			if err := r.annotateHealthCheck(ctx, name, true); err != nil {
+				return nil, err
+			}
 		}
 		paused = append(paused, name)
 	}
 	sort.Strings(paused)
 	sort.Strings(already)
-	return map[string]any{"healthChecks": paused, "alreadyPaused": already}, r.crash(StepHealthPause)
+	return map[string]any{"healthChecks": paused, "alreadyPaused": already}, nil
 }
 
 // healthChecksPausedByUs are the MachineHealthChecks the journal says this hop paused.
@@ -62,17 +65,27 @@ func (r *runner) healthChecksPausedByUs() []string {
 	return p.HealthChecks
 }
 
-// resumeHealthChecks removes the pause annotation from those this hop paused; one deleted since
-// is not an error.
+// resumeHealthChecks removes the pause annotation from those this hop paused and that still
+// carry its value; one deleted since is not an error, one already resumed (by a run killed
+// before its record) is not written again, one someone else paused since is left paused.
 func (r *runner) resumeHealthChecks(ctx context.Context) ([]string, error) {
 	var resumed []string
 	for _, name := range r.healthChecksPausedByUs() {
-		err := r.annotateHealthCheck(ctx, name, false)
+		u, err := r.c.Get(ctx, cluster.Ref{APIVersion: mhcAPIVersion, Kind: mhcKind, Namespace: MachineAPINamespace, Name: name})
 		if apierrors.IsNotFound(err) {
 			continue
 		}
 		if err != nil {
-			return resumed, err
+			return resumed, fmt.Errorf("read MachineHealthCheck %s/%s: %w", MachineAPINamespace, name, err)
+		}
+		v, ok := u.GetAnnotations()[MHCPausedAnnotation]
+		if ok && v != r.pausedValue() {
+			continue
+		}
+		if ok {
+			if err := r.annotateHealthCheck(ctx, name, false); err != nil {
+				return resumed, err
+			}
 		}
 		resumed = append(resumed, name)
 	}

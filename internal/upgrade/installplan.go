@@ -16,6 +16,9 @@ import (
 type InstallPlans struct {
 	Approved []string `json:"approved,omitempty"` // namespace/name: csv, ...
 	Left     []string `json:"left,omitempty"`     // namespace/name: why
+	// Found are those approved before this pass whose every CSV the plan names (by a run killed
+	// before it journaled the approval, or by a person): not approved twice.
+	Found []string `json:"alreadyApproved,omitempty"`
 }
 
 // CSVs are the CSV names the hop's operator steps install: before the hop (Before) or after it.
@@ -56,7 +59,7 @@ func ApproveInstallPlans(ctx context.Context, c *cluster.Client, csvs []string) 
 		ip := &ips[i]
 		approval, _, _ := unstructured.NestedString(ip.Object, "spec", "approval")
 		approved, _, _ := unstructured.NestedBool(ip.Object, "spec", "approved")
-		if approval != "Manual" || approved {
+		if approval != "Manual" {
 			continue
 		}
 		names, _, _ := unstructured.NestedStringSlice(ip.Object, "spec", "clusterServiceVersionNames")
@@ -66,6 +69,12 @@ func ApproveInstallPlans(ctx context.Context, c *cluster.Client, csvs []string) 
 			if !want[n] {
 				other = append(other, n)
 			}
+		}
+		if approved {
+			if len(names) > 0 && len(other) == 0 {
+				res.Found = append(res.Found, id+": "+strings.Join(names, ", "))
+			}
+			continue
 		}
 		if len(names) == 0 || len(other) > 0 {
 			why := "no CSV named"

@@ -85,8 +85,9 @@ type RunOptions struct {
 	// AfterBackup takes the post-hop backup, once the close step has seen history Completed
 	// (Backup again when nil: the same script, node and checks, its files beside the first).
 	AfterBackup func(ctx context.Context) (*Backup, error)
-	// Crash, when set, is called after each cluster write and before its journal record, with
-	// the step: a test returns an error there to play a kill between the two.
+	// Crash, when set, is called after each step's work (its cluster writes) and before its
+	// journal record, with the step: a test returns an error there to play a kill between the
+	// two. Every step that writes reads the cluster first, so the resumed run writes nothing twice.
 	Crash func(step string) error
 }
 
@@ -129,6 +130,9 @@ type runner struct {
 	o   RunOptions
 	key func(string) string
 	w   *watcher
+	// intentHere: this process journaled the desiredUpdate intent (its node configs are its own
+	// baseline, not a killed run's).
+	intentHere bool
 }
 
 // Run runs one hop, resuming from the journal: steps recorded there are not done again, and the
@@ -152,6 +156,9 @@ func Run(ctx context.Context, c *cluster.Client, j Journal, o RunOptions) (*Resu
 	if o.Thresholds.GPUDriver <= 0 {
 		o.Thresholds.GPUDriver = DefaultThresholds().GPUDriver
 	}
+	if o.Thresholds.ReleaseRetry <= 0 {
+		o.Thresholds.ReleaseRetry = DefaultThresholds().ReleaseRetry
+	}
 	if o.Hop.Payload == "" || !strings.Contains(o.Hop.Payload, "@sha256:") {
 		return nil, fmt.Errorf("hop %s: the release must be named by digest (pullspec@sha256:...), got %q", o.Hop.To, o.Hop.Payload)
 	}
@@ -168,7 +175,7 @@ func Run(ctx context.Context, c *cluster.Client, j Journal, o RunOptions) (*Resu
 	}
 	started := r.j.Done(r.key(StepDesired), nil) || v.CV.Desired.Image == o.Hop.Payload
 	if !started { // preflight gates the hop until desiredUpdate is set; after, the update is watched
-		fs, err := Preflight(ctx, c, v, PreflightOptions{CanaryPool: o.CanaryPool, Paused: r.pausedByUs(), Acks: o.Acks})
+		fs, err := Preflight(ctx, c, v, PreflightOptions{CanaryPool: o.CanaryPool, Paused: r.ours(v), Acks: o.Acks})
 		if err != nil {
 			return res, err
 		}
@@ -204,9 +211,12 @@ func Run(ctx context.Context, c *cluster.Client, j Journal, o RunOptions) (*Resu
 		}
 		r.say("%s: %s", res.Hop, s.name)
 		data, err := s.do(ctx)
+		if err == nil {
+			err = r.crash(s.name)
+		}
 		if err != nil {
 			res.Paused = r.pausedByUs()
-			return res, err
+			return res, r.tripped(err)
 		}
 		if err := r.j.Record(r.key(s.name), data); err != nil {
 			return res, err
@@ -246,6 +256,18 @@ func (r *runner) pausedByUs() []string {
 	var p struct{ Pools []string }
 	r.j.Done(r.key(StepPause), &p)
 	return p.Pools
+}
+
+// ours are the pools this hop paused: those the journal names, and those carrying the hop's
+// AnnPausedBy (a run killed after the pause, before its record).
+func (r *runner) ours(v *View) []string {
+	out := r.pausedByUs()
+	for _, p := range v.Pools {
+		if p.Paused && p.PausedBy == r.pausedValue() && !contains(out, p.Name) {
+			out = append(out, p.Name)
+		}
+	}
+	return out
 }
 
 // backup takes the hop's etcd backup before anything of the hop changes the cluster; the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -30,6 +31,11 @@ type lab struct {
 	c       *cluster.Client
 	clock   *upgradetest.Clock
 	cvPatch *atomic.Int32
+
+	mu sync.Mutex
+	// writes counts the changes our client made, by "Ref action" (an apply that left the object
+	// as it was is none).
+	writes map[string]int
 }
 
 func newLab(t *testing.T, lo upgradetest.LabOptions, f upgradetest.Faults) *lab {
@@ -39,19 +45,30 @@ func newLab(t *testing.T, lo upgradetest.LabOptions, f upgradetest.Faults) *lab 
 
 func newLabSigned(t *testing.T, lo upgradetest.LabOptions, f upgradetest.Faults, signed bool, keyring ...*openpgp.Entity) *lab {
 	t.Helper()
+	return newLabSim(t, lo, &upgradetest.Sim{Faults: f, RequireSignatures: signed, Keyring: keyring})
+}
+
+// newLabSim is the lab with sim (its D and Clock filled in) playing the operators.
+func newLabSim(t *testing.T, lo upgradetest.LabOptions, sim *upgradetest.Sim) *lab {
+	t.Helper()
 	cfg := server.Config(t)
-	l := &lab{d: clustertest.Dynamic(t, cfg), clock: &upgradetest.Clock{Factor: factor}, cvPatch: &atomic.Int32{}}
+	l := &lab{d: clustertest.Dynamic(t, cfg), clock: &upgradetest.Clock{Factor: factor}, cvPatch: &atomic.Int32{}, writes: map[string]int{}}
 	upgradetest.Lab(t, l.d, lo, l.clock)
 	var err error
 	l.c, err = cluster.New(cfg, cluster.WithChangeHook(func(a cluster.Applied) {
 		if a.Kind == "ClusterVersion" && a.Action == cluster.Patched {
 			l.cvPatch.Add(1)
 		}
+		if a.Action != cluster.Unchanged {
+			l.mu.Lock()
+			l.writes[a.Ref.String()+" "+string(a.Action)]++
+			l.mu.Unlock()
+		}
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim := &upgradetest.Sim{D: l.d, Clock: l.clock, Faults: f, RequireSignatures: signed, Keyring: keyring}
+	sim.D, sim.Clock = l.d, l.clock
 	sim.Start(t)
 	sim.Settle(t)
 	return l
@@ -111,7 +128,13 @@ func TestRunOneHopCanaryFirst(t *testing.T) {
 	}
 	want := []string{"contract", "etcd-backup", "signatures", "mirror-config", "install-plans", "canary-pool", "pause", "health-checks-pause", "desired-update-intent", "desired-update", "control-plane",
 		"canary-done", "soak", "unpause", "workers", "close", "etcd-backup-after", "install-plans-after"}
-	if got := strings.Join(j.Keys, " "); got != "4.18.5/"+strings.Join(want, " 4.18.5/") {
+	var keys []string // the node transitions, journaled as seen, left out
+	for _, k := range j.Keys {
+		if !strings.Contains(k, "/"+upgrade.StepNodes+"/") {
+			keys = append(keys, k)
+		}
+	}
+	if got := strings.Join(keys, " "); got != "4.18.5/"+strings.Join(want, " 4.18.5/") {
 		t.Errorf("journal order:\n got %s\nwant %v", got, want)
 	}
 	old := upgradetest.Rendered("worker", "4.17.10")
@@ -143,7 +166,8 @@ func TestRunOneHopCanaryFirst(t *testing.T) {
 		t.Errorf("ClusterVersion patched %d times, want 1", n)
 	}
 	// A second run finds every step journaled and writes nothing.
-	if _, err := upgrade.Run(context.Background(), l.c, j, l.opts(t)); err != nil || l.cvPatch.Load() != 1 || len(j.Keys) != len(want) {
+	n := len(j.Keys)
+	if _, err := upgrade.Run(context.Background(), l.c, j, l.opts(t)); err != nil || l.cvPatch.Load() != 1 || len(j.Keys) != n {
 		t.Errorf("re-run: err %v, %d CV patches, %d journal records", err, l.cvPatch.Load(), len(j.Keys))
 	}
 }

@@ -25,6 +25,16 @@ type Thresholds struct {
 	// OS build. Not the product's: ours, from the driver container's build-and-load on a new
 	// kernel (minutes; 30 leaves room for a slow pull from the mirror).
 	GPUDriver time.Duration `json:"gpuDriver"`
+	// ReleaseRetry is how long a resumed run waits for the CVO to retry a release it refused
+	// (ReleaseAccepted=False) when the refusal is the one the hop already stopped on. The CVO's
+	// sync worker retries a payload it failed to load on its own: after reconcileInterval/8,
+	// /4, /2 for the first failures, then every reconcileInterval, each wait jittered by up to
+	// 20%; reconcileInterval is the resync period, 2 minutes times a random 1-2
+	// (cluster-version-operator pkg/start minResyncPeriod and resyncPeriod, pkg/cvo
+	// sync_worker.go Start), so at most about 4.8 minutes; a change of spec.desiredUpdate makes
+	// it retry at once. A refusal kept keeps its lastTransitionTime (a new one is a new verdict
+	// and stops the run). 5 minutes covers one full interval.
+	ReleaseRetry time.Duration `json:"releaseRetry"`
 }
 
 // DefaultThresholds are the product's thresholds (see Thresholds).
@@ -36,6 +46,7 @@ func DefaultThresholds() Thresholds {
 		ProgressingMCO: 90 * time.Minute,
 		Drain:          time.Hour,
 		GPUDriver:      30 * time.Minute,
+		ReleaseRetry:   5 * time.Minute,
 	}
 }
 
@@ -44,6 +55,7 @@ func (t Thresholds) Scale(f float64) Thresholds {
 	s := func(d time.Duration) time.Duration { return time.Duration(float64(d) / f) }
 	t.Unavailable, t.Degraded, t.Progressing = s(t.Unavailable), s(t.Degraded), s(t.Progressing)
 	t.ProgressingMCO, t.Drain, t.GPUDriver = s(t.ProgressingMCO), s(t.Drain), s(t.GPUDriver)
+	t.ReleaseRetry = s(t.ReleaseRetry)
 	return t
 }
 
@@ -56,6 +68,8 @@ type Trip struct {
 	Fix    string `json:"remedy"`
 	// Since is when the condition began (its lastTransitionTime), zero when unknown.
 	Since time.Time `json:"since,omitempty"`
+	// Image is the release ClusterVersion spec.desiredUpdate named when the run stopped.
+	Image string `json:"image,omitempty"`
 	// Gathered is the gather taken on the trip (GatherTrip), when one was.
 	Gathered *Gathered `json:"gathered,omitempty"`
 }

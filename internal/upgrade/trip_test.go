@@ -81,8 +81,21 @@ func TestRunStopsAndExplains(t *testing.T) {
 					t.Errorf("sentence lacks %q: %s", s, trip.Sentence())
 				}
 			}
-			if last := j.Keys[len(j.Keys)-1]; last != "4.18.5/"+tc.lastRec {
+			if last := j.Keys[len(j.Keys)-1]; last != "4.18.5/"+upgrade.StepTrip {
+				t.Errorf("last journaled record %s, want the trip", last)
+			}
+			var steps []string // the steps, the node transitions seen on the way left out
+			for _, k := range j.Keys[:len(j.Keys)-1] {
+				if !strings.Contains(k, "/"+upgrade.StepNodes+"/") {
+					steps = append(steps, k)
+				}
+			}
+			if last := steps[len(steps)-1]; last != "4.18.5/"+tc.lastRec {
 				t.Errorf("last journaled step %s, want %s", last, tc.lastRec)
+			}
+			var rec struct{ Kind, Object string }
+			if j.Done("4.18.5/"+upgrade.StepTrip, &rec); rec.Kind != tc.kind || rec.Object != tc.object {
+				t.Errorf("journaled trip %+v", rec)
 			}
 			if strings.Join(res.Paused, ",") != "worker" {
 				t.Errorf("result says paused %v, want [worker]", res.Paused)

@@ -54,6 +54,7 @@ type DesiredUpdate struct {
 type PoolView struct {
 	Name         string
 	Paused       bool
+	PausedBy     string            // AnnPausedBy: the hop that paused it
 	Selector     map[string]string // spec.nodeSelector.matchLabels
 	MaxUnav      string
 	Machines     int64
@@ -135,6 +136,7 @@ func ReadView(ctx context.Context, c *cluster.Client, now time.Time) (*View, err
 		u := &pools[i]
 		p := PoolView{Name: u.GetName(), Conditions: condsOf(u, "status", "conditions")}
 		p.Paused, _, _ = unstructured.NestedBool(u.Object, "spec", "paused")
+		p.PausedBy = u.GetAnnotations()[AnnPausedBy]
 		p.Selector, _, _ = unstructured.NestedStringMap(u.Object, "spec", "nodeSelector", "matchLabels")
 		p.RenderedSpec, _, _ = unstructured.NestedString(u.Object, "spec", "configuration", "name")
 		if mu, ok, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "maxUnavailable"); ok {

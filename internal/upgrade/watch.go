@@ -11,36 +11,22 @@ import (
 )
 
 // watcher reads the cluster every Poll and judges it against the thresholds. What it has seen
-// (since when a node has been draining) lives in memory: a resumed run starts those clocks again.
+// (since when a node has been draining) lives in memory: a resumed run starts those clocks again;
+// the node transitions it sees are journaled as they happen (transitions.go).
 type watcher struct {
 	r    *runner
 	seen map[string]time.Time
 	// last is each node's config when last seen Done; moved lists the configs each node was
-	// seen Done on after that, with when (the per-node transition times the close step journals).
-	last  map[string]string
-	moved map[string][]Transition
-}
-
-// Transition is a node seen Done on a new rendered config.
-type Transition struct {
-	Config string    `json:"config"`
-	At     time.Time `json:"at"`
-}
-
-// note records per-node transitions seen in v.
-func (w *watcher) note(v *View) {
-	if w.last == nil {
-		w.last, w.moved = map[string]string{}, map[string][]Transition{}
-	}
-	for _, n := range v.Nodes {
-		if n.State != "Done" || n.Current != n.Desired {
-			continue
-		}
-		if b, ok := w.last[n.Name]; ok && b != n.Current {
-			w.moved[n.Name] = append(w.moved[n.Name], Transition{Config: n.Current, At: v.At.UTC()})
-		}
-		w.last[n.Name] = n.Current
-	}
+	// seen Done on after that, with when (the per-node transition times the close step journals);
+	// restored and late are per node: its journaled record read, its baseline a killed run's.
+	last     map[string]string
+	moved    map[string][]Transition
+	restored map[string]bool
+	late     map[string]bool
+	// prior is the trip the hop last stopped on (journaled by a run before this one), priorSeen
+	// when this run first found its condition still there (retry.go).
+	prior     *tripRecord
+	priorSeen time.Time
 }
 
 // until polls until done says so, stopping with a *Trip when a threshold is passed.
@@ -53,7 +39,9 @@ func (w *watcher) until(ctx context.Context, what string, done func(v *View) (bo
 		if err != nil {
 			return nil, err
 		}
-		w.note(v)
+		if err := w.note(v); err != nil {
+			return v, err
+		}
 		if trip := w.judge(ctx, v); trip != nil {
 			return v, trip
 		}
@@ -76,7 +64,10 @@ func (w *watcher) until(ctx context.Context, what string, done func(v *View) (bo
 // judge applies the thresholds (see Thresholds) to one view.
 func (w *watcher) judge(ctx context.Context, v *View) *Trip {
 	if t := judgeCV(v.CV.Conditions); t != nil {
-		return t
+		t.Image = v.CV.Desired.Image
+		if t = w.again(t, v); t != nil {
+			return t
+		}
 	}
 	for _, o := range v.Operators {
 		if t := judgeOperator(o, w.r.o.Hop.To, w.r.o.Thresholds, v.At); t != nil {

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/bootstrap-dev/bootstrap/internal/cluster"
@@ -14,7 +15,9 @@ import (
 
 // The steps of a hop that write to the cluster: the signatures, the mirror config, the canary
 // pool, the pause, spec.desiredUpdate, the unpause and the close. The watching steps are in
-// watch.go, the hop's driver in run.go.
+// watch.go, the hop's driver in run.go. Each reads the cluster before it writes and leaves
+// alone what is already as it wants it: a run killed after a write and before its journal record
+// resumes without writing twice.
 
 // mirrorKinds are what the mirror-config step applies.
 var mirrorKinds = map[string]bool{"ImageDigestMirrorSet": true, "ImageTagMirrorSet": true, "CatalogSource": true}
@@ -29,7 +32,7 @@ func (r *runner) mirror(ctx context.Context) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("apply the hop's mirror config (IDMS/ITMS/CatalogSources): %w", err)
 	}
-	return res, r.crash(StepMirror)
+	return res, nil
 }
 
 func (r *runner) signatures(ctx context.Context) (any, error) {
@@ -37,7 +40,7 @@ func (r *runner) signatures(ctx context.Context) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("apply signature ConfigMaps: %w", err)
 	}
-	return res, r.crash(StepSignatures)
+	return res, nil
 }
 
 // canary creates the canary pool (the worker configs and its own role, one node) and labels
@@ -71,21 +74,42 @@ func (r *runner) canary(ctx context.Context) (any, error) {
 			"nodeSelector": map[string]any{"matchLabels": map[string]any{CanaryLabel: ""}},
 		},
 	}}
-	if _, err := r.c.Apply(ctx, []*unstructured.Unstructured{pool}, nil, nil); err != nil {
-		return nil, fmt.Errorf("create the canary pool: %w", err)
-	}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{CanaryLabel: ""}}})
-	if _, err := r.c.Patch(ctx, cluster.Ref{APIVersion: "v1", Kind: "Node", Name: node}, patch); err != nil {
-		return nil, fmt.Errorf("label the canary node %s: %w", node, err)
+	cur, err := r.c.Get(ctx, poolRef(r.o.CanaryPool))
+	switch {
+	case err == nil && cur.GetLabels()["bootstrap.dev/canary"] == "true": // made by a killed run
+	case err == nil || apierrors.IsNotFound(err):
+		if _, err := r.c.Apply(ctx, []*unstructured.Unstructured{pool}, nil, nil); err != nil {
+			return nil, fmt.Errorf("create the canary pool: %w", err)
+		}
+	default:
+		return nil, fmt.Errorf("read the canary pool: %w", err)
 	}
 	var before string
+	labelled := false
 	for _, n := range v.Nodes {
 		if n.Name == node {
 			before = n.OSImage
+			_, labelled = n.Labels[CanaryLabel]
 		}
 	}
-	return map[string]string{"pool": r.o.CanaryPool, "node": node, "osImage": before}, r.crash(StepCanary)
+	if !labelled {
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{CanaryLabel: ""}}})
+		if _, err := r.c.Patch(ctx, cluster.Ref{APIVersion: "v1", Kind: "Node", Name: node}, patch); err != nil {
+			return nil, fmt.Errorf("label the canary node %s: %w", node, err)
+		}
+	}
+	return map[string]string{"pool": r.o.CanaryPool, "node": node, "osImage": before}, nil
 }
+
+func poolRef(name string) cluster.Ref {
+	return cluster.Ref{APIVersion: "machineconfiguration.openshift.io/v1", Kind: "MachineConfigPool", Name: name}
+}
+
+// AnnPausedBy marks a pool the hop paused, written in the same patch as spec.paused (its value
+// names the hop) and removed with the unpause: a run killed after the pause and before its
+// record finds its pools by it, so preflight does not take them for someone else's and they are
+// not paused twice.
+const AnnPausedBy = "bootstrap.dev/paused-by"
 
 // pause pauses every pool but master and the canary's.
 func (r *runner) pause(ctx context.Context) (any, error) {
@@ -98,13 +122,15 @@ func (r *runner) pause(ctx context.Context) (any, error) {
 		if p.Name == "master" || p.Name == r.o.CanaryPool {
 			continue
 		}
-		if err := r.setPaused(ctx, p.Name, true); err != nil {
-			return nil, err
+		if !p.Paused || p.PausedBy != r.pausedValue() { // else paused by a killed run of this hop
+			if err := r.setPaused(ctx, p.Name, true); err != nil {
+				return nil, err
+			}
 		}
 		pools = append(pools, p.Name)
 	}
 	sort.Strings(pools)
-	return map[string]any{"pools": pools}, r.crash(StepPause)
+	return map[string]any{"pools": pools}, nil
 }
 
 func (r *runner) setPaused(ctx context.Context, pool string, paused bool) error {
@@ -112,8 +138,12 @@ func (r *runner) setPaused(ctx context.Context, pool string, paused bool) error 
 	if !paused && r.o.MaxUnavailable != nil {
 		spec["maxUnavailable"] = r.o.MaxUnavailable
 	}
-	patch, _ := json.Marshal(map[string]any{"spec": spec})
-	_, err := r.c.Patch(ctx, cluster.Ref{APIVersion: "machineconfiguration.openshift.io/v1", Kind: "MachineConfigPool", Name: pool}, patch)
+	var by any // null removes the annotation in a merge patch
+	if paused {
+		by = r.pausedValue()
+	}
+	patch, _ := json.Marshal(map[string]any{"spec": spec, "metadata": map[string]any{"annotations": map[string]any{AnnPausedBy: by}}})
+	_, err := r.c.Patch(ctx, poolRef(pool), patch)
 	if err != nil {
 		return fmt.Errorf("set MachineConfigPool/%s paused=%t: %w", pool, paused, err)
 	}
@@ -132,7 +162,11 @@ func (r *runner) desired(ctx context.Context) (any, error) {
 	if v.CV.Desired.Image == want.Image {
 		return map[string]any{"desiredUpdate": want, "written": false, "found": "ClusterVersion spec.desiredUpdate already names the release: not set twice"}, nil
 	}
-	if err := r.j.Record(r.key(StepIntent), map[string]any{"desiredUpdate": want, "was": v.CV.Desired}); err != nil {
+	nodes := map[string]string{} // the configs before the hop: the first node transitions are judged against them
+	for _, n := range v.Nodes {
+		nodes[n.Name] = n.Current
+	}
+	if err := r.j.Record(r.key(StepIntent), map[string]any{"desiredUpdate": want, "was": v.CV.Desired, "nodes": nodes}); err != nil {
 		return nil, err
 	}
 	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"desiredUpdate": map[string]any{
@@ -140,12 +174,20 @@ func (r *runner) desired(ctx context.Context) (any, error) {
 	if _, err := r.c.Patch(ctx, ClusterVersionRef, patch); err != nil {
 		return nil, fmt.Errorf("set ClusterVersion spec.desiredUpdate: %w", err)
 	}
-	return map[string]any{"desiredUpdate": want, "written": true}, r.crash(StepDesired)
+	r.intentHere = true
+	return map[string]any{"desiredUpdate": want, "written": true}, nil
 }
 
 func (r *runner) unpause(ctx context.Context) (any, error) {
+	v, err := ReadView(ctx, r.c, r.o.Now())
+	if err != nil {
+		return nil, err
+	}
 	pools := r.pausedByUs()
 	for _, p := range pools {
+		if pv := v.Pool(p); pv == nil || (!pv.Paused && pv.PausedBy == "") {
+			continue // gone, or unpaused by a killed run (the same patch set maxUnavailable)
+		}
 		if err := r.setPaused(ctx, p, false); err != nil {
 			return nil, err
 		}
@@ -154,7 +196,7 @@ func (r *runner) unpause(ctx context.Context) (any, error) {
 	if r.o.MaxUnavailable != nil {
 		rec["maxUnavailable"] = r.o.MaxUnavailable.String()
 	}
-	return rec, r.crash(StepUnpause)
+	return rec, nil
 }
 
 // close takes the canary node back into its pool, removes the canary pool, waits for history
@@ -162,11 +204,18 @@ func (r *runner) unpause(ctx context.Context) (any, error) {
 func (r *runner) close(ctx context.Context) (any, error) {
 	node := r.canaryNode()
 	if node != "" {
-		patch := []byte(`{"metadata":{"labels":{"` + CanaryLabel + `":null}}}`)
-		if _, err := r.c.Patch(ctx, cluster.Ref{APIVersion: "v1", Kind: "Node", Name: node}, patch); err != nil {
-			return nil, fmt.Errorf("unlabel the canary node %s: %w", node, err)
+		ref := cluster.Ref{APIVersion: "v1", Kind: "Node", Name: node}
+		n, err := r.c.Get(ctx, ref)
+		if err != nil {
+			return nil, fmt.Errorf("read the canary node %s: %w", node, err)
 		}
-		if err := r.c.Delete(ctx, cluster.Ref{APIVersion: "machineconfiguration.openshift.io/v1", Kind: "MachineConfigPool", Name: r.o.CanaryPool}); err != nil {
+		if _, labelled := n.GetLabels()[CanaryLabel]; labelled { // else unlabelled by a killed run
+			patch := []byte(`{"metadata":{"labels":{"` + CanaryLabel + `":null}}}`)
+			if _, err := r.c.Patch(ctx, ref, patch); err != nil {
+				return nil, fmt.Errorf("unlabel the canary node %s: %w", node, err)
+			}
+		}
+		if err := r.c.Delete(ctx, poolRef(r.o.CanaryPool)); err != nil { // one already gone is not an error
 			return nil, fmt.Errorf("remove the canary pool: %w", err)
 		}
 	}

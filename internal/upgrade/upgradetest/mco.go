@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -80,7 +81,9 @@ func (s *Sim) mco(ctx context.Context) error {
 		if rendered == "" && len(ns) > 0 { // a new pool: the MCO renders it at once
 			rendered = strings.Replace(ann(ns[0], upgrade.AnnCurrentConfig), "rendered-worker-", "rendered-"+p.GetName()+"-", 1)
 			_ = unstructured.SetNestedField(p.Object, rendered, "spec", "configuration", "name")
-			if p, err = mcps.Update(ctx, p, metav1.UpdateOptions{}); err != nil {
+			if p, err = mcps.Update(ctx, p, metav1.UpdateOptions{}); apierrors.IsNotFound(err) {
+				continue // deleted since the list (the close step removes the canary pool)
+			} else if err != nil {
 				return err
 			}
 		}
@@ -102,8 +105,8 @@ func (s *Sim) mco(ctx context.Context) error {
 				updated++
 			}
 		}
-		if err := s.poolStatus(ctx, p, rendered, int64(len(ns)), updated, degraded); err != nil {
-			return err
+		if err := s.poolStatus(ctx, p, rendered, int64(len(ns)), updated, degraded); err != nil && !apierrors.IsNotFound(err) {
+			return err // a pool deleted since the list is gone from the MCO's work, as in the real one
 		}
 	}
 	return nil

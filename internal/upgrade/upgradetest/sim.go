@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"golang.org/x/crypto/openpgp" //nolint:staticcheck // see sign.go
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -56,10 +57,16 @@ type Sim struct {
 	Keyring openpgp.EntityList
 	// Tick is the real time between reconciles (default 20 ms).
 	Tick time.Duration
+	// RetryAfter is how long (on the Clock) the CVO waits to retry a release it refused (0: at
+	// every reconcile), keeping ReleaseAccepted=False and its time meanwhile, as the real one does
+	// (see upgrade.Thresholds.ReleaseRetry); a new spec.desiredUpdate is tried at once.
+	RetryAfter time.Duration
 
-	mu    sync.Mutex
-	errs  []error
-	drain map[string]int // node -> ticks spent draining
+	mu        sync.Mutex
+	errs      []error
+	drain     map[string]int // node -> ticks spent draining
+	refused   string         // the image last refused, when
+	refusedAt time.Time
 }
 
 // Start runs the simulators until the test ends.
@@ -172,6 +179,10 @@ func (s *Sim) cvo(ctx context.Context) error {
 	hist, _, _ := unstructured.NestedSlice(cv.Object, "status", "history")
 	now := s.now()
 	if want != have {
+		if s.RetryAfter > 0 && s.refused == image && s.Clock.Now().Sub(s.refusedAt) < s.RetryAfter {
+			return nil
+		}
+		s.refused, s.refusedAt = image, s.Clock.Now() // cleared below when it is accepted
 		if u := getCond(conds, "Upgradeable"); u != nil && u["status"] == "False" && minor(want) != minor(have) {
 			conds = setCond(conds, condition("ReleaseAccepted", "False", "PreconditionChecks",
 				fmt.Sprintf("Preconditions failed for payload loaded version=%q image=%q: Precondition \"ClusterVersionUpgradeable\" failed because of %q: %v", want, image, u["reason"], u["message"]), now))
@@ -188,6 +199,7 @@ func (s *Sim) cvo(ctx context.Context) error {
 				return s.writeCV(ctx, cv, conds, hist, nil)
 			}
 		}
+		s.refused = ""
 		hist = append([]any{map[string]any{"state": "Partial", "version": want, "image": image, "startedTime": now,
 			"completionTime": nil, "verified": true}}, hist...)
 		conds = setCond(conds, condition("ReleaseAccepted", "True", "PayloadLoaded", "Payload loaded version=\""+want+"\"", now))
@@ -296,8 +308,8 @@ func (s *Sim) render(ctx context.Context, version string) error {
 			continue
 		}
 		_ = unstructured.SetNestedField(p.Object, want, "spec", "configuration", "name")
-		if _, err := mcps.Update(ctx, p, metav1.UpdateOptions{}); err != nil {
-			return err
+		if _, err := mcps.Update(ctx, p, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return err // one deleted since the list (the canary pool at close) is no longer rendered
 		}
 	}
 	return nil

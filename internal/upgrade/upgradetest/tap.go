@@ -17,8 +17,8 @@ import (
 )
 
 // Tap is a loopback front of the kube-apiserver (plain HTTP, no credentials: it forwards each
-// request with the test's) that counts the writes of ClusterVersion spec.desiredUpdate as they
-// reach the API server, per version. A write of the same value is counted too, which the API
+// request with the test's) that counts the writes as they reach the API server: every write by
+// method and path, and those of ClusterVersion spec.desiredUpdate per version. A write of the same value is counted too, which the API
 // server itself would not show (a no-op patch changes neither generation nor resourceVersion).
 type Tap struct {
 	URL string
@@ -26,9 +26,13 @@ type Tap struct {
 	// before its response goes back, with the version and that version's count: a test kills
 	// the client there, so the write is in the cluster and the client never learns it.
 	OnDesired func(version string, n int)
+	// OnWrite, when set, is called the same way for every write that succeeded (POST, PUT, PATCH,
+	// DELETE), with "METHOD path" and how many such writes reached the API server.
+	OnWrite func(write string, n int)
 
 	mu     sync.Mutex
 	writes map[string]int
+	all    map[string]int // "METHOD path" -> writes
 }
 
 type tapKey struct{}
@@ -44,12 +48,22 @@ func NewTap(t testing.TB, cfg *rest.Config) *Tap {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp := &Tap{writes: map[string]int{}}
+	tp := &Tap{writes: map[string]int{}, all: map[string]int{}}
 	proxy := &httputil.ReverseProxy{
 		Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
 		Transport:     rt,
 		FlushInterval: -1,
 		ModifyResponse: func(resp *http.Response) error {
+			if m := resp.Request.Method; m != http.MethodGet && m != http.MethodHead && resp.StatusCode < 300 {
+				w := m + " " + resp.Request.URL.Path
+				tp.mu.Lock()
+				tp.all[w]++
+				n := tp.all[w]
+				tp.mu.Unlock()
+				if tp.OnWrite != nil {
+					tp.OnWrite(w, n)
+				}
+			}
 			v, _ := resp.Request.Context().Value(tapKey{}).(string)
 			if v == "" || resp.StatusCode >= 300 {
 				return nil
@@ -107,6 +121,13 @@ func (tp *Tap) Writes(version string) int {
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
 	return tp.writes[version]
+}
+
+// Count is how many writes "METHOD path" (e.g. "PATCH /api/v1/nodes/w0") reached the API server.
+func (tp *Tap) Count(write string) int {
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	return tp.all[write]
 }
 
 // Kubeconfig is a kubeconfig naming the tap.
