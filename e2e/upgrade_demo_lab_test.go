@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/crypto/openpgp" //nolint:staticcheck // the CVO's signatures are OpenPGP; the lab's throwaway key
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"github.com/bootstrap-dev/bootstrap/e2e/lab/harness"
 	"github.com/bootstrap-dev/bootstrap/internal/cluster/clustertest"
@@ -68,7 +69,9 @@ func startUpgradeDemo(t *testing.T) *upgradeDemo {
 
 	var srv clustertest.Server
 	t.Cleanup(srv.Stop)
-	u.d = clustertest.Dynamic(t, srv.Config(t))
+	cfg := rest.CopyConfig(srv.Config(t))
+	cfg.WarningHandler = rest.NoWarnings{} // the simulated driver pods' dotted names draw a warning per create
+	u.d = clustertest.Dynamic(t, cfg)
 	if err := os.WriteFile(filepath.Join(u.dir, "kubeconfig"), srv.Kubeconfig(t), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +90,7 @@ func startUpgradeDemo(t *testing.T) *upgradeDemo {
 	sim.Settle(t)
 	u.sshd = sshtest.Start(t)
 	u.script = upgradetest.BackupNode(t, u.sshd, "")
-	fmt.Fprintf(os.Stdout, "the cluster: %s on a kube-apiserver (master-0 m0; workers %s, gpu-1 with GPUs, worker-0), GPU Operator 25.3.1; the CVO verifies signatures with %s\n",
+	fmt.Fprintf(os.Stdout, "the cluster: %s on a kube-apiserver (master m0; workers %s and gpu-1 with GPUs, worker-0), GPU Operator 25.3.1; the CVO verifies signatures with %s\n",
 		harness.ReleaseVersion, demoCanary, filepath.Join("lab", harness.ReleaseKeyFile))
 	return u
 }
