@@ -42,7 +42,7 @@ e2e: deps build testbin argocd ## whole-pipeline tests driving the built binary 
 demo: deps build testbin argocd bin/lab ## the whole pipeline against the embedded lab on loopback
 	bin/lab demo --bin $(abspath $(BIN))
 
-demo-upgrade: deps build testbin ## a two-hop upgrade (canary first, etcd backups over SSH) of the simulated cluster, then its report
+demo-upgrade: deps build testbin ## a two-minor upgrade planned from the lab's releases and update service, its delta mirrored, run canary first (etcd backups over SSH) on the simulated cluster, then the report
 	@BOOTSTRAP_BIN=$(abspath $(BIN)) $(GO) test -count=1 -tags e2e -v -run '^TestDemoUpgrade$$' ./e2e/
 
 lab: deps testbin argocd bin/lab ## start the local lab on loopback and print its site profile; Ctrl-C stops it

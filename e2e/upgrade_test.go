@@ -61,7 +61,7 @@ func TestUpgradePlanAndDeltaMirror(t *testing.T) {
 	l.mustRun(t, 0, append(append([]string{"mirror", "-c", before, "--from", "file://" + beforeDisk, "--workspace", "file://" + wsBefore,
 		"--signature-store", up.SignatureStore()}, auth...), dest)...)
 	graph := filepath.Join(wsBefore, "working-dir", "cluster-resources")
-	carryCatalogs(t, l, s.Mirror.Source.Registry, graph)
+	carryCatalogs(t, l.Dir, s.Mirror.Source.Registry, graph)
 
 	// The plan, against the lab cluster.
 	delta := filepath.Join(t.TempDir(), "delta.yaml")
@@ -215,9 +215,9 @@ func checkDelta(t *testing.T, l *testLab, up *harness.Updates, delta, before mir
 // them: the catalogs' metadata without their images, so the plan sees bundles the carry does not
 // hold and the delta brings them (filtered). A registry run writes the same layout for the
 // catalogs it mirrored (TestMirrorCommandFilteredCatalogSneakernet), filtered to what it carried.
-func carryCatalogs(t *testing.T, l *testLab, source, dir string) {
+func carryCatalogs(t *testing.T, labDir, source, dir string) {
 	t.Helper()
-	ca, err := os.ReadFile(filepath.Join(l.Dir, harness.CAFile))
+	ca, err := os.ReadFile(filepath.Join(labDir, harness.CAFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,10 +14,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/bootstrap-dev/bootstrap/internal/cluster"
 	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
+	"github.com/bootstrap-dev/bootstrap/internal/mirror"
 	"github.com/bootstrap-dev/bootstrap/internal/pipeline"
 	"github.com/bootstrap-dev/bootstrap/internal/progress"
 	"github.com/bootstrap-dev/bootstrap/internal/site"
@@ -49,9 +48,9 @@ func (f *upgradeFlags) load(g *globals) (*upgrade.Plan, *cluster.Client, error) 
 	if err != nil {
 		return nil, nil, usageError{fmt.Errorf("--plan: %w", err)}
 	}
-	var p upgrade.Plan
-	if err := json.Unmarshal(b, &p); err != nil || len(p.Hops) == 0 {
-		return nil, nil, usageError{fmt.Errorf("%s is not a plan with hops (%v): write it with bootstrap upgrade plan -o json", f.plan, err)}
+	p, err := upgrade.ParsePlan(b) // the -o json lines of upgrade plan, or the plan alone
+	if err != nil {
+		return nil, nil, usageError{fmt.Errorf("--plan %s: %w", f.plan, err)}
 	}
 	kc := f.kubeconfig
 	if kc == "" {
@@ -62,7 +61,7 @@ func (f *upgradeFlags) load(g *globals) (*upgrade.Plan, *cluster.Client, error) 
 		kc = filepath.Join(dir, "kubeconfig")
 	}
 	c, err := cluster.NewFromKubeconfig(kc)
-	return &p, c, err
+	return p, c, err
 }
 
 func newUpgradePreflightCmd(g *globals) *cobra.Command {
@@ -187,7 +186,14 @@ The rollback contract of each hop is printed first; it must be accepted (by name
 				if err != nil {
 					return err
 				}
-				o.Signatures = append([]*unstructured.Unstructured(nil), objs...)
+				for _, u := range objs { // the mirror's outputs hold its IDMS, CatalogSources, updateService.yaml too
+					if _, ok := u.GetLabels()[mirror.SignatureLabel]; ok && u.GetKind() == "ConfigMap" {
+						o.Signatures = append(o.Signatures, u)
+					}
+				}
+				if len(o.Signatures) == 0 {
+					return usageError{fmt.Errorf("--signatures %s: no ConfigMap labelled %s in its *.yaml: mirror the plan's releases with --signature-store, or give the directory the mirror wrote signature-configmap.yaml into", sigDir, mirror.SignatureLabel)}
+				}
 			}
 			if mirrorDir != "" {
 				files, err := filepath.Glob(filepath.Join(mirrorDir, "*.yaml"))

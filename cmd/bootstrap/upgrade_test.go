@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootstrap-dev/bootstrap/internal/upgrade"
 	"github.com/bootstrap-dev/bootstrap/internal/upgrade/upgradetest"
 )
 
@@ -75,6 +76,10 @@ func TestUpgradePlan(t *testing.T) {
 		}
 		if err := json.Unmarshal([]byte(js), &res); err != nil || !res.OK || len(res.Data.Hops) != 3 || res.Data.Hops[1].Edge != "conditional" {
 			t.Fatalf("json %v: %s", err, js)
+		}
+		// what `upgrade run --plan` reads: `-o json > plan.json` as the help says
+		if p, err := upgrade.ParsePlan([]byte(js)); err != nil || len(p.Hops) != 3 || p.Hops[1].Payload != upgradetest.Payload("4.18.24") {
+			t.Fatalf("ParsePlan of the -o json output: %v %+v", err, p)
 		}
 		if i == 0 {
 			first = js

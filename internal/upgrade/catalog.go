@@ -65,6 +65,16 @@ type bundleInfo struct {
 
 // channelOf is a package's channel in a catalog with its bundles; ok false when the package or
 // channel is not there (which one is said by missing).
+// defaultChannel is pkg's default channel in dc ("" when the package is not there).
+func defaultChannel(dc *declcfg.DeclarativeConfig, pkg string) string {
+	for _, p := range dc.Packages {
+		if p.Name == pkg {
+			return p.DefaultChannel
+		}
+	}
+	return ""
+}
+
 func channelOf(dc *declcfg.DeclarativeConfig, pkg, ch string) (entries []declcfg.ChannelEntry, bundles map[string]bundleInfo, missing string) {
 	found := false
 	for _, p := range dc.Packages {

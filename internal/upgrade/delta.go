@@ -3,6 +3,7 @@ package upgrade
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -67,6 +68,7 @@ func Delta(p *Plan, c *Carried) (isc []byte, notes []string, err error) {
 	type pkgKey struct{ catalog, pkg, channel string }
 	type span struct{ min, max semver.Version }
 	pkgs := map[pkgKey]*span{}
+	defaults := map[[2]string]string{} // catalog, package -> the catalog's default channel
 	var drivers []string
 	for _, h := range p.Hops {
 		tm := minorOfString(h.To)
@@ -91,6 +93,7 @@ func Delta(p *Plan, c *Carried) (isc []byte, notes []string, err error) {
 				continue
 			}
 			k := pkgKey{idx + ":v" + minor, s.bundle.pkg, s.bundle.channel}
+			defaults[[2]string{k.catalog, k.pkg}] = s.bundle.defaultChannel
 			if sp := pkgs[k]; sp == nil {
 				pkgs[k] = &span{s.bundle.version, s.bundle.version}
 			} else {
@@ -124,6 +127,18 @@ func Delta(p *Plan, c *Carried) (isc []byte, notes []string, err error) {
 			op.Packages[m-1].Channels = append(op.Packages[m-1].Channels, ch)
 		} else {
 			op.Packages = append(op.Packages, mirror.ISCPackage{Name: k.pkg, Channels: []mirror.ISCPackageChannel{ch}})
+		}
+	}
+	// A package keeps its default channel, or the mirror's catalog filter (oc-mirror's rule)
+	// refuses the ISC: name the first channel kept when the default is not among them.
+	for i := range cfg.Mirror.Operators {
+		op := &cfg.Mirror.Operators[i]
+		for j := range op.Packages {
+			pk := &op.Packages[j]
+			def := defaults[[2]string{op.Catalog, pk.Name}]
+			if def != "" && !slices.ContainsFunc(pk.Channels, func(c mirror.ISCPackageChannel) bool { return c.Name == def }) {
+				pk.DefaultChannel = pk.Channels[0].Name
+			}
 		}
 	}
 	sort.Strings(drivers)

@@ -83,3 +83,49 @@ func TestDelta(t *testing.T) {
 		t.Fatalf("%v: a carried release in the delta:\n%s", err, b)
 	}
 }
+
+// A package whose catalog default channel is not among the channels the delta keeps gets a
+// defaultChannel the delta keeps (the mirror's catalog filter, as oc-mirror's, refuses the ISC
+// otherwise); one whose default is kept gets none (TestDelta's). Without it the demo's delta
+// (the GPU Operator on stable, the catalog's default v25.10) was refused by bootstrap mirror.
+func TestDeltaNamesAKeptDefaultChannel(t *testing.T) {
+	d := gateDir(t)
+	rel := "catalogs/4.18/certified-operators/gpu-operator-certified.json"
+	b, err := os.ReadFile(filepath.Join(d.Path, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer := `{"schema":"olm.channel","package":"gpu-operator-certified","name":"v25.10","entries":[{"name":"gpu-operator-certified.v25.10.0","replaces":"gpu-operator-certified.v25.3.2"}]}
+{"schema":"olm.bundle","name":"gpu-operator-certified.v25.10.0","package":"gpu-operator-certified","image":"registry.example.com/gpu-operator-certified/bundle@sha256:2510","properties":[{"type":"olm.package","value":{"packageName":"gpu-operator-certified","version":"25.10.0"}}]}
+`
+	d.Write(rel, append([]byte(strings.Replace(string(b), `"defaultChannel":"v25.3"`, `"defaultChannel":"v25.10"`, 1)), newer...))
+	d.Content("4.17.10", "4.17.20")
+	gate := "ack-4.17-kube-1.31-api-removals-in-4.18"
+	st := state(t, upgradetest.StateOptions{Version: "4.17.10", GPU: "25.3.1", Legacy: true, Gates: []string{gate}, Acked: []string{gate}})
+	c := load(t, d)
+	p, err := upgrade.Compute(c, st, upgrade.Options{To: "4.18.30", Accept: map[string]string{"GPUOperatorRisk": "Bob"}, AllowMissing: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := upgrade.Delta(p, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), "delta.yaml")
+	if err := os.WriteFile(f, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	isc, err := mirror.LoadISC(f)
+	if err != nil {
+		t.Fatalf("the mirror refuses the delta: %v\n%s", err, out)
+	}
+	defaults := map[string]string{}
+	for _, op := range isc.Mirror.Operators {
+		for _, pk := range op.Packages {
+			defaults[pk.Name] = pk.DefaultChannel
+		}
+	}
+	if defaults["gpu-operator-certified"] != "v25.3" || defaults["legacy-op"] != "" {
+		t.Fatalf("default channels %v, want gpu-operator-certified v25.3 (its catalog's v25.10 not kept) and legacy-op none\n%s", defaults, out)
+	}
+}

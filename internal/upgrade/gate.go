@@ -131,7 +131,7 @@ func gateBefore(h *Hop, cs *catalogs, o *opState, fm, tm string) bool {
 					if !maxBelow(b.Max, tm) {
 						h.Before = append(h.Before, Step{Subject: subj, Action: fmt.Sprintf("update %s -> %s (olm.maxOpenShiftVersion %s)", o.name, b.Name, orNone(b.Max)),
 							Source: cs.rel(fm, s.Source) + " channel " + s.Channel, Image: b.Image, CSV: b.Name, before: true,
-							bundle: &stepBundle{source: s.Source, pkg: s.Package, channel: s.Channel, name: b.Name, version: b.Version}})
+							bundle: &stepBundle{source: s.Source, pkg: s.Package, channel: s.Channel, name: b.Name, version: b.Version, defaultChannel: defaultChannel(dc, s.Package)}})
 						o.name, o.version, o.max, o.from = b.Name, b.Version, b.Max, cs.rel(fm, s.Source)+" bundle "+b.Name
 						v.Result, v.Message = "pass", fmt.Sprintf("updated to %s before the hop: olm.maxOpenShiftVersion %s", b.Name, orNone(b.Max))
 						v.Source = cs.rel(fm, s.Source) + " channel " + s.Channel
@@ -179,7 +179,7 @@ func gateAfter(p *Plan, h *Hop, cs *catalogs, o *opState, tm string) {
 		h.Gate = append(h.Gate, Verdict{Check: "catalog", Subject: subj, Result: "pass",
 			Message: fmt.Sprintf("%s reaches %s by replaces/skips/skipRange", o.name, head.Name), Source: rel + " channel " + s.Channel})
 		h.After = append(h.After, Step{Subject: subj, Action: fmt.Sprintf("update %s -> %s", o.name, head.Name), Source: rel + " channel " + s.Channel, Image: head.Image, CSV: head.Name,
-			bundle: &stepBundle{source: s.Source, pkg: s.Package, channel: s.Channel, name: head.Name, version: head.Version}})
+			bundle: &stepBundle{source: s.Source, pkg: s.Package, channel: s.Channel, name: head.Name, version: head.Version, defaultChannel: defaultChannel(dc, s.Package)}})
 		o.name, o.version, o.max, o.from = head.Name, head.Version, head.Max, rel+" bundle "+head.Name
 	case present:
 		h.Gate = append(h.Gate, Verdict{Check: "catalog", Subject: subj, Result: "pass",

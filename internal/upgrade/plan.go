@@ -97,6 +97,9 @@ type Step struct {
 type stepBundle struct {
 	source, pkg, channel, name string
 	version                    semver.Version
+	// defaultChannel is the package's default channel in that catalog: a delta that keeps
+	// other channels only must name one it keeps (the mirror's catalog filter refuses otherwise).
+	defaultChannel string
 }
 
 // Ack is an admin-ack a hop needs.
