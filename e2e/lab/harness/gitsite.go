@@ -21,7 +21,7 @@ const (
 	// GitOpsPath is the root application's path.
 	GitOpsPath = "cluster-config/argocd"
 	// CatalogRedHat and CatalogCertified are the CatalogSources the mirror stage writes for the
-	X
+	// lab's two operator catalogs (4.18), which the GitOps repository's Subscriptions name.
 	CatalogRedHat    = "cs-redhat-operator-index-v4-18"
 	CatalogCertified = "cs-certified-operator-index-v4-18"
 )
