@@ -174,6 +174,9 @@ The rollback contract of each hop is printed first; it must be accepted (by name
 			if err != nil {
 				return err
 			}
+			if err := p.CheckUnblocked(); err != nil { // written by a plan that exited 2
+				return refused(cmd, g, err)
+			}
 			if err := p.CheckCurrent(v.CV.History); err != nil { // a plan the cluster has left
 				return refused(cmd, g, err)
 			}

@@ -143,4 +143,17 @@ func TestUpgradePreflightAndRunCommands(t *testing.T) {
 			t.Errorf("%s with a plan older than the cluster: exit %d\n%s", verb, code, errs)
 		}
 	}
+	// a plan written by `upgrade plan` exiting 2 (it names a blocker) never starts a hop
+	blocked, _ := json.Marshal(upgrade.Plan{From: "4.18.5", To: "4.19.2", Hops: []upgrade.Hop{{From: "4.18.5", To: "4.19.2", Payload: upgradetest.Payload("4.19.2")}},
+		Blockers: []string{"hop-4.19.2: gpu-operator-certified 25.3.1: declares OpenShift 4.14-4.18, not 4.19"}})
+	if err := os.WriteFile(pf, blocked, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = exec("", "upgrade", "run", "--plan", pf, "--kubeconfig", kc, "--accept-rollback-contract", "Jane Doe")
+	if code != exitInvalid || !strings.Contains(errs, "the plan has 1 blocker(s): hop-4.19.2: gpu-operator-certified") {
+		t.Errorf("run with a blocked plan: exit %d\n%s", code, errs)
+	}
+	if j3, _ := os.ReadFile(filepath.Join(dir, ".bootstrap", "upgrade", "journal.jsonl")); bytes.Contains(j3, []byte(`"4.19.2/`)) {
+		t.Error("a blocked plan journaled a step of its hop")
+	}
 }

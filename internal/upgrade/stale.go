@@ -46,3 +46,16 @@ func historyLine(h []HistoryEntry) string {
 	}
 	return strings.Join(out, ", ")
 }
+
+// ReasonBlockedPlan: the plan holds blockers (upgrade plan exited 2 when it wrote it).
+const ReasonBlockedPlan Reason = "blocked-plan"
+
+// CheckUnblocked refuses to run a plan that names blockers: `upgrade plan` writes the plan even
+// then (it exits 2), so that it can be read and the blockers fixed, but no hop of it may start.
+func (p *Plan) CheckUnblocked() error {
+	if len(p.Blockers) == 0 {
+		return nil
+	}
+	return refuse(ReasonBlockedPlan, "", "resolve each blocker (its source is in the plan's table), then plan again: bootstrap upgrade plan --to "+p.To+" -o json > plan.json",
+		"the plan has %d blocker(s): %s", len(p.Blockers), strings.Join(p.Blockers, "; "))
+}

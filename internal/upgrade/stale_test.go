@@ -38,3 +38,17 @@ func TestPlanOlderThanTheCluster(t *testing.T) {
 	}
 	refusal(t, p.CheckCurrent([]upgrade.HistoryEntry{{State: "Partial", Version: "4.17.10"}}), upgrade.ReasonState)
 }
+
+// A plan that names blockers (upgrade plan exits 2 but still writes it) is refused by run with
+// the blockers and the remedy to plan again; one without blockers passes.
+func TestBlockedPlanIsRefused(t *testing.T) {
+	p := upgrade.Plan{From: "4.19.2", To: "4.20.1", Hops: []upgrade.Hop{{From: "4.19.2", To: "4.20.1"}}}
+	if err := p.CheckUnblocked(); err != nil {
+		t.Fatalf("a plan without blockers: %v", err)
+	}
+	p.Blockers = []string{"hop-4.20.1: gpu-operator-certified 25.3.1: declares OpenShift 4.14-4.19, not 4.20"}
+	r := refusal(t, p.CheckUnblocked(), upgrade.ReasonBlockedPlan)
+	if !strings.Contains(r.Error(), "1 blocker(s): hop-4.20.1: gpu-operator-certified 25.3.1") || !strings.Contains(r.Remedy(), "bootstrap upgrade plan --to 4.20.1") {
+		t.Errorf("%v\nremedy: %s", r, r.Remedy())
+	}
+}
