@@ -22,6 +22,7 @@ import (
 	"github.com/bootstrap-dev/bootstrap/e2e/lab/harness"
 	"github.com/bootstrap-dev/bootstrap/internal/cluster/clustertest"
 	"github.com/bootstrap-dev/bootstrap/internal/gather/sshtest"
+	"github.com/bootstrap-dev/bootstrap/internal/upgrade"
 	"github.com/bootstrap-dev/bootstrap/internal/upgrade/upgradetest"
 )
 
@@ -86,6 +87,17 @@ func startUpgradeDemo(t *testing.T) *upgradeDemo {
 		GPU: []string{demoCanary, "gpu-1"}}, clock)
 	installGPUOperator(t, u.d)
 	sim := &upgradetest.Sim{D: u.d, Clock: clock, RequireSignatures: true, Keyring: labKeyring(t, filepath.Join(lab.Dir, harness.ReleaseKeyFile))}
+	// The CVO's verifier ConfigMap, as the release payload installs it, with the lab key: `upgrade
+	// run`'s preflight verifies each hop's signature offline against it before any write (a
+	// signature it cannot verify stops the run there, so the demo passing shows they verified).
+	key, err := os.ReadFile(filepath.Join(lab.Dir, harness.ReleaseKeyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clustertest.Create(t, u.d, clustertest.GVR("", "v1", "configmaps"), map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "release-verification", "namespace": upgrade.SignatureNamespace,
+			"annotations": map[string]any{upgrade.VerificationAnnotation: ""}},
+		"data": map[string]any{"verifier-public-key-lab": string(key)}})
 	sim.Start(t)
 	sim.Settle(t)
 	u.sshd = sshtest.Start(t)

@@ -97,7 +97,7 @@ Exit codes: 0 pass (warnings allowed), 2 a check failed.`,
 			for _, a := range p.Hops[0].Acks {
 				acks = append(acks, a.Key)
 			}
-			fs, err := upgrade.Preflight(cmd.Context(), c, v, upgrade.PreflightOptions{CanaryPool: o.CanaryPool, Acks: acks})
+			fs, err := upgrade.Preflight(cmd.Context(), c, v, upgrade.PreflightOptions{CanaryPool: o.CanaryPool, Acks: acks, Hops: p.Hops})
 			if err != nil {
 				return err
 			}

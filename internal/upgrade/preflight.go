@@ -34,6 +34,11 @@ type PreflightOptions struct {
 	Paused []string
 	// Acks are the admin-ack keys the plan says the hop needs.
 	Acks []string
+	// Hops are the hops whose release signatures are verified offline against the cluster's own
+	// verifier keys, looked up in Signatures (the ConfigMaps the run will apply) and in the
+	// cluster's signature ConfigMaps; none: not checked.
+	Hops       []Hop
+	Signatures []*unstructured.Unstructured
 }
 
 // Failed says whether any finding failed.
@@ -49,8 +54,9 @@ func Failed(fs []Finding) bool {
 // Preflight reads, never writes: the ClusterVersion (Available, not Failing, not Progressing,
 // Upgradeable), every ClusterOperator (Available, not Degraded, Upgradeable), the admin-acks
 // the hop needs, the pools (updated, not degraded, not paused except by us), the nodes (Ready),
-// PodDisruptionBudgets that allow no disruption (they will block a drain), and the
-// MachineHealthChecks (listed: pause them so a rebooting node is not remediated).
+// PodDisruptionBudgets that allow no disruption (they will block a drain), the
+// MachineHealthChecks (listed: pause them so a rebooting node is not remediated), and, for
+// o.Hops, each release's signature verified offline against the cluster's own verifier keys.
 func Preflight(ctx context.Context, c *cluster.Client, v *View, o PreflightOptions) ([]Finding, error) {
 	var fs []Finding
 	add := func(check, obj, res, format string, a ...any) {
@@ -87,6 +93,13 @@ func Preflight(ctx context.Context, c *cluster.Client, v *View, o PreflightOptio
 	}
 	if err := adminAcks(ctx, c, o.Acks, add); err != nil {
 		return nil, err
+	}
+	if len(o.Hops) > 0 {
+		sf, err := signatureFindings(ctx, c, o.Hops, o.Signatures)
+		if err != nil {
+			return nil, err
+		}
+		fs = append(fs, sf...)
 	}
 	for i := range v.Pools {
 		p := &v.Pools[i]

@@ -175,7 +175,8 @@ func Run(ctx context.Context, c *cluster.Client, j Journal, o RunOptions) (*Resu
 	}
 	started := r.j.Done(r.key(StepDesired), nil) || v.CV.Desired.Image == o.Hop.Payload
 	if !started { // preflight gates the hop until desiredUpdate is set; after, the update is watched
-		fs, err := Preflight(ctx, c, v, PreflightOptions{CanaryPool: o.CanaryPool, Paused: r.ours(v), Acks: o.Acks})
+		fs, err := Preflight(ctx, c, v, PreflightOptions{CanaryPool: o.CanaryPool, Paused: r.ours(v), Acks: o.Acks,
+			Hops: []Hop{o.Hop}, Signatures: o.Signatures})
 		if err != nil {
 			return res, err
 		}

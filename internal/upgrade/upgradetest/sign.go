@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"golang.org/x/crypto/openpgp"        //nolint:staticcheck // the format the CVO verifies; a throwaway key in tests only
+	"golang.org/x/crypto/openpgp/armor"  //nolint:staticcheck // see above
 	"golang.org/x/crypto/openpgp/packet" //nolint:staticcheck // see above
 )
 
@@ -87,4 +88,22 @@ func decodeBinary(v any) []byte {
 	s, _ := v.(string)
 	b, _ := base64.StdEncoding.DecodeString(s)
 	return b
+}
+
+// ArmoredPublicKey is the key's public half as the CVO's verifier ConfigMap holds it (the
+// verifier-public-key-* value of openshift-config-managed/release-verification).
+func (s *Signer) ArmoredPublicKey(t testing.TB) string {
+	t.Helper()
+	var b bytes.Buffer
+	w, err := armor.Encode(&b, openpgp.PublicKeyType, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.e.Serialize(w); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
