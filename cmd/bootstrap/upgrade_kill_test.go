@@ -71,25 +71,7 @@ func TestUpgradeRunKilledBetweenDesiredUpdateAndJournal(t *testing.T) {
 	}
 	args, _ := json.Marshal([]string{"--dir", filepath.Join(dir, ".bootstrap"), "upgrade", "run", "--plan", pf, "--kubeconfig", kc,
 		"--soak", "0s", "--poll", "50ms", "--accept-rollback-contract", "Jane Doe", "--no-etcd-backup", "the lab has no etcd"})
-	run := func() (killed bool, code int, out string) {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestUpgradeChild$")
-		cmd.Env = append(os.Environ(), upgradeChildEnv+"="+string(args))
-		var b bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &b, &b
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		child.Store(int64(cmd.Process.Pid))
-		err := cmd.Wait()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				return ws.Signal() == syscall.SIGKILL, -1, b.String()
-			}
-			return false, ee.ExitCode(), b.String()
-		}
-		return false, 0, b.String()
-	}
+	run := func() (bool, int, string) { return runUpgradeChild(t, args, &child) }
 
 	for i, h := range hops {
 		killed, code, out := run()
@@ -123,4 +105,28 @@ func TestUpgradeRunKilledBetweenDesiredUpdateAndJournal(t *testing.T) {
 			t.Errorf("journal holds %s %d times, want %d", tc.s, got, tc.n)
 		}
 	}
+}
+
+// runUpgradeChild runs `bootstrap` with args (JSON) in a child process (TestUpgradeChild), its pid
+// in child for the test's tap to kill: whether SIGKILL ended it, its exit code otherwise (-1 for
+// another signal), and its output.
+func runUpgradeChild(t *testing.T, args []byte, child *atomic.Int64) (killed bool, code int, out string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestUpgradeChild$")
+	cmd.Env = append(os.Environ(), upgradeChildEnv+"="+string(args))
+	var b bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &b, &b
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	child.Store(int64(cmd.Process.Pid))
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return ws.Signal() == syscall.SIGKILL, -1, b.String()
+		}
+		return false, ee.ExitCode(), b.String()
+	}
+	return false, 0, b.String()
 }

@@ -3,9 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync/atomic"
 	"syscall"
@@ -69,25 +67,12 @@ func TestUpgradeRunKilledAtEachWrite(t *testing.T) {
 			}
 			args, _ := json.Marshal([]string{"--dir", filepath.Join(dir, ".bootstrap"), "upgrade", "run", "--plan", pf, "--kubeconfig", kc,
 				"--soak", "0s", "--poll", "50ms", "--accept-rollback-contract", "Jane Doe", "--no-etcd-backup", "the lab has no etcd"})
-			run := func() (killed bool, out string) {
-				cmd := exec.Command(os.Args[0], "-test.run=^TestUpgradeChild$")
-				cmd.Env = append(os.Environ(), upgradeChildEnv+"="+string(args))
-				var b bytes.Buffer
-				cmd.Stdout, cmd.Stderr = &b, &b
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
+			run := func() (bool, string) {
+				killed, code, out := runUpgradeChild(t, args, &child)
+				if !killed && code != 0 {
+					t.Fatalf("exit %d\n%s", code, out)
 				}
-				child.Store(int64(cmd.Process.Pid))
-				err := cmd.Wait()
-				var ee *exec.ExitError
-				if errors.As(err, &ee) {
-					ws, ok := ee.Sys().(syscall.WaitStatus)
-					if ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
-						return true, b.String()
-					}
-					t.Fatalf("exit %d\n%s", ee.ExitCode(), b.String())
-				}
-				return false, b.String()
+				return killed, out
 			}
 			if killed, out := run(); !killed {
 				t.Fatalf("first run: not killed at %s #%d\n%s", tc.write, tc.nth, out)
