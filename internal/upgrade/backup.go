@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/bootstrap-dev/bootstrap/internal/filehash"
+	"github.com/bootstrap-dev/bootstrap/internal/fsroot"
 	"github.com/bootstrap-dev/bootstrap/internal/gather"
 )
 
@@ -169,7 +170,7 @@ func reuse(o BackupOptions, now time.Time) *Backup {
 	if o.Reuse <= 0 {
 		return nil
 	}
-	raw, err := os.ReadFile(filepath.Join(o.Dir, backupManifest))
+	raw, err := fsroot.ReadFile(filepath.Join(o.Dir, backupManifest), fsroot.Index) // a plain file, capped, no symlink
 	if err != nil {
 		return nil
 	}
@@ -178,6 +179,9 @@ func reuse(o BackupOptions, now time.Time) *Backup {
 		return nil
 	}
 	for _, f := range b.Files {
+		if f.Name == "" || f.Name != filepath.Base(f.Name) || f.Name == ".." { // a file of this directory, nothing beside it
+			return nil
+		}
 		sum, size, err := filehash.SHA256(filepath.Join(o.Dir, f.Name))
 		if err != nil || sum != f.SHA256 || size != f.Size {
 			return nil

@@ -185,4 +185,32 @@ func TestTakeBackupReusesTheOneAKilledRunTook(t *testing.T) {
 	if runs() != 2 || third.Reused != "" {
 		t.Errorf("a changed file was reused: script ran %d times, %+v", runs(), third)
 	}
+	// a backup.json naming a file outside its directory (edited by hand or planted) is not
+	// reused, even when that file hashes as recorded: a new backup is taken
+	same, err := os.ReadFile(filepath.Join(o.Dir, third.Files[0].Name)) // same bytes: only the name is wrong
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(filepath.Dir(o.Dir), "elsewhere.db"), same, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := filepath.Join(o.Dir, "backup.json")
+	raw, err := os.ReadFile(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planted := strings.Replace(string(raw), `"`+third.Files[0].Name+`"`, `"../elsewhere.db"`, 1)
+	if planted == string(raw) {
+		t.Fatalf("could not plant a name in %s", raw)
+	}
+	if err := os.WriteFile(m, []byte(planted), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fourth, err := upgrade.TakeBackup(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs() != 3 || fourth.Reused != "" {
+		t.Errorf("a backup.json naming ../elsewhere.db was reused: script ran %d times, %+v", runs(), fourth)
+	}
 }
