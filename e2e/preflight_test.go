@@ -1,6 +1,6 @@
 //go:build e2e
 
-package main
+package e2e
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,21 +16,10 @@ import (
 	"github.com/bootstrap-dev/bootstrap/internal/preflight"
 )
 
-// buildBinary builds cmd/bootstrap once for this test.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "bootstrap")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/bootstrap-dev/bootstrap/cmd/bootstrap").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// The built binary's preflight passes against the lab (exit 0) and fails with exit 2, naming the
+// The built binary's preflight (as in make e2e: bin/bootstrap or $BOOTSTRAP_BIN) passes against the lab (exit 0) and fails with exit 2, naming the
 // NTP source, when the lab's clock is skewed.
 func TestPreflightAgainstLab(t *testing.T) {
-	bin := buildBinary(t)
+	bin := binary(t)
 	for _, tc := range []struct {
 		offset time.Duration
 		code   int
