@@ -68,6 +68,8 @@ type Hop struct {
 	Before  []Step        `json:"before,omitempty"`
 	After   []Step        `json:"after,omitempty"`
 	Acks    []Ack         `json:"acks,omitempty"`
+	// Subscriptions move to the next minor's CatalogSource (the run's subscriptions step).
+	Subscriptions []SubscriptionMove `json:"subscriptions,omitempty"`
 }
 
 // Verdict is one compatibility check of a hop, with its source.
@@ -210,6 +212,7 @@ func Compute(c *Carried, st *State, o Options) (*Plan, error) {
 			"the path %s needs release(s) %s, not in content.json", pathString(path), strings.Join(missing, ", "))
 	}
 	gateAll(p, c, st, o.Matrix)
+	planMoves(p, st)
 	p.Images = images(p)
 	return p, nil
 }

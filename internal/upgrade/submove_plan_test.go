@@ -1,0 +1,79 @@
+package upgrade_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/bootstrap-dev/bootstrap/internal/upgrade"
+	"github.com/bootstrap-dev/bootstrap/internal/upgrade/upgradetest"
+)
+
+// A Subscription on the mirror's CatalogSource of the running minor (cs-<catalog>-v4-17) is
+// moved, per hop that changes minor, to the same catalog's CatalogSource of the next minor: twice
+// on a two-minor plan, never on a z-stream hop; one on another source is not moved. The moves
+// are in the table and the JSON, and a plan written before moves existed still parses.
+func TestPlanMovesSubscriptionsToTheNextMinorsCatalog(t *testing.T) {
+	d := upgradetest.Standard(t, true)
+	raw := string(upgradetest.State(upgradetest.StateOptions{Version: "4.17.20", Legacy: true}))
+	if !strings.Contains(raw, "source: redhat-operators") {
+		t.Fatal("the state fixture no longer subscribes legacy-op through redhat-operators")
+	}
+	st, err := upgrade.ParseState("state.yaml", []byte(strings.Replace(raw, "source: redhat-operators", "source: cs-redhat-operator-index-v4-17", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := upgrade.Compute(load(t, d), st, upgrade.Options{To: "4.19.5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range p.Hops {
+		for _, m := range h.Subscriptions {
+			got = append(got, h.To+" "+m.Subject()+" "+m.From+"->"+m.To+" in "+m.SourceNamespace)
+			if !strings.Contains(m.Source, "mirror-config") || m.Package != "legacy-op" {
+				t.Errorf("move %+v: source or package missing", m)
+			}
+		}
+	}
+	last := p.Hops[len(p.Hops)-1]
+	want := []string{
+		p.Hops[0].To + " legacy/legacy-op cs-redhat-operator-index-v4-17->cs-redhat-operator-index-v4-18 in openshift-marketplace",
+		last.To + " legacy/legacy-op cs-redhat-operator-index-v4-18->cs-redhat-operator-index-v4-19 in openshift-marketplace",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("plan %s moves:\n%s\nwant\n%s", hops(p), strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	var tb bytes.Buffer
+	if err := p.WriteTable(&tb); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(tb.String(), "subscription legacy/legacy-op: CatalogSource cs-redhat-operator-index-v4-18 -> cs-redhat-operator-index-v4-19 (namespace openshift-marketplace)") {
+		t.Errorf("table does not show the move:\n%s", tb.String())
+	}
+	js, err := p.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := upgrade.ParsePlan(js)
+	if err != nil || len(back.Hops[0].Subscriptions) != 1 || back.Hops[0].Subscriptions[0] != p.Hops[0].Subscriptions[0] {
+		t.Fatalf("the JSON plan does not read back its moves: %v %+v", err, back)
+	}
+	old := []byte(`{"from":"4.17.20","to":"4.18.24","hops":[{"from":"4.17.20","to":"4.18.24","payload":"` + upgradetest.Payload("4.18.24") + `"}]}`)
+	if op, err := upgrade.ParsePlan(old); err != nil || op.Hops[0].Subscriptions != nil {
+		t.Errorf("a plan without moves: %v %+v", err, op)
+	}
+
+	plain, err := upgrade.Compute(load(t, d), state(t, upgradetest.StateOptions{Version: "4.17.20", Legacy: true}), upgrade.Options{To: "4.19.5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range plain.Hops {
+		if len(h.Subscriptions) != 0 {
+			t.Errorf("hop %s moves a Subscription on redhat-operators: %+v", h.To, h.Subscriptions)
+		}
+	}
+	if js, _ := plain.JSON(); bytes.Contains(js, []byte(`"subscriptions"`)) {
+		t.Error("a plan that moves nothing writes a subscriptions key (older readers compare plans byte for byte)")
+	}
+}
