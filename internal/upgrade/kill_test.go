@@ -47,7 +47,8 @@ func TestRunKilledAtEveryStepWritesOnce(t *testing.T) {
 		upgrade.StepUnpause, upgrade.StepWorkers, upgrade.StepClose, upgrade.StepAfterBackup, upgrade.StepAfterPlans}
 	for _, step := range steps {
 		t.Run(step, func(t *testing.T) {
-			l := newLab(t, upgradetest.LabOptions{Version: "4.17.10", Workers: []string{"w0", "w1"}}, upgradetest.Faults{})
+			// the sim plays OLM's catalog operator: cs-kill turns READY once applied
+			l := newLabSim(t, upgradetest.LabOptions{Version: "4.17.10", Workers: []string{"w0", "w1"}}, &upgradetest.Sim{Catalogs: true})
 			killLab(t, l)
 			opts := func() upgrade.RunOptions {
 				o := l.opts(t)
@@ -63,7 +64,6 @@ func TestRunKilledAtEveryStepWritesOnce(t *testing.T) {
 			j := &upgradetest.Journal{}
 			o := opts()
 			o.Crash = func(s string) error {
-				catalogReady(t, l, s)
 				if s == step {
 					return errKilled
 				}
@@ -75,9 +75,7 @@ func TestRunKilledAtEveryStepWritesOnce(t *testing.T) {
 			if j.Done("4.18.5/"+step, nil) {
 				t.Fatalf("%s journaled before the kill", step)
 			}
-			o = opts()
-			o.Crash = func(s string) error { catalogReady(t, l, s); return nil }
-			res, err := upgrade.Run(context.Background(), l.c, j, o)
+			res, err := upgrade.Run(context.Background(), l.c, j, opts())
 			if err != nil || !res.Done {
 				t.Fatalf("resumed run: %v (journal %v)", err, j.Keys)
 			}
@@ -145,16 +143,6 @@ func killLab(t *testing.T, l *lab) {
 			t.Fatal(err)
 		}
 	}
-}
-
-// catalogReady plays OLM's catalog operator once the mirror-config step applied cs-kill: its
-// registry answers (status READY), so the subscriptions step may move the Subscription to it.
-func catalogReady(t *testing.T, l *lab, step string) {
-	if step != upgrade.StepMirror {
-		return
-	}
-	clustertest.MustSetStatus(t, l.d, clustertest.CatalogSources, upgradetest.WorkloadNamespace, "cs-kill",
-		map[string]any{"connectionState": map[string]any{"lastObservedState": "READY"}}, true)
 }
 
 func killMirror() []*unstructured.Unstructured {

@@ -98,6 +98,7 @@ type Step struct {
 // stepBundle is the bundle of an operator step.
 type stepBundle struct {
 	source, pkg, channel, name string
+	image                      string // set for a move's bundle (a step carries its own Image)
 	version                    semver.Version
 	// defaultChannel is the package's default channel in that catalog: a delta that keeps
 	// other channels only must name one it keeps (the mirror's catalog filter refuses otherwise).
@@ -212,7 +213,7 @@ func Compute(c *Carried, st *State, o Options) (*Plan, error) {
 			"the path %s needs release(s) %s, not in content.json", pathString(path), strings.Join(missing, ", "))
 	}
 	gateAll(p, c, st, o.Matrix)
-	planMoves(p, st)
+	planMoves(p, c, st)
 	p.Images = images(p)
 	return p, nil
 }

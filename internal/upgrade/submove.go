@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -41,7 +42,7 @@ var (
 
 // subscriptions reads every Subscription the hop moves and its target CatalogSource before it
 // patches any: a Subscription missing, on a source the plan does not name, or a target missing
-// or not READY stops the run with nothing patched. One already on its target is recorded, not
+// or not READY within CatalogReadyWait stops the run with nothing patched. One already on its target is recorded, not
 // written.
 func (r *runner) subscriptions(ctx context.Context) (any, error) {
 	res := &SubscriptionMoves{}
@@ -78,21 +79,21 @@ func (r *runner) subscriptions(ctx context.Context) (any, error) {
 		cs := catalogSourceKind
 		cs.Namespace, cs.Name = ns, m.To
 		csObj := "CatalogSource " + ns + "/" + m.To
-		u, err := r.c.Get(ctx, cs)
-		if apierrors.IsNotFound(err) {
+		state, found, err := r.awaitCatalog(ctx, cs)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", csObj, err)
+		}
+		if !found {
 			return nil, &Trip{Kind: TripCatalogNotReady, Object: csObj,
 				Cause: fmt.Sprintf("not in the cluster, so Subscription %s cannot move to it from %s", m.Subject(), m.From),
 				Fix:   "give the mirror's outputs for the hop's catalogs with --mirror-config DIR (its cs-*.yaml), or apply that CatalogSource, then run again"}
 		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", csObj, err)
-		}
-		if state, _, _ := unstructured.NestedString(u.Object, "status", "connectionState", "lastObservedState"); state != catalogReady {
+		if state != catalogReady {
 			if state == "" {
 				state = "not reported"
 			}
 			return nil, &Trip{Kind: TripCatalogNotReady, Object: csObj,
-				Cause: fmt.Sprintf("not READY (status.connectionState.lastObservedState %s), so Subscription %s cannot move to it from %s", state, m.Subject(), m.From),
+				Cause: fmt.Sprintf("not READY after %s (status.connectionState.lastObservedState %s), so Subscription %s cannot move to it from %s", CatalogReadyWait, state, m.Subject(), m.From),
 				Fix:   "check that its image is in the mirror registry and its registry pod in " + ns + " runs (oc -n " + ns + " get pods), then run again"}
 		}
 		todo = append(todo, patch{m, ns})
@@ -108,6 +109,38 @@ func (r *runner) subscriptions(ctx context.Context) (any, error) {
 		res.Moved = append(res.Moved, p.m.Subject()+": "+p.m.From+" -> "+p.m.To)
 	}
 	return res, nil
+}
+
+// CatalogReadyWait is how long (on the run's clock) the subscriptions step waits for a target
+// CatalogSource to turn READY: the mirror-config step has just applied it, and OLM's catalog
+// operator needs its registry pod pulled and serving first.
+const CatalogReadyWait = 10 * time.Minute
+
+// awaitCatalog reads the CatalogSource until it is READY or CatalogReadyWait has passed, and
+// returns its last state; found is false (at once) when it is not in the cluster.
+func (r *runner) awaitCatalog(ctx context.Context, ref cluster.Ref) (state string, found bool, err error) {
+	start := r.o.Now()
+	for said := false; ; said = true {
+		u, err := r.c.Get(ctx, ref)
+		if apierrors.IsNotFound(err) {
+			return "", false, nil
+		}
+		if err != nil {
+			return "", true, err
+		}
+		state, _, _ = unstructured.NestedString(u.Object, "status", "connectionState", "lastObservedState")
+		if state == catalogReady || r.o.Now().Sub(start) >= CatalogReadyWait {
+			return state, true, nil
+		}
+		if !said {
+			r.say("%s: waiting up to %s for CatalogSource %s/%s to be READY", r.o.Hop.To, CatalogReadyWait, ref.Namespace, ref.Name)
+		}
+		select {
+		case <-ctx.Done():
+			return state, true, ctx.Err()
+		case <-time.After(r.o.Poll):
+		}
+	}
 }
 
 // targetNamespace is where the move's CatalogSource is: the namespace the hop's mirror config

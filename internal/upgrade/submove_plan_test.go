@@ -2,9 +2,12 @@ package upgrade_test
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/bootstrap-dev/bootstrap/internal/mirror"
 	"github.com/bootstrap-dev/bootstrap/internal/upgrade"
 	"github.com/bootstrap-dev/bootstrap/internal/upgrade/upgradetest"
 )
@@ -12,7 +15,8 @@ import (
 // A Subscription on the mirror's CatalogSource of the running minor (cs-<catalog>-v4-17) is
 // moved, per hop that changes minor, to the same catalog's CatalogSource of the next minor: twice
 // on a two-minor plan, never on a z-stream hop; one on another source is not moved. The moves
-// are in the table and the JSON, and a plan written before moves existed still parses.
+// are in the table and the JSON, a plan written before moves existed still parses, and the
+// delta carries each target catalog with the operator's bundle when no step of the hop does.
 func TestPlanMovesSubscriptionsToTheNextMinorsCatalog(t *testing.T) {
 	d := upgradetest.Standard(t, true)
 	raw := string(upgradetest.State(upgradetest.StateOptions{Version: "4.17.20", Legacy: true}))
@@ -56,12 +60,30 @@ func TestPlanMovesSubscriptionsToTheNextMinorsCatalog(t *testing.T) {
 		t.Fatal(err)
 	}
 	back, err := upgrade.ParsePlan(js)
-	if err != nil || len(back.Hops[0].Subscriptions) != 1 || back.Hops[0].Subscriptions[0] != p.Hops[0].Subscriptions[0] {
+	if err != nil || len(back.Hops[0].Subscriptions) != 1 || !sameMove(back.Hops[0].Subscriptions[0], p.Hops[0].Subscriptions[0]) {
 		t.Fatalf("the JSON plan does not read back its moves: %v %+v", err, back)
 	}
 	old := []byte(`{"from":"4.17.20","to":"4.18.24","hops":[{"from":"4.17.20","to":"4.18.24","payload":"` + upgradetest.Payload("4.18.24") + `"}]}`)
 	if op, err := upgrade.ParsePlan(old); err != nil || op.Hops[0].Subscriptions != nil {
 		t.Errorf("a plan without moves: %v %+v", err, op)
+	}
+
+	isc, notes, err := upgrade.Delta(p, load(t, d))
+	if err != nil || len(notes) != 0 {
+		t.Fatalf("delta: %v %v", err, notes)
+	}
+	for _, want := range []string{"catalog: registry.redhat.io/redhat/redhat-operator-index:v4.18", "catalog: registry.redhat.io/redhat/redhat-operator-index:v4.19",
+		"name: legacy-op", "minVersion: 1.0.0"} {
+		if !bytes.Contains(isc, []byte(want)) {
+			t.Errorf("the delta does not carry the catalogs the Subscription moves to (%s):\n%s", want, isc)
+		}
+	}
+	f := filepath.Join(t.TempDir(), "delta.yaml")
+	if err := os.WriteFile(f, isc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mirror.LoadISC(f); err != nil {
+		t.Errorf("the mirror refuses the delta: %v\n%s", err, isc)
 	}
 
 	plain, err := upgrade.Compute(load(t, d), state(t, upgradetest.StateOptions{Version: "4.17.20", Legacy: true}), upgrade.Options{To: "4.19.5"})
@@ -74,6 +96,11 @@ func TestPlanMovesSubscriptionsToTheNextMinorsCatalog(t *testing.T) {
 		}
 	}
 	if js, _ := plain.JSON(); bytes.Contains(js, []byte(`"subscriptions"`)) {
-		t.Error("a plan that moves nothing writes a subscriptions key (older readers compare plans byte for byte)")
+		t.Error("a plan that moves nothing writes a subscriptions key (a plan with no move keeps the bytes it had)")
 	}
+}
+
+func sameMove(a, b upgrade.SubscriptionMove) bool {
+	return a.Subject() == b.Subject() && a.Package == b.Package && a.From == b.From && a.To == b.To &&
+		a.SourceNamespace == b.SourceNamespace && a.Source == b.Source
 }

@@ -170,7 +170,7 @@ func TestRunSubscriptionsStop(t *testing.T) {
 			upgrade.TripCatalogNotReady, []string{"CatalogSource workload/" + newCatalog + ": not in the cluster", "--mirror-config"}},
 		{"target not ready", map[string]string{newCatalog: "TRANSIENT_FAILURE", "cs-certified-operator-index-v4-18": "READY"},
 			[]upgrade.SubscriptionMove{move("other-op", "cs-certified-operator-index-v4-17", "cs-certified-operator-index-v4-18"), move("legacy-op", oldCatalog, newCatalog)},
-			upgrade.TripCatalogNotReady, []string{"CatalogSource workload/" + newCatalog + ": not READY (status.connectionState.lastObservedState TRANSIENT_FAILURE)", "registry pod"}},
+			upgrade.TripCatalogNotReady, []string{"CatalogSource workload/" + newCatalog + ": not READY after 10m0s (status.connectionState.lastObservedState TRANSIENT_FAILURE)", "registry pod"}},
 		{"target without status", map[string]string{newCatalog: ""},
 			[]upgrade.SubscriptionMove{move("legacy-op", oldCatalog, newCatalog)},
 			upgrade.TripCatalogNotReady, []string{"lastObservedState not reported"}},
