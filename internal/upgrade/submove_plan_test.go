@@ -104,3 +104,53 @@ func sameMove(a, b upgrade.SubscriptionMove) bool {
 	return a.Subject() == b.Subject() && a.Package == b.Package && a.From == b.From && a.To == b.To &&
 		a.SourceNamespace == b.SourceNamespace && a.Source == b.Source
 }
+
+// The demo's layout: the next minors' catalogs carried under the name the cluster subscribes
+// through (catalogs/4.19/cs-...-v4-17). The hop whose operator step carries the target catalog
+// adds nothing; the hop with no step for the operator carries its next-minor catalog with the
+// bundle installed then, so the CatalogSource the run moves the Subscription to is mirrored.
+func TestDeltaCarriesTheCatalogAMoveNeeds(t *testing.T) {
+	d := upgradetest.Standard(t, true)
+	const src = "cs-certified-operator-index-v4-17"
+	old := upgradetest.Bundle{Name: "nvidia-network-operator.v25.1.0", Version: "25.1.0"}
+	cur := upgradetest.Bundle{Name: "nvidia-network-operator.v25.4.0", Version: "25.4.0", Replaces: old.Name}
+	d.Catalog("4.18", src, "nvidia-network-operator", "stable", old, cur)
+	d.Catalog("4.19", src, "nvidia-network-operator", "stable", cur)
+	raw := string(upgradetest.State(upgradetest.StateOptions{Version: "4.17.20", Network: "25.1.0"}))
+	st, err := upgrade.ParseState("state.yaml", []byte(strings.Replace(raw, "source: certified-operators", "source: "+src, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := upgrade.Compute(load(t, d), st, upgrade.Options{To: "4.19.5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(p.Hops); n != 3 || len(p.Hops[0].Subscriptions) != 1 || len(p.Hops[2].Subscriptions) != 1 || len(p.Hops[0].After) != 1 {
+		t.Fatalf("plan %s: %+v", hops(p), p.Hops)
+	}
+	isc, notes, err := upgrade.Delta(p, load(t, d))
+	if err != nil || len(notes) != 0 {
+		t.Fatalf("delta: %v %v", err, notes)
+	}
+	f := filepath.Join(t.TempDir(), "delta.yaml")
+	if err := os.WriteFile(f, isc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := mirror.LoadISC(f)
+	if err != nil {
+		t.Fatalf("the mirror refuses the delta: %v\n%s", err, isc)
+	}
+	var ops []string
+	for _, op := range cfg.Mirror.Operators {
+		for _, pk := range op.Packages {
+			for _, ch := range pk.Channels {
+				ops = append(ops, op.Catalog+" "+pk.Name+"/"+ch.Name+":"+ch.MinVersion+".."+ch.MaxVersion)
+			}
+		}
+	}
+	want := "registry.redhat.io/redhat/certified-operator-index:v4.18 nvidia-network-operator/stable:25.4.0..25.4.0 " +
+		"registry.redhat.io/redhat/certified-operator-index:v4.19 nvidia-network-operator/stable:25.4.0..25.4.0"
+	if got := strings.Join(ops, " "); got != want {
+		t.Errorf("delta operators\n got %s\nwant %s\n%s", got, want, isc)
+	}
+}
