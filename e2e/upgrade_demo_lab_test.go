@@ -86,7 +86,7 @@ func startUpgradeDemo(t *testing.T) *upgradeDemo {
 	upgradetest.Lab(t, u.d, upgradetest.LabOptions{Version: harness.ReleaseVersion, Workers: []string{demoCanary, "gpu-1", "worker-0"},
 		GPU: []string{demoCanary, "gpu-1"}}, clock)
 	installGPUOperator(t, u.d)
-	sim := &upgradetest.Sim{D: u.d, Clock: clock, RequireSignatures: true, Keyring: labKeyring(t, filepath.Join(lab.Dir, harness.ReleaseKeyFile))}
+	sim := &upgradetest.Sim{D: u.d, Clock: clock, Catalogs: true, RequireSignatures: true, Keyring: labKeyring(t, filepath.Join(lab.Dir, harness.ReleaseKeyFile))}
 	// The CVO's verifier ConfigMap, as the release payload installs it, with the lab key: `upgrade
 	// run`'s preflight verifies each hop's signature offline against it before any write (a
 	// signature it cannot verify stops the run there, so the demo passing shows they verified).

@@ -146,6 +146,11 @@ func stepDetail(step string, raw json.RawMessage) string {
 		}
 		what := map[bool]string{true: "signature ConfigMaps", false: "IDMS/ITMS/CatalogSources"}[step == upgrade.StepSignatures]
 		return what + ": " + or(strings.Join(objs, ", "), "none")
+	case step == upgrade.StepSubscriptions:
+		var m upgrade.SubscriptionMoves
+		_ = json.Unmarshal(raw, &m)
+		return fmt.Sprintf("Subscriptions moved to the next minor's CatalogSource: %s; found already moved (by a run killed before its record, or by hand): %s",
+			or(strings.Join(m.Moved, "; "), "none"), or(strings.Join(m.Found, "; "), "none"))
 	case step == upgrade.StepInstallPlans || step == upgrade.StepAfterPlans:
 		s := fmt.Sprintf("InstallPlans approved: %s; left unapproved: %s", or(strings.Join(d.Approved, "; "), "none"), or(strings.Join(d.Left, "; "), "none"))
 		if len(d.AlreadyApproved) > 0 {

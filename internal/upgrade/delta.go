@@ -70,6 +70,21 @@ func Delta(p *Plan, c *Carried) (isc []byte, notes []string, err error) {
 	pkgs := map[pkgKey]*span{}
 	defaults := map[[2]string]string{} // catalog, package -> the catalog's default channel
 	var drivers []string
+	add := func(k pkgKey, b *stepBundle) {
+		if def := b.defaultChannel; def != "" || defaults[[2]string{k.catalog, k.pkg}] == "" {
+			defaults[[2]string{k.catalog, k.pkg}] = def
+		}
+		if sp := pkgs[k]; sp == nil {
+			pkgs[k] = &span{b.version, b.version}
+		} else {
+			if b.version.LT(sp.min) {
+				sp.min = b.version
+			}
+			if b.version.GT(sp.max) {
+				sp.max = b.version
+			}
+		}
+	}
 	for _, h := range p.Hops {
 		tm := minorOfString(h.To)
 		fm := minorOfString(h.From)
@@ -92,18 +107,22 @@ func Delta(p *Plan, c *Carried) (isc []byte, notes []string, err error) {
 				notes = append(notes, fmt.Sprintf("bundle %s (%s) of CatalogSource %s: neither a default catalog nor one a mirror named, add its index to the ImageSetConfiguration by hand", s.bundle.name, s.Image, s.bundle.source))
 				continue
 			}
-			k := pkgKey{idx + ":v" + minor, s.bundle.pkg, s.bundle.channel}
-			defaults[[2]string{k.catalog, k.pkg}] = s.bundle.defaultChannel
-			if sp := pkgs[k]; sp == nil {
-				pkgs[k] = &span{s.bundle.version, s.bundle.version}
-			} else {
-				if s.bundle.version.LT(sp.min) {
-					sp.min = s.bundle.version
-				}
-				if s.bundle.version.GT(sp.max) {
-					sp.max = s.bundle.version
-				}
+			add(pkgKey{idx + ":v" + minor, s.bundle.pkg, s.bundle.channel}, s.bundle)
+		}
+		// a Subscription moved to the next minor's CatalogSource with no step of the hop
+		// carrying that catalog: carry it with the bundle installed, or the CatalogSource the
+		// run's subscriptions step moves it to is never written
+		for _, mv := range h.Subscriptions {
+			b := mv.bundle
+			if b == nil || (b.image != "" && have(b.image)) {
+				continue
 			}
+			idx, ok := catalogIndex(mv.To)
+			if !ok {
+				notes = append(notes, fmt.Sprintf("Subscription %s moves to CatalogSource %s: not one a mirror names for a Red Hat index, add its %s catalog with package %s (channel %s) to the ImageSetConfiguration by hand", mv.Subject(), mv.To, tm, b.pkg, b.channel))
+				continue
+			}
+			add(pkgKey{idx + ":v" + tm, b.pkg, b.channel}, b)
 		}
 	}
 	keys := make([]pkgKey, 0, len(pkgs))

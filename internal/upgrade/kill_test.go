@@ -23,7 +23,8 @@ import (
 // was is no write: the signature ConfigMap, the IDMS and CatalogSource created once, each planned
 // InstallPlan approved once, the canary pool created and deleted once, the canary node labelled
 // and unlabelled once, the worker pool paused and unpaused once each, the MachineHealthCheck
-// paused and resumed once each, spec.desiredUpdate set once.
+// paused and resumed once each, the Subscription moved to the next minor's CatalogSource once,
+// spec.desiredUpdate set once.
 func TestRunKilledAtEveryStepWritesOnce(t *testing.T) {
 	clustertest.InstallCRD(t, server.Config(t), upgradetest.MachineHealthCheckCRD())
 	sig := signatures(t, "4.18.5")
@@ -39,13 +40,15 @@ func TestRunKilledAtEveryStepWritesOnce(t *testing.T) {
 		"MachineConfigPool/worker patched": 2, // paused, unpaused
 		"MachineHealthCheck " + upgrade.MachineAPINamespace + "/workers patched": 2,
 		"ClusterVersion/version patched":                                         1,
+		"Subscription " + upgradetest.WorkloadNamespace + "/gpu patched":         1,
 	}
-	steps := []string{upgrade.StepBackup, upgrade.StepSignatures, upgrade.StepMirror, upgrade.StepInstallPlans, upgrade.StepCanary,
+	steps := []string{upgrade.StepBackup, upgrade.StepSignatures, upgrade.StepMirror, upgrade.StepSubscriptions, upgrade.StepInstallPlans, upgrade.StepCanary,
 		upgrade.StepPause, upgrade.StepHealthPause, upgrade.StepDesired, upgrade.StepControlPlane, upgrade.StepCanaryDone, upgrade.StepSoak,
 		upgrade.StepUnpause, upgrade.StepWorkers, upgrade.StepClose, upgrade.StepAfterBackup, upgrade.StepAfterPlans}
 	for _, step := range steps {
 		t.Run(step, func(t *testing.T) {
-			l := newLab(t, upgradetest.LabOptions{Version: "4.17.10", Workers: []string{"w0", "w1"}}, upgradetest.Faults{})
+			// the sim plays OLM's catalog operator: cs-kill turns READY once applied
+			l := newLabSim(t, upgradetest.LabOptions{Version: "4.17.10", Workers: []string{"w0", "w1"}}, &upgradetest.Sim{Catalogs: true})
 			killLab(t, l)
 			opts := func() upgrade.RunOptions {
 				o := l.opts(t)
@@ -54,6 +57,8 @@ func TestRunKilledAtEveryStepWritesOnce(t *testing.T) {
 				o.Mirror = killMirror()
 				o.Hop.Before = []upgrade.Step{{Subject: "gpu-operator", Action: "update", CSV: "gpu-operator-certified.v25.3.0"}}
 				o.Hop.After = []upgrade.Step{{Subject: "nfd", Action: "update", CSV: "nfd.4.18.0-202507"}}
+				o.Hop.Subscriptions = []upgrade.SubscriptionMove{{Namespace: upgradetest.WorkloadNamespace, Name: "gpu",
+					From: "cs-kill-v4-17", To: "cs-kill", SourceNamespace: upgradetest.WorkloadNamespace}}
 				return o
 			}
 			j := &upgradetest.Journal{}
@@ -121,11 +126,15 @@ func killLab(t *testing.T, l *lab) {
 		}
 		_ = idms.Delete(ctx, "idms-kill-0", metav1.DeleteOptions{})
 		_ = css.Delete(ctx, "cs-kill", metav1.DeleteOptions{})
+		_ = l.d.Resource(clustertest.Subscriptions).Namespace(upgradetest.WorkloadNamespace).Delete(ctx, "gpu", metav1.DeleteOptions{})
 	}
 	tidy()
 	t.Cleanup(tidy)
 	clustertest.Create(t, l.d, upgradetest.MHCs, map[string]any{"apiVersion": "machine.openshift.io/v1beta1", "kind": "MachineHealthCheck",
 		"metadata": map[string]any{"name": "workers", "namespace": upgrade.MachineAPINamespace}})
+	clustertest.Create(t, l.d, clustertest.Subscriptions, map[string]any{"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
+		"metadata": map[string]any{"name": "gpu", "namespace": upgradetest.WorkloadNamespace},
+		"spec":     map[string]any{"name": "gpu-operator-certified", "channel": "v25.3", "source": "cs-kill-v4-17", "sourceNamespace": upgradetest.WorkloadNamespace}})
 	for name, csv := range map[string]string{"install-gpu": "gpu-operator-certified.v25.3.0", "install-nfd": "nfd.4.18.0-202507"} {
 		ip := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
 			"metadata": map[string]any{"name": name, "namespace": upgradetest.WorkloadNamespace},

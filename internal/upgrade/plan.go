@@ -68,6 +68,8 @@ type Hop struct {
 	Before  []Step        `json:"before,omitempty"`
 	After   []Step        `json:"after,omitempty"`
 	Acks    []Ack         `json:"acks,omitempty"`
+	// Subscriptions move to the next minor's CatalogSource (the run's subscriptions step).
+	Subscriptions []SubscriptionMove `json:"subscriptions,omitempty"`
 }
 
 // Verdict is one compatibility check of a hop, with its source.
@@ -96,6 +98,7 @@ type Step struct {
 // stepBundle is the bundle of an operator step.
 type stepBundle struct {
 	source, pkg, channel, name string
+	image                      string // set for a move's bundle (a step carries its own Image)
 	version                    semver.Version
 	// defaultChannel is the package's default channel in that catalog: a delta that keeps
 	// other channels only must name one it keeps (the mirror's catalog filter refuses otherwise).
@@ -210,6 +213,7 @@ func Compute(c *Carried, st *State, o Options) (*Plan, error) {
 			"the path %s needs release(s) %s, not in content.json", pathString(path), strings.Join(missing, ", "))
 	}
 	gateAll(p, c, st, o.Matrix)
+	planMoves(p, c, st)
 	p.Images = images(p)
 	return p, nil
 }

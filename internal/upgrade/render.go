@@ -55,12 +55,15 @@ func (p *Plan) WriteTable(w io.Writer) error {
 	}
 	tw.Flush()
 	for i, h := range p.Hops {
-		if len(h.Risks)+len(h.Gate)+len(h.Before)+len(h.After)+len(h.Acks) == 0 {
+		if len(h.Risks)+len(h.Gate)+len(h.Before)+len(h.After)+len(h.Acks)+len(h.Subscriptions) == 0 {
 			continue
 		}
 		fmt.Fprintf(&b, "\nhop %d: %s -> %s (edge from %s)\n", i+1, h.From, h.To, strings.Join(h.Sources, ", "))
 		for _, r := range h.Risks {
 			fmt.Fprintf(&b, "  risk %s [%s] %s\n    %s\n", r.Name, r.Decision, r.URL, r.Source)
+		}
+		for _, m := range h.Subscriptions {
+			fmt.Fprintf(&b, "  subscription %s: CatalogSource %s -> %s (namespace %s)  [%s]\n", m.Subject(), m.From, m.To, m.SourceNamespace, m.Source)
 		}
 		for _, s := range h.Before {
 			fmt.Fprintf(&b, "  before: %s: %s  [%s]\n", s.Subject, s.Action, s.Source)

@@ -192,6 +192,7 @@ func Run(ctx context.Context, c *cluster.Client, j Journal, o RunOptions) (*Resu
 		{StepBackup, r.backup},
 		{StepSignatures, r.signatures},
 		{StepMirror, r.mirror},
+		{StepSubscriptions, r.subscriptions},
 		{StepInstallPlans, func(ctx context.Context) (any, error) { return ApproveInstallPlans(ctx, r.c, r.o.Hop.CSVs(true)) }},
 		{StepCanary, r.canary},
 		{StepPause, r.pause},

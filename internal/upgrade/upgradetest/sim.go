@@ -61,6 +61,8 @@ type Sim struct {
 	// every reconcile), keeping ReleaseAccepted=False and its time meanwhile, as the real one does
 	// (see upgrade.Thresholds.ReleaseRetry); a new spec.desiredUpdate is tried at once.
 	RetryAfter time.Duration
+	// Catalogs has the sim play OLM's catalog operator too: each new CatalogSource turns READY.
+	Catalogs bool
 
 	mu        sync.Mutex
 	errs      []error
@@ -120,6 +122,11 @@ func (s *Sim) reconcile(ctx context.Context) error {
 	}
 	if err := s.gpu(ctx); err != nil {
 		return fmt.Errorf("gpu operator: %w", err)
+	}
+	if s.Catalogs {
+		if err := s.catalogs(ctx); err != nil {
+			return fmt.Errorf("catalog operator: %w", err)
+		}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package upgradetest
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"io"
@@ -32,7 +33,8 @@ type Tap struct {
 
 	mu     sync.Mutex
 	writes map[string]int
-	all    map[string]int // "METHOD path" -> writes
+	all    map[string]int      // "METHOD path" -> writes
+	rvs    map[string][]string // "METHOD path" -> the resourceVersion each write's response carried
 }
 
 type tapKey struct{}
@@ -48,7 +50,7 @@ func NewTap(t testing.TB, cfg *rest.Config) *Tap {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp := &Tap{writes: map[string]int{}, all: map[string]int{}}
+	tp := &Tap{writes: map[string]int{}, all: map[string]int{}, rvs: map[string][]string{}}
 	proxy := &httputil.ReverseProxy{
 		Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
 		Transport:     rt,
@@ -56,7 +58,9 @@ func NewTap(t testing.TB, cfg *rest.Config) *Tap {
 		ModifyResponse: func(resp *http.Response) error {
 			if m := resp.Request.Method; m != http.MethodGet && m != http.MethodHead && resp.StatusCode < 300 {
 				w := m + " " + resp.Request.URL.Path
+				rv := responseVersion(resp)
 				tp.mu.Lock()
+				tp.rvs[w] = append(tp.rvs[w], rv)
 				tp.all[w]++
 				n := tp.all[w]
 				tp.mu.Unlock()
@@ -128,6 +132,47 @@ func (tp *Tap) Count(write string) int {
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
 	return tp.all[write]
+}
+
+// Versions are the resourceVersions the API server answered the writes "METHOD path" with, in
+// order. A write that changed the object gets a new one; a server-side apply or merge patch that
+// left it as it was answers with the one it had: the same value twice in a row is a repeated
+// write that changed nothing.
+func (tp *Tap) Versions(write string) []string {
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	return append([]string(nil), tp.rvs[write]...)
+}
+
+// responseVersion reads (and puts back) a write response's metadata.resourceVersion ("" when it
+// has none, as a DELETE's status answer may not).
+func responseVersion(resp *http.Response) string {
+	if resp.Body == nil {
+		return ""
+	}
+	b, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	if err != nil {
+		return ""
+	}
+	data := b
+	if resp.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			return ""
+		}
+		if data, err = io.ReadAll(zr); err != nil {
+			return ""
+		}
+	}
+	var obj struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	_ = json.Unmarshal(data, &obj)
+	return obj.Metadata.ResourceVersion
 }
 
 // Kubeconfig is a kubeconfig naming the tap.
