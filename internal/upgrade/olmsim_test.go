@@ -126,3 +126,21 @@ func field(u *unstructured.Unstructured, path ...string) string {
 	s, _, _ := unstructured.NestedString(u.Object, path...)
 	return s
 }
+
+// labOLM starts the simulated OLM with the operators the run tests plan to update, installed in
+// the workload namespace a step below: gpu-operator-certified (v25.0.0 -> v25.3.0) and nfd
+// (4.17.0-202501 -> 4.18.0-202507), their Subscriptions on Manual approval. The caller starts it:
+// InstallPlans the test makes before naming those CSVs are the ones OLM carries out (it makes
+// none of its own for them).
+func labOLM(t *testing.T, l *lab) *upgradetest.OLM {
+	t.Helper()
+	olm := &upgradetest.OLM{D: l.d, Clock: l.clock, Catalogs: upgradetest.Catalogs{
+		"certified-operators": {"gpu-operator-certified": {"stable": {{Name: "gpu-operator-certified.v25.0.0", Version: "25.0.0"},
+			{Name: "gpu-operator-certified.v25.3.0", Version: "25.3.0", Replaces: "gpu-operator-certified.v25.0.0"}}}},
+		"redhat-operators": {"nfd": {"stable": {{Name: "nfd.4.17.0-202501", Version: "4.17.0-202501"},
+			{Name: "nfd.4.18.0-202507", Version: "4.18.0-202507", Replaces: "nfd.4.17.0-202501"}}}},
+	}}
+	olm.Operator(t, upgradetest.WorkloadNamespace, "certified-operators", "gpu-operator-certified", "stable", "gpu-operator-certified.v25.0.0")
+	olm.Operator(t, upgradetest.WorkloadNamespace, "redhat-operators", "nfd", "stable", "nfd.4.17.0-202501")
+	return olm
+}

@@ -40,10 +40,14 @@ type OLM struct {
 	// Fail names CSVs whose InstallPlan fails when approved (phase Failed, condition
 	// Installed=False), as one whose bundle cannot be unpacked does.
 	Fail map[string]bool
+	// Delay is how long (on the Clock) an approved InstallPlan stays Installing, as the real one
+	// does while the bundle is unpacked and the new CSV's deployments roll out (0: one reconcile).
+	Delay time.Duration
 	// Tick is the real time between reconciles (default 20 ms).
 	Tick time.Duration
 
 	mu      sync.Mutex
+	began   map[string]time.Time // InstallPlan namespace/name -> when it went Installing
 	errs    []error
 	seq     int
 	cleaned map[string]bool
@@ -223,19 +227,19 @@ func (o *OLM) resolve(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		phase := "RequiresApproval"
-		if approval == "Automatic" {
-			phase = "Installing"
-		}
-		if err := clustertest.SetStatus(o.D, clustertest.InstallPlans, ns, name, map[string]any{"phase": phase,
-			"catalogSources": []any{source}, "bundleLookups": []any{}}, true); err != nil {
-			return err
-		}
 		status["currentCSV"], status["state"], status["lastUpdated"] = b.Name, "UpgradePending", o.now()
 		status["installPlanRef"] = map[string]any{"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
 			"name": name, "namespace": ns, "uid": string(made.GetUID()), "resourceVersion": made.GetResourceVersion()}
 		status["installplan"] = map[string]any{"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan", "name": name, "uuid": string(made.GetUID())}
 		if err := clustertest.SetStatus(o.D, clustertest.Subscriptions, ns, s.GetName(), status, true); err != nil {
+			return err
+		}
+		phase := "RequiresApproval" // after the Subscription's status: who sees the phase sees it UpgradePending
+		if approval == "Automatic" {
+			phase = "Installing"
+		}
+		if err := clustertest.SetStatus(o.D, clustertest.InstallPlans, ns, name, map[string]any{"phase": phase,
+			"catalogSources": []any{source}, "bundleLookups": []any{}}, true); err != nil {
 			return err
 		}
 	}
@@ -273,10 +277,25 @@ func (o *OLM) execute(ctx context.Context) error {
 		if !approved || phase == "Complete" || phase == "Failed" {
 			continue
 		}
+		id := ip.GetNamespace() + "/" + ip.GetName()
 		if phase != "Installing" {
 			status["phase"] = "Installing"
-		} else if err := o.install(ctx, ip, status); err != nil {
-			return err
+			o.mu.Lock()
+			if o.began == nil {
+				o.began = map[string]time.Time{}
+			}
+			o.began[id] = o.Clock.Now()
+			o.mu.Unlock()
+		} else {
+			o.mu.Lock()
+			began, ok := o.began[id]
+			o.mu.Unlock()
+			if ok && o.Clock.Now().Sub(began) < o.Delay {
+				continue
+			}
+			if err := o.install(ctx, ip, status); err != nil {
+				return err
+			}
 		}
 		if err := clustertest.SetStatus(o.D, clustertest.InstallPlans, ip.GetNamespace(), ip.GetName(), status, true); err != nil {
 			return err
