@@ -100,6 +100,7 @@ func startUpgradeDemo(t *testing.T) *upgradeDemo {
 		"data": map[string]any{"verifier-public-key-lab": string(key)}})
 	sim.Start(t)
 	sim.Settle(t)
+	(&upgradetest.OLM{D: u.d, Clock: clock, Catalogs: demoCatalogs()}).Start(t)
 	u.sshd = sshtest.Start(t)
 	u.script = upgradetest.BackupNode(t, u.sshd, "")
 	fmt.Fprintf(os.Stdout, "the cluster: %s on a kube-apiserver (master m0; workers %s and gpu-1 with GPUs, worker-0), GPU Operator 25.3.1; the CVO verifies signatures with %s\n",
@@ -130,6 +131,30 @@ func installGPUOperator(t *testing.T, d dynamic.Interface) {
 			"sourceNamespace": "openshift-marketplace", "installPlanApproval": "Manual"}})
 	clustertest.MustSetStatus(t, d, clustertest.Subscriptions, ns, "gpu-operator-certified", map[string]any{"installedCSV": csv, "currentCSV": csv,
 		"state": "AtLatestKnown", "lastUpdated": time.Now().UTC().Format(time.RFC3339)}, true)
+}
+
+// demoCatalogs are the lab's certified catalogs as the simulated OLM resolves them: channel
+// stable of gpu-operator-certified, each bundle replacing the one before as mirrortest builds it
+// (harness content.go for 4.18: up to 25.3.1; releases.go for 4.19-4.21: on to 25.10.0), under
+// the CatalogSource names the mirror writes. The Subscription follows the 4.18 one until the run
+// moves it to the next minor's: only there does OLM find 25.10.0 and plan its InstallPlan.
+func demoCatalogs() upgradetest.Catalogs {
+	chain := func(vs ...string) map[string]map[string][]upgradetest.Bundle {
+		var bs []upgradetest.Bundle
+		for i, v := range vs {
+			b := upgradetest.Bundle{Name: "gpu-operator-certified.v" + v, Version: v}
+			if i > 0 {
+				b.Replaces = "gpu-operator-certified.v" + vs[i-1]
+			}
+			bs = append(bs, b)
+		}
+		return map[string]map[string][]upgradetest.Bundle{"gpu-operator-certified": {"stable": bs}}
+	}
+	c := upgradetest.Catalogs{harness.CatalogCertified: chain("24.9.2", "25.3.1")}
+	for _, minor := range []string{"4-19", "4-20", "4-21"} {
+		c["cs-certified-operator-index-v"+minor] = chain("24.9.2", "25.3.1", "25.10.0")
+	}
+	return c
 }
 
 // labKeyring reads the public half of the lab's throwaway release key: the simulated CVO's keyring.

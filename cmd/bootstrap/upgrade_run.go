@@ -266,9 +266,12 @@ func runHops(cmd *cobra.Command, g *globals, c *cluster.Client, p *upgrade.Plan,
 		return err
 	}
 	var st []pipeline.Stage
-	for _, h := range p.Hops {
+	for i, h := range p.Hops {
 		ho := o
 		ho.Hop = h
+		if i > 0 { // the hop waits for the operator updates the plan puts after the one before
+			ho.Previous = &p.Hops[i-1]
+		}
 		if bo != nil {
 			ho.Backup = forHop(*bo, h.To, dir)
 			ho.AfterBackup = forHop(*bo, h.To+"-after", dir)

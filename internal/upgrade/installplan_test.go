@@ -18,6 +18,7 @@ import (
 // plan does not (alone or beside a planned one) stays unapproved and is named in the journal.
 func TestRunApprovesOnlyThePlannedInstallPlans(t *testing.T) {
 	l := newLab(t, upgradetest.LabOptions{Version: "4.17.10", Workers: []string{"w0", "w1"}}, upgradetest.Faults{})
+	olm := labOLM(t, l)
 	ips := l.d.Resource(clustertest.InstallPlans).Namespace(upgradetest.WorkloadNamespace)
 	for name, csvs := range map[string][]any{
 		"install-gpu":       {"gpu-operator-certified.v25.3.0"},
@@ -33,6 +34,7 @@ func TestRunApprovesOnlyThePlannedInstallPlans(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = ips.Delete(context.Background(), name, metav1.DeleteOptions{}) })
 	}
+	olm.Start(t) // it carries out the approved InstallPlans above, and makes none of its own for their CSVs
 	j := &upgradetest.Journal{}
 	o := l.opts(t)
 	o.Hop.Before = []upgrade.Step{{Subject: "gpu-operator", Action: "update", CSV: "gpu-operator-certified.v25.3.0"}}

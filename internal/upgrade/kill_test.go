@@ -106,7 +106,8 @@ func TestRunKilledAtEveryStepWritesOnce(t *testing.T) {
 }
 
 // killLab adds what the hop writes to besides the lab: a MachineHealthCheck, the planned
-// InstallPlans (one before the hop, one after); it removes them, and the mirror config the hop
+// InstallPlans (one before the hop, one after) and the simulated OLM that installs them once
+// approved; it removes them, and the mirror config the hop
 // applies, when the test ends.
 func killLab(t *testing.T, l *lab) {
 	t.Helper()
@@ -130,6 +131,8 @@ func killLab(t *testing.T, l *lab) {
 	}
 	tidy()
 	t.Cleanup(tidy)
+	olm := labOLM(t, l)
+	defer olm.Start(t) // after the InstallPlans below: OLM carries them out
 	clustertest.Create(t, l.d, upgradetest.MHCs, map[string]any{"apiVersion": "machine.openshift.io/v1beta1", "kind": "MachineHealthCheck",
 		"metadata": map[string]any{"name": "workers", "namespace": upgrade.MachineAPINamespace}})
 	clustertest.Create(t, l.d, clustertest.Subscriptions, map[string]any{"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",

@@ -49,6 +49,9 @@ const CanaryLabel = "node-role.kubernetes.io/worker-canary"
 // RunOptions are one hop's run.
 type RunOptions struct {
 	Hop Hop
+	// Previous is the plan's hop before Hop, if any: Hop does not start while the operator
+	// updates Previous puts after it are not installed.
+	Previous *Hop
 	// AcceptedBy names who accepted the rollback contract (--accept-rollback-contract, or the
 	// person who confirmed it): a run refuses without it.
 	AcceptedBy string
@@ -159,6 +162,9 @@ func Run(ctx context.Context, c *cluster.Client, j Journal, o RunOptions) (*Resu
 	if o.Thresholds.ReleaseRetry <= 0 {
 		o.Thresholds.ReleaseRetry = DefaultThresholds().ReleaseRetry
 	}
+	if o.Thresholds.OperatorInstall <= 0 {
+		o.Thresholds.OperatorInstall = DefaultThresholds().OperatorInstall
+	}
 	if o.Hop.Payload == "" || !strings.Contains(o.Hop.Payload, "@sha256:") {
 		return nil, fmt.Errorf("hop %s: the release must be named by digest (pullspec@sha256:...), got %q", o.Hop.To, o.Hop.Payload)
 	}
@@ -180,6 +186,11 @@ func Run(ctx context.Context, c *cluster.Client, j Journal, o RunOptions) (*Resu
 		if err != nil {
 			return res, err
 		}
+		prev, err := PreviousOperators(ctx, c, o.Previous) // operators.go
+		if err != nil {
+			return res, err
+		}
+		fs = append(fs, prev...)
 		res.Findings = fs
 		if Failed(fs) {
 			return res, &PreflightError{Findings: fs}
@@ -192,8 +203,10 @@ func Run(ctx context.Context, c *cluster.Client, j Journal, o RunOptions) (*Resu
 		{StepBackup, r.backup},
 		{StepSignatures, r.signatures},
 		{StepMirror, r.mirror},
+		// The updates the plan puts before the hop come from the minor being left, so they are
+		// installed before the Subscriptions move to the next minor's catalog.
+		{StepInstallPlans, r.operators(true)}, // operators.go: approve, then wait until installed
 		{StepSubscriptions, r.subscriptions},
-		{StepInstallPlans, func(ctx context.Context) (any, error) { return ApproveInstallPlans(ctx, r.c, r.o.Hop.CSVs(true)) }},
 		{StepCanary, r.canary},
 		{StepPause, r.pause},
 		{StepHealthPause, r.pauseHealthChecks},
@@ -205,7 +218,7 @@ func Run(ctx context.Context, c *cluster.Client, j Journal, o RunOptions) (*Resu
 		{StepWorkers, r.workers},
 		{StepClose, r.close},
 		{StepAfterBackup, r.afterBackup},
-		{StepAfterPlans, func(ctx context.Context) (any, error) { return ApproveInstallPlans(ctx, r.c, r.o.Hop.CSVs(false)) }},
+		{StepAfterPlans, r.operators(false)},
 	}
 	for _, s := range steps {
 		if r.j.Done(r.key(s.name), nil) {

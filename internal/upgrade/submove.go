@@ -13,7 +13,8 @@ import (
 )
 
 // StepSubscriptions moves the hop's Subscriptions to the next minor's CatalogSources: after the
-// mirror-config step applied them, before the InstallPlans are approved.
+// mirror-config step applied them and after the updates the plan puts before the hop (which come
+// from the minor being left) are installed.
 const StepSubscriptions = "subscriptions"
 
 // Trip kinds of the subscriptions step.

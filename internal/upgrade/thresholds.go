@@ -35,6 +35,14 @@ type Thresholds struct {
 	// it retry at once. A refusal kept keeps its lastTransitionTime (a new one is a new verdict
 	// and stops the run). 5 minutes covers one full interval.
 	ReleaseRetry time.Duration `json:"releaseRetry"`
+	// OperatorInstall is how long an install-plans step waits for OLM to install a planned CSV
+	// (an InstallPlan naming it, then the CSV Succeeded) before it stops the run. Not the
+	// product's own threshold, but OLM's: its catalog operator fails an InstallPlan whose bundle
+	// is not unpacked after --bundle-unpack-timeout (10 minutes by default; its plan execution
+	// errors turn fatal after --install-plan-retry-timeout, 1 minute: operator-lifecycle-manager
+	// cmd/catalog flags), and the new CSV then waits for its deployments, which Kubernetes
+	// reports failed after progressDeadlineSeconds (600 by default). 20 minutes covers both.
+	OperatorInstall time.Duration `json:"operatorInstall"`
 }
 
 // DefaultThresholds are the product's thresholds (see Thresholds).
@@ -47,6 +55,8 @@ func DefaultThresholds() Thresholds {
 		Drain:          time.Hour,
 		GPUDriver:      30 * time.Minute,
 		ReleaseRetry:   5 * time.Minute,
+
+		OperatorInstall: 20 * time.Minute,
 	}
 }
 
@@ -55,7 +65,7 @@ func (t Thresholds) Scale(f float64) Thresholds {
 	s := func(d time.Duration) time.Duration { return time.Duration(float64(d) / f) }
 	t.Unavailable, t.Degraded, t.Progressing = s(t.Unavailable), s(t.Degraded), s(t.Progressing)
 	t.ProgressingMCO, t.Drain, t.GPUDriver = s(t.ProgressingMCO), s(t.Drain), s(t.GPUDriver)
-	t.ReleaseRetry = s(t.ReleaseRetry)
+	t.ReleaseRetry, t.OperatorInstall = s(t.ReleaseRetry), s(t.OperatorInstall)
 	return t
 }
 

@@ -157,7 +157,9 @@ func clean(t testing.TB, d dynamic.Interface) {
 		ns  string
 	}{{clustertest.ClusterVersions, ""}, {clustertest.ClusterOperators, ""}, {clustertest.MachineConfigPools, ""},
 		{clustertest.Nodes, ""}, {PDBs, WorkloadNamespace}, {Pods, WorkloadNamespace}, {Pods, GPUNamespace}, {clustertest.MachineConfigs, ""},
-		{clustertest.GVR("", "v1", "configmaps"), "openshift-config-managed"}, {clustertest.GVR("", "v1", "configmaps"), "openshift-config"}} {
+		{clustertest.GVR("", "v1", "configmaps"), "openshift-config-managed"}, {clustertest.GVR("", "v1", "configmaps"), "openshift-config"},
+		// operators another test subscribed (capture's GPU Operator): one package, one Subscription
+		{clustertest.Subscriptions, GPUNamespace}, {clustertest.ClusterServiceVersions, GPUNamespace}, {clustertest.InstallPlans, GPUNamespace}} {
 		l, err := d.Resource(r.gvr).Namespace(r.ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			continue
