@@ -138,9 +138,11 @@ node the GPU operator's driver pod for that build Ready; the --blacklist modules
 in its rendered config); soaks (--soak); unpauses the rest; closes (canary pool removed). The
 InstallPlans waiting for approval are approved only when every CSV they name is one the plan's
 operator steps name (before the hop those it puts before, after it those after); any other
-stays unapproved and is named in the journal. Before them, each Subscription the plan moves to
-the next minor's CatalogSource (cs-<catalog>-v4-18 -> cs-<catalog>-v4-19) is read, and patched
-only when not already there and its target is READY; otherwise the run stops and says why.
+stays unapproved and is named in the journal. The run then waits until each CSV the step names is
+installed (Succeeded, the Subscription at it), at most 20 minutes, and stops and says why when one
+is not. After the updates before the hop, each Subscription the plan moves to the next minor's
+CatalogSource (cs-<catalog>-v4-18 -> cs-<catalog>-v4-19) is read, and patched only when not
+already there and its target is READY; otherwise the run stops and says why.
 
 Before anything of a hop changes the cluster, the hop's etcd backup is taken: the cluster's
 backup script runs on the control-plane node --backup-node NAME=ADDRESS over SSH (user
