@@ -27,7 +27,7 @@ ROOT=${BOOTSTRAP_INSTALLERCHECK_ROOT:-/var/cache/bootstrap/installercheck}
 export GONOSUMDB=${GONOSUMDB:-github.com/openshift/assisted-service,github.com/mboersma,github.com/openshift/machine-api-provider-gcp}
 export GOFLAGS=-buildvcs=false GOTOOLCHAIN=local
 
-log() { echo "installercheck: $*" >&2; }
+log() { echo "$(ci_at)installercheck: $*" >&2; }
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 

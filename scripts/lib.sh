@@ -6,6 +6,15 @@
 # seconds (default 30) while it runs, then "LABEL: done in 4m12s" or "LABEL: failed after 10s
 # (exit 2)". Returns COMMAND's status. The caller defines log() (a prefix and stderr).
 
+# ci_at prints "[+12m05s] ", the time since .ci/run started (BOOTSTRAP_CI_START, epoch seconds),
+# which every log line of the scripts carries in CI: overlapping steps can then be put on one time
+# line (scripts/ci-times.sh). Outside CI it prints nothing.
+ci_at() {
+  [ -n "${BOOTSTRAP_CI_START:-}" ] || return 0
+  local s=$(( $(date +%s) - BOOTSTRAP_CI_START ))
+  printf '[+%dm%02ds] ' $(( s / 60 )) $(( s % 60 ))
+}
+
 elapsed() {
   local s=$(( SECONDS - $1 ))
   if [ "$s" -ge 60 ]; then printf '%dm%02ds' $(( s / 60 )) $(( s % 60 )); else printf '%ds' "$s"; fi

@@ -15,7 +15,7 @@ ROOT=${BOOTSTRAP_OPM_ROOT:-/var/cache/bootstrap/opm}
 BIN="$ROOT/$OPM_VERSION/opm"
 export GOFLAGS=-buildvcs=false GOTOOLCHAIN=local
 
-log() { echo "opm: $*" >&2; }
+log() { echo "$(ci_at)opm: $*" >&2; }
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 

@@ -4,5 +4,5 @@
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-log() { echo "make: $*" >&2; }
+log() { echo "$(ci_at)make: $*" >&2; }
 phase "$@"

@@ -23,7 +23,7 @@ DIR="$ROOT/k8s-${K8S_VERSION#v}_etcd-${ETCD_VERSION#v}"
 STAGING_VERSION="v0.${K8S_VERSION#v1.}"
 export GOFLAGS=-buildvcs=false GOTOOLCHAIN=local CGO_ENABLED=0
 
-log() { echo "testbin: $*" >&2; }
+log() { echo "$(ci_at)testbin: $*" >&2; }
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
