@@ -75,8 +75,8 @@ func TestRunApprovesOnlyThePlannedInstallPlans(t *testing.T) {
 	if _, err := l.d.Resource(clustertest.CatalogSources).Namespace(upgradetest.WorkloadNamespace).Get(context.Background(), "cs-redhat-operator-index-v4-18", metav1.GetOptions{}); err != nil {
 		t.Errorf("the next minor's CatalogSource was not applied: %v", err)
 	}
-	if j.Keys[3] != "4.18.5/"+upgrade.StepMirror || j.Keys[5] != "4.18.5/"+upgrade.StepInstallPlans {
-		t.Errorf("journal %v: the mirror config must come before the InstallPlans", j.Keys)
+	if j.Keys[3] != "4.18.5/"+upgrade.StepMirror || j.Keys[4] != "4.18.5/"+upgrade.StepInstallPlans || j.Keys[5] != "4.18.5/"+upgrade.StepSubscriptions {
+		t.Errorf("journal %v: the mirror config, then the InstallPlans, then the Subscriptions' move", j.Keys)
 	}
 	var before upgrade.InstallPlans
 	j.Done("4.18.5/"+upgrade.StepInstallPlans, &before)

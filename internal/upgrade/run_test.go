@@ -126,7 +126,7 @@ func TestRunOneHopCanaryFirst(t *testing.T) {
 	if !res.Done {
 		t.Fatal("not done")
 	}
-	want := []string{"contract", "etcd-backup", "signatures", "mirror-config", "subscriptions", "install-plans", "canary-pool", "pause", "health-checks-pause", "desired-update-intent", "desired-update", "control-plane",
+	want := []string{"contract", "etcd-backup", "signatures", "mirror-config", "install-plans", "subscriptions", "canary-pool", "pause", "health-checks-pause", "desired-update-intent", "desired-update", "control-plane",
 		"canary-done", "soak", "unpause", "workers", "close", "etcd-backup-after", "install-plans-after"}
 	var keys []string // the node transitions, journaled as seen, left out
 	for _, k := range j.Keys {

@@ -75,12 +75,13 @@ func move(name, from, to string) upgrade.SubscriptionMove {
 }
 
 // opts runs the hop with moves up to the subscriptions step (the run stops on errKilled after
-// the install-plans step's work, the rest of the hop is other tests' business).
+// the work of the step that follows it, canary-pool, before that is journaled; the rest of the
+// hop is other tests' business).
 func (l *subLab) opts(t *testing.T, moves ...upgrade.SubscriptionMove) upgrade.RunOptions {
 	o := l.lab.opts(t)
 	o.Hop.Subscriptions = moves
 	o.Crash = func(step string) error {
-		if step == upgrade.StepInstallPlans {
+		if step == upgrade.StepCanary {
 			return errKilled
 		}
 		return nil
@@ -128,8 +129,8 @@ func TestRunMovesSubscriptionOnceAcrossAKill(t *testing.T) {
 	if !j.Done("4.18.5/"+upgrade.StepSubscriptions, &rec) || len(rec.Moved) != 0 || len(rec.Found) != 1 || rec.Found[0] != "workload/legacy-op: "+newCatalog {
 		t.Errorf("journaled %+v, want legacy-op found already moved by the killed run", rec)
 	}
-	if i, k := indexOf(j.Keys, "4.18.5/"+upgrade.StepMirror), indexOf(j.Keys, "4.18.5/"+upgrade.StepSubscriptions); i < 0 || k != i+1 {
-		t.Errorf("journal %v: subscriptions must follow mirror-config", j.Keys)
+	if i, k := indexOf(j.Keys, "4.18.5/"+upgrade.StepInstallPlans), indexOf(j.Keys, "4.18.5/"+upgrade.StepSubscriptions); i < 0 || k != i+1 || indexOf(j.Keys, "4.18.5/"+upgrade.StepMirror) >= i {
+		t.Errorf("journal %v: subscriptions must follow mirror-config and the updates before the hop", j.Keys)
 	}
 }
 
@@ -199,7 +200,7 @@ func TestRunSubscriptionsStop(t *testing.T) {
 			if got := l.source(t, "legacy-op"); got != oldCatalog {
 				t.Errorf("legacy-op moved to %s", got)
 			}
-			if j.Done("4.18.5/"+upgrade.StepSubscriptions, nil) || j.Done("4.18.5/"+upgrade.StepInstallPlans, nil) {
+			if j.Done("4.18.5/"+upgrade.StepSubscriptions, nil) || j.Done("4.18.5/"+upgrade.StepCanary, nil) {
 				t.Errorf("journal went on after the stop: %v", j.Keys)
 			}
 		})
