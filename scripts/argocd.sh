@@ -9,9 +9,10 @@
 # Idempotent: when the binaries are there it does nothing. Only the Go module proxy is used (no
 # prebuilt downloads). Argo CD v3.6 needs Go 1.27, which the go command fetches from the proxy as the
 # toolchain module go1.27.3 for this build only (the project itself stays on the machine's Go). The
+# binary links only the four commands the tests run (our own main below, not Argo CD's cmd). The
 # build uses the shared module cache (lib.sh shared_modcache) and a private GOCACHE that is removed
-# afterwards (~850 CPU-seconds and ~2.3 GB RSS cold); only the binaries are kept. Progress goes to stderr at least every 30 s; the directory is
-# printed on stdout.
+# afterwards; only the binaries are kept. Progress goes to stderr at least every 30 s; the
+# directory is printed on stdout.
 set -euo pipefail
 
 ARGOCD_VERSION=${ARGOCD_VERSION:-v3.6.2}
@@ -19,12 +20,12 @@ KUSTOMIZE_VERSION=${KUSTOMIZE_VERSION:-v5.8.1} # the kustomize/api v0.21.1 that 
 GO_TOOLCHAIN=${ARGOCD_GO_TOOLCHAIN:-go1.27.3}
 ROOT=${BOOTSTRAP_ARGOCD_ROOT:-/var/cache/bootstrap/argocd}
 DIR="$ROOT/$ARGOCD_VERSION"
-# The names the one binary answers to (cmd/main.go switches on its base name); the repo-server also
+# The names the one binary answers to (its main switches on its base name); the repo-server also
 # runs argocd-git-ask-pass as git's askpass helper, so it must be on PATH beside the servers.
-NAMES="argocd-application-controller argocd-repo-server argocd-applicationset-controller argocd-git-ask-pass argocd-server argocd-cmp-server argocd-notifications argocd-dex argocd-k8s-auth"
+NAMES="argocd-application-controller argocd-repo-server argocd-applicationset-controller argocd-git-ask-pass"
 export GOFLAGS="-buildvcs=false -mod=mod" CGO_ENABLED=0 GOTOOLCHAIN="$GO_TOOLCHAIN"
 
-log() { echo "argocd: $*" >&2; }
+log() { echo "$(ci_at)argocd: $*" >&2; }
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -108,13 +109,65 @@ amod="$GOMODCACHE/cache/download/github.com/argoproj/argo-cd/v3/@v/$ARGOCD_VERSI
 cat >"$m/tools.go" <<'EOF'
 //go:build tools
 
-// Package tools pins the commands this module builds.
-package tools
+// Package tools pins kustomize, which this module also builds.
+package main
+
+import _ "sigs.k8s.io/kustomize/kustomize/v5"
+EOF
+# Our own multi-call main for the four commands the tests run, instead of Argo CD's cmd (which
+# also links the API server, the CLI, Dex, notifications and the plugin and commit servers).
+cat >"$m/main.go" <<'EOF'
+// Command argocd is the part of Argo CD the tests run: the application controller, the repo
+// server, the ApplicationSet controller and the askpass helper the repo server hands git, chosen
+// by the name it is called by (or ARGOCD_BINARY_NAME), as Argo CD's own multi-call binary does.
+// Linking only these four leaves out the API server, the CLI, Dex, notifications and the plugin
+// servers, which no test runs.
+package main
 
 import (
-	_ "github.com/argoproj/argo-cd/v3/cmd"
-	_ "sigs.k8s.io/kustomize/kustomize/v5"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+
+	appcontroller "github.com/argoproj/argo-cd/v3/cmd/argocd-application-controller/commands"
+	applicationset "github.com/argoproj/argo-cd/v3/cmd/argocd-applicationset-controller/commands"
+	gitaskpass "github.com/argoproj/argo-cd/v3/cmd/argocd-git-ask-pass/commands"
+	reposerver "github.com/argoproj/argo-cd/v3/cmd/argocd-repo-server/commands"
+	"github.com/argoproj/argo-cd/v3/common"
+	"github.com/argoproj/argo-cd/v3/util/log"
 )
+
+func main() {
+	// No grpc.DisableSRVLookups() as Argo CD's main has: the gRPC SRV lookups it turns off are
+	// turned on by grpclb's init, which only the CLI and API server link; here it would panic.
+	klog.SetLogger(log.NewLogrusLogger(log.NewWithCurrentConfig()))
+	name := filepath.Base(os.Args[0])
+	if v := os.Getenv("ARGOCD_BINARY_NAME"); v != "" {
+		name = v
+	}
+	var cmd *cobra.Command
+	switch name {
+	case common.CommandApplicationController:
+		cmd = appcontroller.NewCommand()
+	case common.CommandRepoServer:
+		cmd = reposerver.NewCommand()
+	case common.CommandApplicationSetController:
+		cmd = applicationset.NewCommand()
+	case common.CommandGitAskPass:
+		cmd = gitaskpass.NewCommand()
+		cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	default:
+		fmt.Fprintf(os.Stderr, "%s: this build of Argo CD runs only as %s, %s, %s or %s\n", name,
+			common.CommandApplicationController, common.CommandRepoServer, common.CommandApplicationSetController, common.CommandGitAskPass)
+		os.Exit(2)
+	}
+	if err := cmd.Execute(); err != nil {
+		os.Exit(1)
+	}
+}
 EOF
 log "wrapper: $(grep -c '=>' "$m/go.mod") replaces from argo-cd's go.mod"
 ld="-s -w"
@@ -124,7 +177,7 @@ done
 (
   cd "$m"
   nice -n 10 go mod tidy -e
-  nice -n 10 go build -trimpath -ldflags "$ld" -o "$WORK/argocd" github.com/argoproj/argo-cd/v3/cmd
+  nice -n 10 go build -trimpath -ldflags "$ld" -o "$WORK/argocd" .
   nice -n 10 go build -trimpath -ldflags "-s -w -X sigs.k8s.io/kustomize/api/provenance.version=$KUSTOMIZE_VERSION" \
     -o "$WORK/kustomize" sigs.k8s.io/kustomize/kustomize/v5
 ) >&2
@@ -132,7 +185,7 @@ mkdir -p "$DIR"
 for b in argocd kustomize; do cp "$WORK/$b" "$DIR/$b.tmp" && mv "$DIR/$b.tmp" "$DIR/$b"; done
 for n in $NAMES; do ln -sfn argocd "$DIR/$n"; done
 install_wrapper
-printf 'github.com/argoproj/argo-cd/v3 %s\nsigs.k8s.io/kustomize/kustomize/v5 %s\ntoolchain %s\n' \
-  "$ARGOCD_VERSION" "$KUSTOMIZE_VERSION" "$GO_TOOLCHAIN" >"$DIR/versions.txt"
+printf 'github.com/argoproj/argo-cd/v3 %s\nsigs.k8s.io/kustomize/kustomize/v5 %s\ntoolchain %s\ncommands %s\n' \
+  "$ARGOCD_VERSION" "$KUSTOMIZE_VERSION" "$GO_TOOLCHAIN" "$NAMES" >"$DIR/versions.txt"
 log "done in $(( $(date +%s) - start ))s; $(du -shL "$DIR/argocd" | cut -f1) argocd, $(du -sh "$DIR/kustomize" | cut -f1) kustomize in $DIR (build caches removed)"
 echo "$DIR"
