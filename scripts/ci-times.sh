@@ -23,6 +23,7 @@ function fmt(t) { return sprintf("+%dm%02ds", int(t / 60), t % 60) }
     took = line; sub(/.*: (done|built) in /, "", took); sub(/[;:,].*/, "", took)
     # a tool script`s own last line ("testbin: done in 711s") starts where its first line did
     s = (label in start) ? start[label] : first[tool]
+    delete start[label] # a step run twice (make build by two targets) starts anew
     n++; row[n] = sprintf("| %s | %s | %s | %s |", label, fmt(s), fmt(t), took)
   }
   next

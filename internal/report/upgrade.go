@@ -156,6 +156,15 @@ func stepDetail(step string, raw json.RawMessage) string {
 		if len(d.AlreadyApproved) > 0 {
 			s += "; found approved (by a run killed before its record, or by hand): " + strings.Join(d.AlreadyApproved, "; ")
 		}
+		var u upgrade.OperatorUpdates
+		_ = json.Unmarshal(raw, &u)
+		var seen []string
+		for _, c := range u.Installed {
+			seen = append(seen, fmt.Sprintf("%s (Subscription %s, %s at %s)", c.CSV, c.Subscription, c.Phase, c.At.UTC().Format(time.RFC3339)))
+		}
+		if len(seen) > 0 {
+			s += "; installed, as seen: " + strings.Join(seen, "; ")
+		}
 		return s
 	case strings.HasPrefix(step, upgrade.StepNodes+"/"):
 		return "node " + strings.TrimPrefix(step, upgrade.StepNodes+"/") + " Done on " + transitions(d.Transitions)
