@@ -48,7 +48,6 @@ type OLM struct {
 
 	mu      sync.Mutex
 	began   map[string]time.Time // InstallPlan namespace/name -> when it went Installing
-	errs    []error
 	seq     int
 	cleaned map[string]bool
 }
@@ -59,34 +58,7 @@ func (o *OLM) Start(t testing.TB) {
 	if o.Tick == 0 {
 		o.Tick = 20 * time.Millisecond
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tk := time.NewTicker(o.Tick)
-		defer tk.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tk.C:
-			}
-			if err := o.reconcile(ctx); err != nil && ctx.Err() == nil {
-				o.mu.Lock()
-				o.errs = append(o.errs, err)
-				o.mu.Unlock()
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		o.mu.Lock()
-		defer o.mu.Unlock()
-		if len(o.errs) > 0 {
-			t.Logf("OLM errors (%d), first: %v", len(o.errs), o.errs[0])
-		}
-	})
+	reconcileLoop(t, "OLM", o.Tick, o.reconcile)
 }
 
 // Operator installs an operator as OLM leaves it: its CSV Succeeded in ns and a Subscription

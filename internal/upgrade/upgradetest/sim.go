@@ -65,7 +65,6 @@ type Sim struct {
 	Catalogs bool
 
 	mu        sync.Mutex
-	errs      []error
 	drain     map[string]int // node -> ticks spent draining
 	refused   string         // the image last refused, when
 	refusedAt time.Time
@@ -78,34 +77,7 @@ func (s *Sim) Start(t testing.TB) {
 		s.Tick = 20 * time.Millisecond
 	}
 	s.drain = map[string]int{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tk := time.NewTicker(s.Tick)
-		defer tk.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tk.C:
-			}
-			if err := s.reconcile(ctx); err != nil && ctx.Err() == nil {
-				s.mu.Lock()
-				s.errs = append(s.errs, err)
-				s.mu.Unlock()
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if len(s.errs) > 0 {
-			t.Logf("simulator errors (%d), first: %v", len(s.errs), s.errs[0])
-		}
-	})
+	reconcileLoop(t, "simulator", s.Tick, s.reconcile)
 }
 
 func (s *Sim) now() string { return s.Clock.Now().UTC().Format(time.RFC3339) }
