@@ -4,6 +4,11 @@ GO ?= go
 BIN := bin/bootstrap
 PKGS := ./...
 export GOFLAGS := -buildvcs=false
+# Without cgo: bin/bootstrap is one static file that runs on any Linux jump host (nothing here
+# needs C: the resolver and os/user have pure-Go fallbacks), and the tool builds under
+# /var/cache/bootstrap use the same flag, so the packages they share with the project (the
+# standard library, k8s.io/* for kube-apiserver) are compiled once (scripts/lib.sh shared_caches).
+export CGO_ENABLED := 0
 # -s -w: no symbol table or DWARF (a third smaller); the version, commit and commit time are stamped
 # from Git by scripts/version.sh (`bootstrap version`, `--version`, the journal and the report).
 LDFLAGS := -s -w $(shell scripts/version.sh)

@@ -12,9 +12,9 @@
 #
 #   $BOOTSTRAP_INSTALLERCHECK_ROOT/<sha256 of go version, go.mod, go.sum, *.go>/installercheck.test
 #
-# with the shared module cache (lib.sh shared_modcache) and a private GOCACHE that is removed
-# afterwards (only the binary is kept, with the two most recent binaries of other sources; older
-# ones are removed). Linked without symbol table or DWARF (-s -w: a quarter less link work, and a
+# with the go command's module and build caches (lib.sh shared_caches; the standard library and
+# whatever else it builds at the project's versions are compiled once). Only the binary is kept
+# here, with the two most recent binaries of other sources; older ones are removed. Linked without symbol table or DWARF (-s -w: a quarter less link work, and a
 # failing test's stack trace still names files and lines). A second caller waits on a lock and
 # then finds the binary. `installercheck.sh --build` builds (or finds) the binary and runs
 # nothing. Progress goes to stderr; the test's own output to stdout. Exit status is the test's.
@@ -25,7 +25,7 @@ SRC="$HERE/internal/agentiso/installercheck"
 ROOT=${BOOTSTRAP_INSTALLERCHECK_ROOT:-/var/cache/bootstrap/installercheck}
 # The checksum database lacks these (replaced or pseudo-versioned forks); go.sum pins them.
 export GONOSUMDB=${GONOSUMDB:-github.com/openshift/assisted-service,github.com/mboersma,github.com/openshift/machine-api-provider-gcp}
-export GOFLAGS=-buildvcs=false GOTOOLCHAIN=local
+export GOFLAGS=-buildvcs=false GOTOOLCHAIN=local CGO_ENABLED=0
 
 log() { echo "$(ci_at)installercheck: $*" >&2; }
 # shellcheck source=scripts/lib.sh
@@ -57,11 +57,11 @@ build() {
   cleanup() { chmod -R u+w "$work" 2>/dev/null || true; rm -rf "$work"; }
   trap cleanup EXIT
   start=$(date +%s)
-  shared_modcache
+  shared_caches
   log "building the test binary (cold: ~15 minutes on 2 cores, longer under load) into $DIR"
   mkdir -p "$DIR"
   (cd "$SRC" && phase "compiling the installercheck test binary" \
-    env GOMODCACHE="$GOMODCACHE" GOCACHE="$work/cache" go test -c -ldflags '-s -w' -o "$work/installercheck.test" .)
+    go test -c -ldflags '-s -w' -o "$work/installercheck.test" .)
   mv "$work/installercheck.test" "$BIN"
   # keep the binary of the current sources and the two most recent others (branches in flight
   # on the same machine: main and a change to this module), remove older ones
@@ -73,7 +73,7 @@ build() {
   cleanup
   trap - EXIT
   exec 9>&-
-  log "built in $(( $(date +%s) - start ))s: $(du -h "$BIN" | cut -f1) $BIN (build caches removed)"
+  log "built in $(( $(date +%s) - start ))s: $(du -h "$BIN" | cut -f1) $BIN"
 }
 
 [ -x "$BIN" ] || build

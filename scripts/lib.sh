@@ -49,11 +49,21 @@ phase() {
   log "$label: done in $(elapsed "$start")"
 }
 
-# shared_modcache: the cached tool builds (testbin, opm, argocd, installercheck) download into one
-# module cache, the go command's own (`go env GOMODCACHE`, or $BOOTSTRAP_TOOL_GOMODCACHE), which
-# the project's `go mod download` fills too: a module two of them need (k8s.io/*, the OpenShift
-# API, controller-runtime) is fetched and extracted once. Their build caches stay private and are
-# removed after each build (a few GB each); `go clean -modcache` empties the shared one.
+# shared_caches: the cached tool builds (testbin, opm, installercheck) use the go command's own
+# module cache and build cache (`go env GOMODCACHE`, `go env GOCACHE`, or $BOOTSTRAP_TOOL_GOMODCACHE
+# and $BOOTSTRAP_TOOL_GOCACHE), which the project's builds fill too, with the same flags
+# (CGO_ENABLED=0, no -trimpath): a module two of them need is fetched and extracted once, and a
+# package they build at the same version with the same dependencies (the standard library; k8s.io/*
+# for kube-apiserver and the project, see testbin.sh) is compiled once. The go command trims its
+# build cache of what it has not used for five days; `go clean -cache -modcache` empties both.
+shared_caches() {
+  GOMODCACHE=${BOOTSTRAP_TOOL_GOMODCACHE:-$(go env GOMODCACHE)}
+  GOCACHE=${BOOTSTRAP_TOOL_GOCACHE:-$(go env GOCACHE)}
+  export GOMODCACHE GOCACHE
+}
+
+# shared_modcache: the module cache only (argocd.sh: Go 1.27's compiler shares no build with the
+# project's Go, so its build cache stays private and is removed after the build).
 shared_modcache() {
   GOMODCACHE=${BOOTSTRAP_TOOL_GOMODCACHE:-$(go env GOMODCACHE)}
   export GOMODCACHE

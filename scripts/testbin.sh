@@ -6,9 +6,10 @@
 #   $BOOTSTRAP_TESTBIN_ROOT/k8s-<v>_etcd-<v>/{kube-apiserver,etcd,crds/,versions.txt}
 #
 # Idempotent: when the binaries and CRDs are present it does nothing. Only the Go module proxy is
-# used (no prebuilt downloads). Builds use the shared module cache (lib.sh shared_modcache) and a
-# private GOCACHE removed afterwards (a cold build is ~27 CPU-minutes and ~4.6 GB of caches); only
-# the results are kept.
+# used (no prebuilt downloads). Both servers are built by one go command from one module that
+# selects the project's module versions (build_servers), into the go command's own module and
+# build caches (lib.sh shared_caches), so what they share with the project and with each other is
+# compiled once.
 #
 # Prints the directory on stdout (point KUBEBUILDER_ASSETS at it, or let the tests find it).
 set -euo pipefail
@@ -22,6 +23,7 @@ ROOT=${BOOTSTRAP_TESTBIN_ROOT:-/var/cache/bootstrap/testbin}
 DIR="$ROOT/k8s-${K8S_VERSION#v}_etcd-${ETCD_VERSION#v}"
 STAGING_VERSION="v0.${K8S_VERSION#v1.}"
 export GOFLAGS=-buildvcs=false GOTOOLCHAIN=local CGO_ENABLED=0
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 log() { echo "$(ci_at)testbin: $*" >&2; }
 # shellcheck source=scripts/lib.sh
@@ -55,8 +57,7 @@ fi
 mkdir -p "$DIR"
 
 WORK=$(mktemp -d "$ROOT/.build.XXXXXX")
-shared_modcache
-export GOCACHE="$WORK/cache"
+shared_caches
 cleanup() {
   # Module cache files are read-only; make them writable before removing.
   chmod -R u+w "$WORK" 2>/dev/null || true
@@ -110,11 +111,60 @@ fetch_crds() {
   log "CRDs in $DIR/crds"
 }
 
-build_etcd() {
-  [ -x "$DIR/etcd" ] && return 0
-  local m="$WORK/etcd"
-  mkdir -p "$m"
-  cat >"$m/main.go" <<'EOF'
+# project_modules prints the project's build list ("path version", the main module left out).
+project_modules() {
+  (cd "$HERE" && go list -m -f '{{if not .Main}}{{.Path}} {{.Version}}{{end}}' all)
+}
+
+# server_module DIR MODULE@VERSION PACKAGE writes DIR/go.mod: a module that requires the server's module
+# and every module of the project's build list at the project's version (and the staging
+# replaces k8s.io/kubernetes needs outside its repository), then tidies it. The packages the
+# server shares with the project then have the same versions and flags (CGO_ENABLED=0 as the
+# Makefile, no -trimpath) and are compiled once, into the go command's build cache the project's
+# builds use too. Where the server needs a newer version than the project's, the newer one is
+# built, and the log names it. (kube-apiserver and etcd are two modules: etcd v3.7.3 needs a newer
+# golang.org/x/net than the project's, which in one module would make every k8s.io/* package that
+# imports it a different build from the project's.)
+server_module() {
+  local m=$1 req=$2 pkg=$3 raised
+  {
+    echo "module bootstrap.test/testbin/$(basename "$m")"
+    echo
+    echo "go $(go env GOVERSION | sed 's/^go//')"
+    echo
+    echo "require ("
+    echo "	${req%@*} ${req#*@}"
+    awk -v skip="${req%@*}" '$1 != skip && $2 != "" { print "\t" $1 " " $2 }' "$WORK/project.mods"
+    echo ")"
+    echo
+    # k8s.io/kubernetes replaces each staging module with ./staging/src/k8s.io/X; outside its own
+    # repository those are the published k8s.io/X modules at the matching v0 version.
+    sed -n 's#^[[:space:]]*\(k8s\.io/[^[:space:]]*\) => \./staging/src/.*#replace \1 => \1 '"$STAGING_VERSION"'#p' "$KDIR/go.mod"
+  } >"$m/go.mod"
+  # -e: tidy also looks at the tests of the project's modules, some of which do not resolve here
+  # (shown only when the build fails)
+  (cd "$m" && go mod tidy -e >tidy.log 2>&1)
+  raised=$(cd "$m" && go list -deps -f '{{with .Module}}{{.Path}} {{.Version}}{{end}}' "$pkg" | sort -u |
+    awk 'NR == FNR { v[$1] = $2; next } ($1 in v) && v[$1] != $2 { printf "%s%s %s (project %s)", sep, $1, $2, v[$1]; sep = ", " }' "$WORK/project.mods" -)
+  log "$(basename "$m"): built with the project's module versions, but for: ${raised:-none}"
+}
+
+# build_servers builds kube-apiserver (in the project's build cache, after the project) and etcd.
+build_servers() {
+  [ -x "$DIR/kube-apiserver" ] && [ -x "$DIR/etcd" ] && return 0
+  KDIR=$(download "k8s.io/kubernetes@$K8S_VERSION")
+  [ -n "$KDIR" ] || { log "go mod download k8s.io/kubernetes@$K8S_VERSION failed"; exit 1; }
+  project_modules >"$WORK/project.mods"
+  mkdir -p "$WORK/kube-apiserver" "$WORK/etcd" "$WORK/bin"
+  cat >"$WORK/kube-apiserver/tools.go" <<'GO'
+//go:build tools
+
+// Package tools pins the kube-apiserver command for `go build`.
+package tools
+
+import _ "k8s.io/kubernetes/cmd/kube-apiserver"
+GO
+  cat >"$WORK/etcd/main.go" <<'GO'
 // Command etcd is etcd's server entry point, built from the published module for tests.
 package main
 
@@ -125,55 +175,25 @@ import (
 )
 
 func main() { etcdmain.Main(os.Args) }
-EOF
-  (cd "$m" && go mod init bootstrap.test/testbin/etcd >/dev/null 2>&1 \
-    && go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >&2 && go mod tidy >&2 \
-    && go build -trimpath -ldflags '-s -w' -o "$DIR/etcd.tmp" .)
-  mv "$DIR/etcd.tmp" "$DIR/etcd"
-  log "etcd built: $("$DIR/etcd" --version | head -1)"
-}
-
-build_apiserver() {
-  [ -x "$DIR/kube-apiserver" ] && return 0
-  local m="$WORK/apiserver" kdir
-  mkdir -p "$m"
-  kdir=$(download "k8s.io/kubernetes@$K8S_VERSION")
-  [ -n "$kdir" ] || { log "go mod download k8s.io/kubernetes@$K8S_VERSION failed"; exit 1; }
-  {
-    echo "module bootstrap.test/testbin/apiserver"
-    echo
-    echo "go $(go env GOVERSION | sed 's/^go//')"
-    echo
-    echo "require k8s.io/kubernetes $K8S_VERSION"
-    echo
-    # k8s.io/kubernetes replaces each staging module with ./staging/src/k8s.io/X; outside its own
-    # repository those are the published k8s.io/X modules at the matching v0 version.
-    sed -n 's#^[[:space:]]*\(k8s\.io/[^[:space:]]*\) => \./staging/src/.*#replace \1 => \1 '"$STAGING_VERSION"'#p' "$kdir/go.mod"
-  } >"$m/go.mod"
-  cat >"$m/tools.go" <<'EOF'
-//go:build tools
-
-// Package tools pins the kube-apiserver command for `go build`.
-package tools
-
-import _ "k8s.io/kubernetes/cmd/kube-apiserver"
-EOF
-  log "kube-apiserver wrapper: $(grep -c '^replace' "$m/go.mod") staging replaces -> $STAGING_VERSION"
+GO
+  server_module "$WORK/kube-apiserver" "k8s.io/kubernetes@$K8S_VERSION" k8s.io/kubernetes/cmd/kube-apiserver
+  server_module "$WORK/etcd" "go.etcd.io/etcd/server/v3@$ETCD_VERSION" .
   local minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
   local ld="-s -w"
   for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ld+=" -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean"
   done
-  (cd "$m" && go mod tidy -e >&2 \
-    && go build -trimpath -ldflags "$ld" -o "$DIR/kube-apiserver.tmp" k8s.io/kubernetes/cmd/kube-apiserver)
-  mv "$DIR/kube-apiserver.tmp" "$DIR/kube-apiserver"
-  log "kube-apiserver built: $("$DIR/kube-apiserver" --version)"
+  (cd "$WORK/kube-apiserver" && go build -ldflags "$ld" -o "$WORK/bin/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver) ||
+    { cat "$WORK/kube-apiserver/tidy.log" >&2; exit 1; }
+  (cd "$WORK/etcd" && go build -ldflags '-s -w' -o "$WORK/bin/etcd" .) || { cat "$WORK/etcd/tidy.log" >&2; exit 1; }
+  local b
+  for b in kube-apiserver etcd; do mv "$WORK/bin/$b" "$DIR/$b.tmp" && mv "$DIR/$b.tmp" "$DIR/$b"; done
+  log "built: $("$DIR/kube-apiserver" --version); $("$DIR/etcd" --version | head -1)"
 }
 
 start=$(date +%s)
 phase "fetching the CRDs (openshift/api, operator-framework/api, argo-cd)" fetch_crds
-phase "building etcd $ETCD_VERSION" build_etcd
-phase "building kube-apiserver $K8S_VERSION" build_apiserver
+phase "building kube-apiserver $K8S_VERSION and etcd $ETCD_VERSION" build_servers
 printf 'k8s.io/kubernetes %s\ngo.etcd.io/etcd/server/v3 %s\n' "$K8S_VERSION" "$ETCD_VERSION" >"$DIR/versions.txt"
 log "done in $(( $(date +%s) - start ))s; $(du -sh "$DIR" | cut -f1) in $DIR (build caches removed)"
 echo "$DIR"
