@@ -195,5 +195,5 @@ start=$(date +%s)
 phase "fetching the CRDs (openshift/api, operator-framework/api, argo-cd)" fetch_crds
 phase "building kube-apiserver $K8S_VERSION and etcd $ETCD_VERSION" build_servers
 printf 'k8s.io/kubernetes %s\ngo.etcd.io/etcd/server/v3 %s\n' "$K8S_VERSION" "$ETCD_VERSION" >"$DIR/versions.txt"
-log "done in $(( $(date +%s) - start ))s; $(du -sh "$DIR" | cut -f1) in $DIR (build caches removed)"
+log "done in $(( $(date +%s) - start ))s; $(du -sh "$DIR" | cut -f1) in $DIR"
 echo "$DIR"
