@@ -6,10 +6,9 @@
 #   $BOOTSTRAP_TESTBIN_ROOT/k8s-<v>_etcd-<v>/{kube-apiserver,etcd,crds/,versions.txt}
 #
 # Idempotent: when the binaries and CRDs are present it does nothing. Only the Go module proxy is
-# used (no prebuilt downloads). Both servers are built by one go command from one module that
-# selects the project's module versions (build_servers), into the go command's own module and
-# build caches (lib.sh shared_caches), so what they share with the project and with each other is
-# compiled once.
+# used (no prebuilt downloads). Each server is built from a module that selects the project's
+# module versions (server_module), into the go command's own module and build caches (lib.sh
+# shared_caches), so what it shares with the project is compiled once.
 #
 # Prints the directory on stdout (point KUBEBUILDER_ASSETS at it, or let the tests find it).
 set -euo pipefail
@@ -116,8 +115,8 @@ project_modules() {
   (cd "$HERE" && go list -m -f '{{if not .Main}}{{.Path}} {{.Version}}{{end}}' all)
 }
 
-# server_module DIR MODULE@VERSION PACKAGE writes DIR/go.mod: a module that requires the server's module
-# and every module of the project's build list at the project's version (and the staging
+# server_module DIR MODULE@VERSION PACKAGE writes DIR/go.mod: a module that requires the server's
+# module and every module of the project's build list at the project's version (and the staging
 # replaces k8s.io/kubernetes needs outside its repository), then tidies it. The packages the
 # server shares with the project then have the same versions and flags (CGO_ENABLED=0 as the
 # Makefile, no -trimpath) and are compiled once, into the go command's build cache the project's
