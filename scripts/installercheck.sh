@@ -14,8 +14,9 @@
 #
 # with the go command's module and build caches (lib.sh shared_caches; the standard library and
 # whatever else it builds at the project's versions are compiled once). Only the binary is kept
-# here, with the two most recent binaries of other sources; older ones are removed. Linked without symbol table or DWARF (-s -w: a quarter less link work, and a
-# failing test's stack trace still names files and lines). A second caller waits on a lock and
+# here, with the two most recent binaries of other sources; older ones are removed. Linked
+# without symbol table or DWARF (-s -w: a quarter less link work, and a failing test's stack
+# trace still names files and lines). A second caller waits on a lock and
 # then finds the binary. `installercheck.sh --build` builds (or finds) the binary and runs
 # nothing. Progress goes to stderr; the test's own output to stdout. Exit status is the test's.
 set -euo pipefail
