@@ -18,7 +18,7 @@ TESTLDFLAGS := -s -w
 # Each long step prints a line when it starts, one every 30 s with the elapsed time, one when it ends.
 PHASE := scripts/phase.sh
 
-.PHONY: help build test test-compile testbin opm argocd e2e demo demo-upgrade lab bench lint deps clean installercheck fuzz
+.PHONY: help build test testbin opm argocd e2e demo demo-upgrade lab bench lint deps clean installercheck fuzz
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -33,10 +33,6 @@ test: deps testbin opm argocd ## unit and integration tests against real local p
 	@$(PHASE) "go vet" $(GO) vet $(PKGS)
 	@OPM=$$(scripts/opm.sh) $(PHASE) "go test $(PKGS)" $(GO) test -count=1 -ldflags '$(TESTLDFLAGS)' -timeout 15m $(PKGS)
 	scripts/installercheck.sh
-
-test-compile: ## compile what `make test` will, without linking or running a test: its go vet (cached) and every package and test package (CI runs this beside `make e2e`)
-	@$(PHASE) "go vet, ahead" $(GO) vet $(PKGS)
-	@$(PHASE) "go list -test -export, ahead" $(GO) list -test -export $(PKGS) >/dev/null
 
 opm: ## build the real opm the catalog test serves our filtered catalogs with (cached under /var/cache/bootstrap/opm; ~3 min once)
 	scripts/opm.sh >/dev/null
